@@ -1,0 +1,76 @@
+// Creates or updates the declared streams and durable consumers; safe to run from every replica at once.
+// Updates converge config drift (limits, ack wait, max deliver) without deleting stored messages.
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import type { ConsumerDefinition, StreamDefinition, Topology } from './topology.js';
+
+const NANOS_PER_MS = 1_000_000;
+const STREAM_NOT_FOUND = 10059;
+const CONSUMER_NOT_FOUND = 10014;
+
+function isApiError(err: unknown, code: number): boolean {
+  return err instanceof JetStreamApiError && err.code === code;
+}
+
+async function ensureStream(jsm: JetStreamManager, def: StreamDefinition): Promise<void> {
+  const config = {
+    subjects: [...def.subjects],
+    max_age: def.maxAgeMs * NANOS_PER_MS,
+    duplicate_window: def.duplicateWindowMs * NANOS_PER_MS,
+  };
+  try {
+    await jsm.streams.info(def.name);
+  } catch (err) {
+    if (!isApiError(err, STREAM_NOT_FOUND)) throw err;
+    try {
+      await jsm.streams.add({
+        name: def.name,
+        ...config,
+        retention: def.retention === 'workqueue' ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
+        storage: StorageType.File,
+      });
+      return;
+    } catch {
+      // Another replica created it between our info and add; fall through to the update.
+    }
+  }
+  await jsm.streams.update(def.name, config);
+}
+
+async function ensureConsumer(jsm: JetStreamManager, def: ConsumerDefinition): Promise<void> {
+  const updatable = {
+    ack_wait: def.ackWaitMs * NANOS_PER_MS,
+    max_deliver: def.maxDeliver,
+    max_ack_pending: def.maxAckPending,
+  };
+  try {
+    await jsm.consumers.info(def.stream, def.durable);
+  } catch (err) {
+    if (!isApiError(err, CONSUMER_NOT_FOUND)) throw err;
+    // Adding with an identical config is idempotent on the server, so concurrent replicas agree.
+    await jsm.consumers.add(def.stream, {
+      durable_name: def.durable,
+      filter_subject: def.filterSubject,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ...updatable,
+    });
+    return;
+  }
+  await jsm.consumers.update(def.stream, def.durable, updatable);
+}
+
+/**
+ * Makes the server hold every stream and consumer of `topology`, creating missing ones and
+ * updating drifted limits. Streams first, because consumers live inside them.
+ */
+export async function ensureTopology(jsm: JetStreamManager, topology: Topology): Promise<void> {
+  for (const stream of topology.streams) await ensureStream(jsm, stream);
+  for (const consumer of topology.consumers) await ensureConsumer(jsm, consumer);
+}

@@ -1,0 +1,28 @@
+// Schema pieces shared by several payloads: Kubernetes object references and identifiers.
+// Limits follow Kubernetes naming rules so a malformed reference is refused at the boundary.
+import { Type } from '@sinclair/typebox';
+
+/** A Kubernetes object name or namespace (RFC 1123 subdomain, at most 253 characters). */
+export const KubeName = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+});
+
+/** Reference to one namespaced Kubernetes object. */
+export const ObjectRef = Type.Object(
+  {
+    apiVersion: Type.String({ minLength: 1, maxLength: 253 }),
+    kind: Type.String({ minLength: 1, maxLength: 63 }),
+    namespace: KubeName,
+    name: KubeName,
+    uid: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Idempotency key of a command: resource uid + generation + digest, so redelivery is safe. */
+export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 512 });
+
+/** RFC 3339 timestamp set by the sender. */
+export const Timestamp = Type.String({ format: 'date-time' });

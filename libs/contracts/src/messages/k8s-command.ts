@@ -1,0 +1,53 @@
+// `rp.k8s.cmd.<command>`: a write other services ask the k8s-gateway to make on the Kubernetes API.
+// The gateway applies it with optimistic concurrency; the idempotency key makes redelivery harmless.
+import { Type, type Static } from '@sinclair/typebox';
+import { defineContract } from '../contract.js';
+import { SUBJECTS } from '../subjects.js';
+import { IdempotencyKey, ObjectRef } from './common.js';
+
+/** Version 1 of a k8s-gateway command (a discriminated union on `command`). */
+export const K8sCommandV1 = Type.Union([
+  Type.Object(
+    {
+      v: Type.Literal(1),
+      command: Type.Literal('patch-status'),
+      target: ObjectRef,
+      /** Merge-patch body for the `/status` subresource. */
+      status: Type.Record(Type.String(), Type.Unknown()),
+      /** resourceVersion the sender based its decision on; a conflict means re-decide. */
+      resourceVersion: Type.Optional(Type.String({ minLength: 1 })),
+      idempotencyKey: IdempotencyKey,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      v: Type.Literal(1),
+      command: Type.Literal('apply-resource'),
+      target: ObjectRef,
+      /** The full desired object (create or replace). */
+      object: Type.Record(Type.String(), Type.Unknown()),
+      idempotencyKey: IdempotencyKey,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      v: Type.Literal(1),
+      command: Type.Literal('delete-resource'),
+      target: ObjectRef,
+      idempotencyKey: IdempotencyKey,
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+/** Typed payload of {@link K8sCommandV1}. */
+export type K8sCommandV1 = Static<typeof K8sCommandV1>;
+
+/** Contract of k8s-gateway commands. */
+export const k8sCommandContract = defineContract({
+  name: 'k8s-command',
+  subject: SUBJECTS.k8sCommandAll,
+  versions: { 1: K8sCommandV1 },
+});

@@ -1,0 +1,19 @@
+// The production set of contracts, so a service's transport knows every payload it may receive.
+// Add a contract here when a new subject joins the spine.
+import type { MessageContract } from './contract.js';
+import { deadLetterContract } from './messages/dead-letter.js';
+import { executeRequestContract } from './messages/execute-request.js';
+import { executeResultContract } from './messages/execute-result.js';
+import { inspectRequestContract } from './messages/inspect-request.js';
+import { k8sCommandContract } from './messages/k8s-command.js';
+import { resourceEventContract } from './messages/resource-event.js';
+
+/** Every contract of the spine. */
+export const SPINE_CONTRACTS: readonly MessageContract[] = [
+  resourceEventContract,
+  k8sCommandContract,
+  inspectRequestContract,
+  executeRequestContract,
+  executeResultContract,
+  deadLetterContract,
+];

@@ -1,0 +1,131 @@
+// JetStream streams and durable consumers of the spine, declared as plain data.
+// ensureTopology() creates them idempotently at start; tests build their own with sandbox names.
+import { SUBJECTS } from './subjects.js';
+
+/** A JetStream stream to create or update at start. */
+export type StreamDefinition = {
+  readonly name: string;
+  readonly subjects: readonly string[];
+  /** `workqueue`: a message is removed once acked (one consumer per subject); `limits`: kept until max age. */
+  readonly retention: 'limits' | 'workqueue';
+  readonly maxAgeMs: number;
+  /** Window in which a repeated `Nats-Msg-Id` is dropped as a duplicate. */
+  readonly duplicateWindowMs: number;
+};
+
+/** A durable pull consumer; every replica of a service binds the same durable, so replicas split the work. */
+export type ConsumerDefinition = {
+  readonly stream: string;
+  readonly durable: string;
+  readonly filterSubject: string;
+  /** How long a delivered message may stay unacked before JetStream redelivers it elsewhere. */
+  readonly ackWaitMs: number;
+  /** Deliveries before the transport gives up and dead-letters the message. */
+  readonly maxDeliver: number;
+  /** Unacked messages the server hands out across all replicas at once. */
+  readonly maxAckPending: number;
+};
+
+/** Streams and consumers to ensure, as one value. */
+export type Topology = {
+  readonly streams: readonly StreamDefinition[];
+  readonly consumers: readonly ConsumerDefinition[];
+};
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+/** Stream names of the spine. */
+export const STREAMS = {
+  resources: 'RP_RESOURCES',
+  k8sCommands: 'RP_K8S_COMMANDS',
+  execute: 'RP_EXECUTE',
+  deadLetter: 'RP_DEAD_LETTER',
+} as const;
+
+/** Every stream of the spine; each service ensures all of them so start order does not matter. */
+export const SPINE_STREAMS: readonly StreamDefinition[] = [
+  // Resource events are level-triggered and republished on resync, so a day of history is plenty.
+  {
+    name: STREAMS.resources,
+    subjects: [SUBJECTS.resourceAll],
+    retention: 'limits',
+    maxAgeMs: DAY,
+    duplicateWindowMs: 2 * MINUTE,
+  },
+  {
+    name: STREAMS.k8sCommands,
+    subjects: [SUBJECTS.k8sCommandAll],
+    retention: 'workqueue',
+    maxAgeMs: 7 * DAY,
+    duplicateWindowMs: 2 * MINUTE,
+  },
+  {
+    name: STREAMS.execute,
+    subjects: [SUBJECTS.executeAll],
+    retention: 'workqueue',
+    maxAgeMs: 7 * DAY,
+    duplicateWindowMs: 2 * MINUTE,
+  },
+  {
+    name: STREAMS.deadLetter,
+    subjects: [SUBJECTS.deadLetterAll],
+    retention: 'limits',
+    maxAgeMs: 14 * DAY,
+    duplicateWindowMs: 2 * MINUTE,
+  },
+];
+
+/** Durable consumers of each service, keyed by service name. */
+export const SPINE_CONSUMERS = {
+  'k8s-gateway': [
+    {
+      stream: STREAMS.k8sCommands,
+      durable: 'k8s-gateway-commands',
+      filterSubject: SUBJECTS.k8sCommandAll,
+      ackWaitMs: 30_000,
+      maxDeliver: 5,
+      maxAckPending: 256,
+    },
+  ],
+  inspector: [],
+  planner: [
+    {
+      stream: STREAMS.resources,
+      durable: 'planner-resources',
+      filterSubject: SUBJECTS.resourceAll,
+      ackWaitMs: 60_000,
+      maxDeliver: 5,
+      maxAckPending: 256,
+    },
+  ],
+  // Executions hold a database lock for a while; a long ack wait plus in-progress heartbeats avoid double runs.
+  executor: [
+    {
+      stream: STREAMS.execute,
+      durable: 'executor-execute',
+      filterSubject: SUBJECTS.executeRequest,
+      ackWaitMs: 120_000,
+      maxDeliver: 5,
+      maxAckPending: 64,
+    },
+  ],
+  'access-scheduler': [
+    {
+      stream: STREAMS.resources,
+      durable: 'access-scheduler-resources',
+      filterSubject: SUBJECTS.resourceAll,
+      ackWaitMs: 60_000,
+      maxDeliver: 5,
+      maxAckPending: 256,
+    },
+  ],
+} as const satisfies Readonly<Record<string, readonly ConsumerDefinition[]>>;
+
+/** Names of the five services. */
+export type ServiceName = keyof typeof SPINE_CONSUMERS;
+
+/** The topology one service ensures at start: every stream, its own consumers. */
+export function serviceTopology(service: ServiceName): Topology {
+  return { streams: SPINE_STREAMS, consumers: SPINE_CONSUMERS[service] };
+}

@@ -1,0 +1,112 @@
+// Boots one service: validated config, Nest HTTP app (health, metrics) plus the JetStream transport.
+// apps/<name>/src/main.ts only calls runService(); tests call startService() with sandbox overrides.
+import 'reflect-metadata';
+import { Module, type DynamicModule, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  JetStreamServer,
+  RpcErrorPassthroughFilter,
+  SPINE_CONTRACTS,
+  deadLetterSubject,
+  serviceTopology,
+  type BackoffPolicy,
+  type MessageContract,
+  type ServiceName,
+  type Topology,
+} from '@rolepolicy/contracts';
+import type { BaseConfig } from './base-config.js';
+import { ConfigError, loadConfig, type ConfigOf, type EnvSpec } from './config.js';
+import type { ServiceMetrics } from './metrics.js';
+import type { DependencyCheck } from './readiness.js';
+import { RuntimeModule } from './runtime.module.js';
+import { NATS_CONNECTION, SERVICE_METRICS } from './tokens.js';
+
+/** How one service is put together; each app exports one of these. */
+export type ServiceDefinition<S extends EnvSpec> = {
+  readonly service: ServiceName;
+  /** Must include {@link baseEnvSpec}; validated before anything starts. */
+  readonly envSpec: S;
+  /** The app's own module, where feature modules are imported. */
+  readonly module: Type<unknown>;
+  /** Dependencies besides NATS that readiness must see (e.g. Redis). */
+  readonly checks?: (config: ConfigOf<S>) => readonly DependencyCheck[];
+};
+
+/** Overrides for tests and tools; production uses the defaults. */
+export type StartOptions = {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly topology?: Topology;
+  readonly contracts?: readonly MessageContract[];
+  readonly deadLetterSubject?: (subject: string) => string;
+  readonly backoff?: BackoffPolicy;
+  /** Extra modules (test handlers) imported next to the app module. */
+  readonly imports?: readonly (Type<unknown> | DynamicModule)[];
+};
+
+const LEVELS: readonly LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
+
+@Module({})
+class ServiceRootModule {}
+
+/**
+ * Starts a service and resolves once it listens on HTTP and pulls from JetStream.
+ * @throws ConfigError when a variable is missing or malformed
+ */
+export async function startService<S extends EnvSpec>(
+  def: ServiceDefinition<S>,
+  options: StartOptions = {},
+): Promise<INestApplication> {
+  const config = loadConfig(def.envSpec, options.env ?? process.env);
+  const base = config as unknown as BaseConfig;
+  const root: DynamicModule = {
+    module: ServiceRootModule,
+    imports: [
+      RuntimeModule.forRoot({ service: def.service, config: base, checks: def.checks?.(config) ?? [] }),
+      def.module,
+      ...(options.imports ?? []),
+    ],
+  };
+  const app = await NestFactory.create(root, { logger: LEVELS.slice(0, LEVELS.indexOf(base.LOG_LEVEL) + 1) });
+  try {
+    const metrics = app.get<ServiceMetrics>(SERVICE_METRICS);
+    const strategy = new JetStreamServer({
+      connection: app.get<NatsConnection>(NATS_CONNECTION),
+      topology: options.topology ?? serviceTopology(def.service),
+      contracts: options.contracts ?? SPINE_CONTRACTS,
+      deadLetterSubject: options.deadLetterSubject ?? ((subject) => deadLetterSubject(subject)),
+      observe: metrics.observe,
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+    });
+    // Deferred so the filter is in place before Nest wraps the handlers.
+    app
+      .connectMicroservice({ strategy }, { deferInitialization: true })
+      .useGlobalFilters(new RpcErrorPassthroughFilter());
+    app.enableShutdownHooks();
+    await app.startAllMicroservices();
+    await app.listen(base.HTTP_PORT, base.HTTP_HOST);
+    return app;
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Entry point of a service process: starts it, or prints why not and exits with status 1.
+ * A configuration error names every offending variable.
+ */
+export async function runService<S extends EnvSpec>(def: ServiceDefinition<S>): Promise<void> {
+  try {
+    const app = await startService(def);
+    const url = await app.getUrl();
+    console.log(`[${def.service}] up: ${url}/healthz ${url}/readyz ${url}/metrics`);
+  } catch (err) {
+    const message =
+      err instanceof ConfigError
+        ? err.message
+        : `failed to start: ${err instanceof Error ? err.message : String(err)}`;
+    console.error(`[${def.service}] ${message}`);
+    process.exit(1);
+  }
+}

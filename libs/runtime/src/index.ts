@@ -1,0 +1,10 @@
+// Public surface of @rolepolicy/runtime: the shared bootstrap of the five services (config from env,
+// NATS connection, /healthz, /readyz, /metrics, JetStream transport wiring).
+export * from './config.js';
+export * from './base-config.js';
+export * from './metrics.js';
+export * from './readiness.js';
+export * from './tokens.js';
+export * from './health.controller.js';
+export * from './runtime.module.js';
+export * from './bootstrap.js';

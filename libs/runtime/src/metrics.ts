@@ -1,0 +1,72 @@
+// Prometheus metrics of one service: default process metrics plus message counters fed by the transport.
+// One registry per service instance (not prom-client's global one), so tests can boot several in a process.
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MessageOutcome, OutcomeObserver } from '@rolepolicy/contracts';
+
+/** A service's registry and the counters every service exports. */
+export type ServiceMetrics = {
+  readonly registry: Registry;
+  readonly handled: Counter<'consumer' | 'subject'>;
+  readonly retried: Counter<'consumer' | 'subject'>;
+  readonly deadLettered: Counter<'consumer' | 'reason'>;
+  readonly ignored: Counter<'consumer'>;
+  /** Feed for {@link JetStreamServer}'s `observe` option. */
+  readonly observe: OutcomeObserver;
+};
+
+/** Subjects carry namespaces and names; label only the first three tokens to bound cardinality. */
+function subjectLabel(subject: string): string {
+  return subject.split('.').slice(0, 3).join('.');
+}
+
+/** Creates the registry of `service` with default metrics and the message counters. */
+export function createServiceMetrics(service: string): ServiceMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  const handled = new Counter({
+    name: 'rp_messages_handled_total',
+    help: 'Messages whose handler succeeded and that were acked',
+    labelNames: ['consumer', 'subject'] as const,
+    registers: [registry],
+  });
+  const retried = new Counter({
+    name: 'rp_messages_failed_total',
+    help: 'Handler failures that were nak-ed for a later redelivery',
+    labelNames: ['consumer', 'subject'] as const,
+    registers: [registry],
+  });
+  const deadLettered = new Counter({
+    name: 'rp_messages_dead_lettered_total',
+    help: 'Messages moved to the dead-letter subject, by reason',
+    labelNames: ['consumer', 'reason'] as const,
+    registers: [registry],
+  });
+  const ignored = new Counter({
+    name: 'rp_messages_ignored_total',
+    help: 'Messages acked without a handler (consumer filter wider than the handlers)',
+    labelNames: ['consumer'] as const,
+    registers: [registry],
+  });
+  const observe = (outcome: MessageOutcome): void => {
+    switch (outcome.kind) {
+      case 'handled':
+        handled.inc({ consumer: outcome.consumer, subject: subjectLabel(outcome.subject) });
+        return;
+      case 'retried':
+        retried.inc({ consumer: outcome.consumer, subject: subjectLabel(outcome.subject) });
+        return;
+      case 'dead_lettered':
+        deadLettered.inc({ consumer: outcome.consumer, reason: outcome.reason });
+        return;
+      case 'ignored':
+        ignored.inc({ consumer: outcome.consumer });
+        return;
+      default: {
+        const unreachable: never = outcome;
+        return unreachable;
+      }
+    }
+  };
+  return { registry, handled, retried, deadLettered, ignored, observe };
+}

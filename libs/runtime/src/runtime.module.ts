@@ -1,0 +1,93 @@
+// Global module every service imports once: NATS connection, config, metrics, readiness and the
+// health controller. Feature modules inject its tokens (NATS_CONNECTION, JetStreamPublisher, ...).
+import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { JetStreamPublisher } from '@rolepolicy/contracts';
+import type { BaseConfig } from './base-config.js';
+import { HealthController } from './health.controller.js';
+import { createServiceMetrics } from './metrics.js';
+import { natsCheck, type DependencyCheck } from './readiness.js';
+import {
+  DEPENDENCY_CHECKS,
+  NATS_CONNECTION,
+  SERVICE_CONFIG,
+  SERVICE_METRICS,
+  SERVICE_NAME,
+} from './tokens.js';
+
+/** What {@link RuntimeModule.forRoot} needs. */
+export type RuntimeOptions = {
+  readonly service: string;
+  readonly config: BaseConfig;
+  /** Dependencies beyond NATS that /readyz must see answering (e.g. Redis). */
+  readonly checks?: readonly DependencyCheck[];
+};
+
+/**
+ * Opens the NATS connection; it reconnects forever, so a NATS restart only makes /readyz red for a while.
+ * The first connect must succeed: a service that never reached NATS has nothing to do.
+ */
+async function openNats(service: string, config: BaseConfig): Promise<NatsConnection> {
+  try {
+    return await connect({
+      servers: [...config.NATS_URL],
+      name: `rolepolicy-${service}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+  } catch (err) {
+    const code = err instanceof Error ? err.message : String(err);
+    throw new Error(`cannot connect to NATS (NATS_URL): ${code}`, { cause: err });
+  }
+}
+
+/** Closes what the runtime opened when Nest shuts down. */
+class RuntimeLifecycle implements OnApplicationShutdown {
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
+    @Inject(DEPENDENCY_CHECKS) private readonly checks: readonly DependencyCheck[],
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled(this.checks.map((c) => c.close?.()));
+    if (!this.nats.isClosed()) await this.nats.drain().catch(() => this.nats.close());
+  }
+}
+
+/** Shared runtime of the five services. */
+@Global()
+@Module({})
+export class RuntimeModule {
+  /** Builds the runtime for one service. */
+  static forRoot(options: RuntimeOptions): DynamicModule {
+    return {
+      module: RuntimeModule,
+      controllers: [HealthController],
+      providers: [
+        { provide: SERVICE_NAME, useValue: options.service },
+        { provide: SERVICE_CONFIG, useValue: options.config },
+        { provide: SERVICE_METRICS, useValue: createServiceMetrics(options.service) },
+        { provide: NATS_CONNECTION, useFactory: () => openNats(options.service, options.config) },
+        {
+          provide: DEPENDENCY_CHECKS,
+          inject: [NATS_CONNECTION],
+          useFactory: (nats: NatsConnection) => [natsCheck(nats), ...(options.checks ?? [])],
+        },
+        {
+          provide: JetStreamPublisher,
+          inject: [NATS_CONNECTION],
+          useFactory: (nats: NatsConnection) => new JetStreamPublisher(nats),
+        },
+        RuntimeLifecycle,
+      ],
+      exports: [
+        SERVICE_NAME,
+        SERVICE_CONFIG,
+        SERVICE_METRICS,
+        NATS_CONNECTION,
+        DEPENDENCY_CHECKS,
+        JetStreamPublisher,
+      ],
+    };
+  }
+}
