@@ -1,0 +1,8 @@
+// Password surface: SCRAM-SHA-256 verifiers computed in-process so cleartext never reaches SQL.
+// Salts come from the caller (the only place randomness enters).
+export {
+  scramSha256Verifier,
+  parseScramVerifier,
+  SCRAM_DEFAULT_ITERATIONS,
+  SCRAM_SALT_LENGTH,
+} from './scram.js';

@@ -1,0 +1,107 @@
+// Grant targets: one `ON ...` clause per object, expanding wildcards from the plan-time inventory.
+// Relation wildcards never use ALL TABLES IN SCHEMA (it also hits views, matviews, foreign tables); PG has no ALL TYPES.
+
+import type { InventoryKind, InventoryObject } from '../model/snapshot.js';
+import type { ObjectType } from '../model/vocabulary.js';
+import { compareCodePoints } from '../canonical-order.js';
+import { SqlRenderError } from './errors.js';
+import { quoteIdent, quoteQualified } from './quote.js';
+import { renderRoutineTarget } from './routine.js';
+
+/** What a grant or revoke targets, as the change carries it. */
+export interface TargetRef {
+  readonly object_type: ObjectType;
+  readonly schema: string | null;
+  readonly name: string | null;
+}
+
+/** The wildcard object name. */
+export const WILDCARD = '*';
+
+function requireSchema(target: TargetRef): string {
+  if (target.schema === null || target.schema.length === 0) {
+    throw new SqlRenderError('missing_schema', `${target.object_type} grant target must name a schema`);
+  }
+  return target.schema;
+}
+
+function requireName(target: TargetRef): string {
+  if (target.name === null || target.name.length === 0) {
+    throw new SqlRenderError('missing_name', `${target.object_type} grant target must name an object`);
+  }
+  return target.name;
+}
+
+/** Inventory names per (kind, schema), sorted and de-duplicated once per render instead of once per wildcard. */
+export type InventoryIndex = ReadonlyMap<string, readonly string[]>;
+
+const indexKey = (kind: string, schema: string): string => `${kind}\u0000${schema}`;
+
+/** Groups the inventory by (kind, schema); each list sorted by code point, duplicates removed. */
+export function indexInventory(inventory: readonly InventoryObject[]): InventoryIndex {
+  const groups = new Map<string, Set<string>>();
+  for (const o of inventory) {
+    const key = indexKey(o.kind, o.schema);
+    let names = groups.get(key);
+    if (names === undefined) groups.set(key, (names = new Set()));
+    names.add(o.name);
+  }
+  const index = new Map<string, readonly string[]>();
+  for (const [key, names] of groups) index.set(key, [...names].sort(compareCodePoints));
+  return index;
+}
+
+function inventoryNames(index: InventoryIndex, kind: InventoryKind, schema: string): readonly string[] {
+  return index.get(indexKey(kind, schema)) ?? [];
+}
+
+/**
+ * The `ON ...` clauses for one target: exactly one, except relation and type wildcards, which expand to
+ * one clause per inventory object of that exact kind (zero when the scope is empty).
+ */
+export function renderTargets(target: TargetRef, inventory: InventoryIndex): readonly string[] {
+  switch (target.object_type) {
+    case 'database':
+      return [`DATABASE ${quoteIdent(requireName(target))}`];
+    case 'schema': {
+      // Schema-level keys carry the schema in `name`; accept `schema` too, never default it.
+      const schema = target.name ?? target.schema;
+      if (schema === null || schema.length === 0) {
+        throw new SqlRenderError('missing_name', 'schema grant target must name a schema');
+      }
+      return [`SCHEMA ${quoteIdent(schema)}`];
+    }
+    case 'table':
+    case 'view':
+    case 'materialized_view':
+    case 'type': {
+      const schema = requireSchema(target);
+      const name = requireName(target);
+      const prefix = `${target.object_type === 'type' ? 'TYPE' : 'TABLE'} ${quoteIdent(schema)}.`;
+      const names = name === WILDCARD ? inventoryNames(inventory, target.object_type, schema) : [name];
+      return names.map((n) => `${prefix}${quoteIdent(n)}`);
+    }
+    case 'sequence': {
+      const schema = requireSchema(target);
+      const name = requireName(target);
+      return [
+        name === WILDCARD
+          ? `ALL SEQUENCES IN SCHEMA ${quoteIdent(schema)}`
+          : `SEQUENCE ${quoteQualified(schema, name)}`,
+      ];
+    }
+    case 'function': {
+      const schema = requireSchema(target);
+      const name = requireName(target);
+      return [
+        name === WILDCARD
+          ? `ALL ROUTINES IN SCHEMA ${quoteIdent(schema)}`
+          : renderRoutineTarget(schema, name),
+      ];
+    }
+    default: {
+      const unreachable: never = target.object_type;
+      throw new SqlRenderError('missing_name', `unknown object type ${String(unreachable)}`);
+    }
+  }
+}
