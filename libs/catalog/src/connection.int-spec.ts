@@ -1,0 +1,122 @@
+// Connection handling on the real server: SET ROLE once per pooled connection, the spec's setRole
+// pattern, timeouts, and credentials never appearing in any error a caller can see.
+
+import {
+  createPostgresSandbox,
+  DEFAULT_PG_ADMIN_URL,
+  sandboxId,
+  type PostgresSandbox,
+} from '@rolepolicy/testing';
+import { sql } from 'kysely';
+
+import { openConnection, withRedaction } from './connection.js';
+import { inspect } from './inspect.js';
+import { DatabaseError } from './redaction.js';
+import { dropRolesWithPrefix, runSql, scopeOf } from './test-support/scope.js';
+
+let sandbox: PostgresSandbox;
+const prefix = `rp_${sandboxId()}_`;
+const PASSWORD = 'Sup3r-S3cret-Pa55';
+
+beforeAll(async () => {
+  sandbox = await createPostgresSandbox('connection');
+});
+
+afterAll(async () => {
+  await dropRolesWithPrefix(DEFAULT_PG_ADMIN_URL, [sandbox.url], prefix);
+  await sandbox.drop();
+});
+
+async function failureOf(url: string): Promise<unknown> {
+  const connection = openConnection({ url });
+  try {
+    await withRedaction(connection, () => inspect(connection.db, scopeOf({}), null));
+    return null;
+  } catch (error) {
+    return error;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+function everythingVisible(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return [
+    error.message,
+    error.stack ?? '',
+    String(error),
+    JSON.stringify(error),
+    JSON.stringify(Object.entries(error)),
+  ].join('\n');
+}
+
+describe('credentials never appear in errors', () => {
+  const cases: readonly [string, string][] = [
+    ['refused port', `postgres://postgres:${PASSWORD}@127.0.0.1:1/db`],
+    ['unknown database', `postgres://postgres:${PASSWORD}@127.0.0.1:5432/no_such_db_${sandboxId()}`],
+    ['unknown user', `postgres://nobody_${sandboxId()}:${PASSWORD}@127.0.0.1:5432/postgres`],
+    ['unresolvable host', `postgres://postgres:${PASSWORD}@no-such-host.invalid:5432/db`],
+  ];
+  it.each(cases)('%s: the error is redacted and carries no password or URL', async (_label, url) => {
+    const error = await failureOf(url);
+    expect(error).toBeInstanceOf(DatabaseError);
+    const visible = everythingVisible(error);
+    expect(visible).not.toContain(PASSWORD);
+    expect(visible).not.toContain(url);
+  });
+
+  it('a malformed URL is rejected without echoing it', () => {
+    const url = `postgres://postgres:${PASSWORD}@127.0.0.1:notaport/db`;
+    let caught: unknown;
+    try {
+      openConnection({ url });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(DatabaseError);
+    expect(everythingVisible(caught)).not.toContain(PASSWORD);
+  });
+});
+
+describe('setRole', () => {
+  it('runs SET ROLE once on every pooled connection, so current_user is the group role', async () => {
+    await runSql(sandbox.url, `CREATE ROLE "${prefix}admin"; GRANT "${prefix}admin" TO postgres;`);
+    const connection = openConnection({ url: sandbox.url, setRole: `${prefix}admin`, maxConnections: 3 });
+    try {
+      const users = await Promise.all(
+        [1, 2, 3].map(() =>
+          connection.db.transaction().execute(async (trx) => {
+            const result = await sql<{ user: string }>`SELECT current_user AS user, pg_sleep(0.05)`.execute(
+              trx,
+            );
+            return result.rows[0]!.user;
+          }),
+        ),
+      );
+      expect(users).toEqual([`${prefix}admin`, `${prefix}admin`, `${prefix}admin`]);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it("refuses a setRole outside the spec's pattern (a principal with @ or .)", () => {
+    expect(() => openConnection({ url: sandbox.url, setRole: 'user@example.com' })).toThrow(DatabaseError);
+    expect(() => openConnection({ url: sandbox.url, setRole: 'x"; DROP ROLE y; --' })).toThrow(DatabaseError);
+  });
+
+  it('statement_timeout and lock_timeout defaults are set on the session', async () => {
+    const connection = openConnection({
+      params: { host: '127.0.0.1', dbname: sandbox.database, username: 'postgres' },
+    });
+    try {
+      const result = await sql<{ st: string; lt: string }>`
+        SELECT current_setting('statement_timeout') AS st, current_setting('lock_timeout') AS lt`.execute(
+        connection.db,
+      );
+      expect(result.rows[0]).toEqual({ st: '1min', lt: '10s' });
+      expect(connection.target).toEqual({ host: '127.0.0.1', port: 5432, database: sandbox.database });
+    } finally {
+      await connection.close();
+    }
+  });
+});

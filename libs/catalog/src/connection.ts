@@ -1,0 +1,159 @@
+// Opens a Kysely/pg pool on a connection URL or on structured params: statement/lock timeouts set,
+// `SET ROLE` run once per pooled connection, and every error redacted of credentials.
+
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+
+import type { TargetAddress } from './inspect.js';
+import type { PgCatalog } from './pg-catalog.tables.js';
+import { DatabaseError, redactError, SafeError } from './redaction.js';
+
+/** The spec's pattern for `connection.params.setRole`. */
+export const SET_ROLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_$-]*$/;
+
+/** Structured connection parameters (the spec's `connection.params`, resolved to literals). */
+export interface ConnectionParams {
+  readonly host: string;
+  readonly port?: number | null;
+  readonly dbname: string;
+  readonly username?: string | null;
+  readonly password?: string | null;
+  readonly sslMode?: string | null;
+}
+
+/** A connection URL or structured params, plus pool options. */
+export type ConnectionSpec = ({ readonly url: string } | { readonly params: ConnectionParams }) & {
+  /** Role to `SET ROLE` to on every pooled connection (validated against SET_ROLE_PATTERN). */
+  readonly setRole?: string | null;
+  /** Defaults: statement_timeout 60 s, lock_timeout 10 s, 4 connections. */
+  readonly statementTimeoutMs?: number;
+  readonly lockTimeoutMs?: number;
+  readonly maxConnections?: number;
+  readonly applicationName?: string;
+};
+
+/** An open pool: the Kysely handle, where it points, and the secrets its errors must never show. */
+export interface CatalogConnection {
+  readonly db: Kysely<PgCatalog>;
+  readonly target: TargetAddress;
+  /** Secrets of this connection (password, URL); pass to redactError/redactText. */
+  readonly secrets: readonly string[];
+  close(): Promise<void>;
+}
+
+function sslOption(mode: string | null | undefined): pg.ClientConfig['ssl'] {
+  switch (mode ?? 'prefer') {
+    case 'disable':
+    case 'allow':
+    case 'prefer':
+      // node-postgres cannot fall back from TLS to plain text, so prefer/allow connect in plain text.
+      return false;
+    case 'require':
+      return { rejectUnauthorized: false };
+    default:
+      return true;
+  }
+}
+
+/** Parses the parts of a URL that identify the target (host, port, database); never credentials. */
+export function targetOfUrl(url: string): TargetAddress {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DatabaseError('invalid connection URL (expected postgres://host[:port]/database)', null);
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new DatabaseError('invalid connection URL (expected postgres://host[:port]/database)', null);
+  }
+  const host = parsed.hostname || parsed.searchParams.get('host') || 'localhost';
+  const port = parsed.port === '' ? 5432 : Number(parsed.port);
+  const user = decodeURIComponent(parsed.username) || process.env['USER'] || 'postgres';
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || user;
+  return { host, port, database };
+}
+
+function secretsOf(spec: ConnectionSpec): string[] {
+  if ('url' in spec) {
+    const secrets = [spec.url];
+    try {
+      const password = new URL(spec.url).password;
+      if (password) secrets.push(password, decodeURIComponent(password));
+    } catch {
+      // An unparsable URL is itself the secret; it is already listed.
+    }
+    return secrets;
+  }
+  return spec.params.password ? [spec.params.password] : [];
+}
+
+/** Quotes an identifier for SQL (`"` doubled). */
+export function quoteIdentifier(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Opens a pool. Nothing connects until the first query; connection failures surface as DatabaseError
+ * with credentials redacted.
+ * @example `const conn = openConnection({ url: process.env.DATABASE_URL!, setRole: 'rolepolicy_admin' });`
+ */
+export function openConnection(spec: ConnectionSpec): CatalogConnection {
+  const secrets = secretsOf(spec);
+  if (spec.setRole != null && !SET_ROLE_PATTERN.test(spec.setRole)) {
+    throw new DatabaseError(`setRole must match ${SET_ROLE_PATTERN.source}`, null);
+  }
+  let target: TargetAddress;
+  let base: pg.PoolConfig;
+  if ('url' in spec) {
+    target = targetOfUrl(spec.url);
+    base = { connectionString: spec.url };
+  } else {
+    const { params } = spec;
+    if (!params.host || !params.dbname)
+      throw new DatabaseError('connection params need host and dbname', null);
+    target = { host: params.host, port: params.port ?? 5432, database: params.dbname };
+    base = {
+      host: params.host,
+      port: target.port,
+      database: params.dbname,
+      ...(params.username ? { user: params.username } : {}),
+      ...(params.password ? { password: params.password } : {}),
+      ssl: sslOption(params.sslMode),
+    };
+  }
+  const pool = new pg.Pool({
+    ...base,
+    max: spec.maxConnections ?? 4,
+    statement_timeout: spec.statementTimeoutMs ?? 60_000,
+    lock_timeout: spec.lockTimeoutMs ?? 10_000,
+    application_name: spec.applicationName ?? 'rolepolicy',
+  });
+  // An idle client's network error must not crash the process; the next query reports it (redacted).
+  pool.on('error', () => undefined);
+  const setRole = spec.setRole ?? null;
+  const db = new Kysely<PgCatalog>({
+    dialect: new PostgresDialect({
+      pool,
+      onCreateConnection: async (connection) => {
+        if (setRole === null) return;
+        try {
+          await connection.executeQuery(CompiledQuery.raw(`SET ROLE ${quoteIdentifier(setRole)}`));
+        } catch (error) {
+          throw redactError(error, secrets);
+        }
+      },
+    }),
+  });
+  return { db, target, secrets, close: () => db.destroy() };
+}
+
+/** Runs `work` and rethrows any failure as a redacted DatabaseError (other error types pass through). */
+export async function withRedaction<T>(connection: CatalogConnection, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    // Our own errors (InspectionError, ExecutionError) are built from redacted text already.
+    if (error instanceof SafeError) throw error;
+    throw redactError(error, connection.secrets);
+  }
+}

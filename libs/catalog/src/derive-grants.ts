@@ -1,0 +1,132 @@
+// Pure derivation of snapshot grant rows from exploded ACL rows: grouping per (target, grantee),
+// PUBLIC rows narrowed to what declared PUBLIC rules name, and canonical ordering.
+
+import {
+  compareCodePoints,
+  compareObjectTypes,
+  PUBLIC_GRANTEE,
+  type FunctionSignature,
+  type GrantEntry,
+  type ObjectType,
+  type Privilege,
+  type PublicObjectScope,
+} from '@rolepolicy/policy';
+
+import type { AclRow } from './object-acl.repository.js';
+import { canonicalPrivileges, privilegeFromCatalog } from './privileges.js';
+import { keyOf } from './keys.js';
+
+/** The ObjectType of an ACL row (relkind letters for relations). */
+export function objectTypeOfRow(kind: string): ObjectType | null {
+  switch (kind) {
+    case 'r':
+    case 'p':
+      return 'table';
+    case 'v':
+      return 'view';
+    case 'm':
+      return 'materialized_view';
+    case 'S':
+      return 'sequence';
+    case 'function':
+    case 'type':
+    case 'schema':
+    case 'database':
+      return kind;
+    default:
+      return null;
+  }
+}
+
+function compareNullable(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return compareCodePoints(a, b);
+}
+
+/** Canonical grant order: object type, schema, name, then grantee (PUBLIC first). */
+export function compareGrants(a: GrantEntry, b: GrantEntry): number {
+  return (
+    compareObjectTypes(a.object_type, b.object_type) ||
+    compareNullable(a.schema, b.schema) ||
+    compareNullable(a.name, b.name) ||
+    compareGrantees(a.grantee, b.grantee)
+  );
+}
+
+/** PUBLIC sorts before every role; roles by code point. */
+export function compareGrantees(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a === PUBLIC_GRANTEE) return -1;
+  if (b === PUBLIC_GRANTEE) return 1;
+  return compareCodePoints(a, b);
+}
+
+/** Groups ACL rows into one GrantEntry per (target, grantee); a shared non-owner grantor is kept. */
+export function groupAclRows(rows: readonly AclRow[]): GrantEntry[] {
+  // One mutable accumulator per key; the grantor is tracked as "one shared value or mixed" (no Sets),
+  // because large snapshots group tens of thousands of rows here.
+  interface Group {
+    readonly objectType: ObjectType;
+    readonly row: AclRow;
+    readonly privileges: Privilege[];
+    grantor: string | null;
+  }
+  const groups = new Map<string, Group>();
+  for (const row of rows) {
+    const objectType = objectTypeOfRow(row.kind);
+    const privilege = privilegeFromCatalog(row.privilege);
+    if (objectType === null || privilege === null) continue;
+    const key = keyOf(objectType, row.schema, row.name, row.grantee);
+    const group = groups.get(key);
+    if (group) {
+      group.privileges.push(privilege);
+      if (group.grantor !== row.grantor) group.grantor = null;
+    } else {
+      groups.set(key, { objectType, row, privileges: [privilege], grantor: row.grantor });
+    }
+  }
+  const entries: GrantEntry[] = [];
+  for (const { objectType, row, privileges, grantor } of groups.values()) {
+    const entry = {
+      object_type: objectType,
+      schema: row.schema,
+      name: row.name,
+      grantee: row.grantee,
+      privileges: privileges.length === 1 ? privileges : canonicalPrivileges(privileges),
+    };
+    entries.push(grantor !== null && grantor !== row.owner ? { ...entry, grantor } : entry);
+  }
+  return entries.sort(compareGrants);
+}
+
+/** Keeps only PUBLIC rows a declared PUBLIC rule names (target and privilege), as the scope rules require. */
+export function narrowPublicRows(
+  rows: readonly AclRow[],
+  rules: readonly PublicObjectScope[],
+  signatures: readonly FunctionSignature[],
+): AclRow[] {
+  const identityOf = (schema: string | null, declared: string): string =>
+    signatures.find((signature) => signature.schema === schema && signature.declared === declared)
+      ?.identity ?? declared;
+  return rows.filter((row) => {
+    const objectType = objectTypeOfRow(row.kind);
+    const privilege = privilegeFromCatalog(row.privilege);
+    if (objectType === null || privilege === null) return false;
+    return rules.some((rule) => {
+      if (rule.object_type !== objectType || !rule.privileges.includes(privilege)) return false;
+      switch (objectType) {
+        case 'schema':
+        case 'database':
+          return rule.name === null || rule.name === row.name;
+        default:
+          if (rule.schema !== row.schema) return false;
+          if (rule.name === null || rule.name === '*') return true;
+          return objectType === 'function'
+            ? identityOf(rule.schema, rule.name) === row.name
+            : rule.name === row.name;
+      }
+    });
+  });
+}

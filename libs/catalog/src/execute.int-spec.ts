@@ -1,0 +1,116 @@
+// Plan execution on the real server: one transaction under the per-database advisory lock; a failed
+// statement mid-plan rolls everything back and the error names the redacted statement and its SQLSTATE.
+
+import {
+  createPostgresSandbox,
+  DEFAULT_PG_ADMIN_URL,
+  sandboxId,
+  type PostgresSandbox,
+} from '@rolepolicy/testing';
+import pg from 'pg';
+
+import { openConnection, type CatalogConnection } from './connection.js';
+import { executeStatements, executeUnderLock, ExecutionError } from './execute.js';
+import { dropRolesWithPrefix, runSql } from './test-support/scope.js';
+
+let sandbox: PostgresSandbox;
+let connection: CatalogConnection;
+const prefix = `rp_${sandboxId()}_`;
+const r = (name: string): string => `${prefix}${name}`;
+const plain = (text: string) => ({ sql: text, redacted: text });
+
+beforeAll(async () => {
+  sandbox = await createPostgresSandbox('execute');
+  connection = openConnection({ url: sandbox.url });
+});
+
+afterAll(async () => {
+  await connection.close();
+  await dropRolesWithPrefix(DEFAULT_PG_ADMIN_URL, [sandbox.url], prefix);
+  await sandbox.drop();
+});
+
+async function roleExists(name: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: sandbox.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [name]);
+    return rows.length > 0;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('plan execution', () => {
+  it('runs every statement in one transaction and commits', async () => {
+    await executeStatements(connection.db, [
+      plain(`CREATE ROLE "${r('a')}"`),
+      plain(`CREATE SCHEMA "${r('s')}" AUTHORIZATION "${r('a')}"`),
+    ]);
+    expect(await roleExists(r('a'))).toBe(true);
+  });
+
+  it('a failed statement mid-plan (a role dropped concurrently) leaves the database unchanged', async () => {
+    await runSql(sandbox.url, `CREATE ROLE "${r('doomed')}"; DROP ROLE "${r('doomed')}";`);
+    const statements = [
+      plain(`CREATE ROLE "${r('fresh')}"`),
+      plain(`GRANT "${r('fresh')}" TO "${r('doomed')}"`),
+      plain(`CREATE ROLE "${r('never')}"`),
+    ];
+    const error = await executeStatements(connection.db, statements).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    const failure = error as ExecutionError;
+    expect(failure.sqlState).toBe('42704');
+    expect(failure.statementIndex).toBe(1);
+    expect(failure.statement).toBe(`GRANT "${r('fresh')}" TO "${r('doomed')}"`);
+    expect(failure.message).toContain('SQLSTATE 42704');
+    expect(failure.message).toContain(`GRANT "${r('fresh')}" TO "${r('doomed')}"`);
+    expect(await roleExists(r('fresh'))).toBe(false);
+    expect(await roleExists(r('never'))).toBe(false);
+  });
+
+  it('a failing statement that carries a secret is reported only in its redacted form', async () => {
+    const secret = 'SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy';
+    const error = await executeStatements(connection.db, [
+      {
+        sql: `ALTER ROLE "${r('ghost')}" PASSWORD '${secret}'`,
+        redacted: `ALTER ROLE "${r('ghost')}" PASSWORD '[REDACTED]'`,
+      },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    const failure = error as ExecutionError;
+    expect(failure.sqlState).toBe('42704');
+    expect(`${failure.message}\n${failure.stack}\n${JSON.stringify(failure)}`).not.toContain(secret);
+    expect(failure.message).toContain(`PASSWORD '[REDACTED]'`);
+  });
+
+  it('appliers of one database serialise on the advisory lock: the second prepares after the first commits', async () => {
+    const order: string[] = [];
+    let releaseFirst: () => void = () => undefined;
+    const firstHolds = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    let firstLocked: () => void = () => undefined;
+    const lockedSignal = new Promise<void>((resolve) => {
+      firstLocked = resolve;
+    });
+    const first = executeUnderLock(connection.db, async () => {
+      order.push('first prepares');
+      firstLocked();
+      await firstHolds;
+      order.push('first runs');
+      return { run: true, statements: [plain(`CREATE ROLE "${r('first')}"`)], result: undefined };
+    });
+    await lockedSignal;
+    const second = executeUnderLock(connection.db, async () => {
+      order.push('second prepares');
+      return { run: false, result: undefined };
+    });
+    // Give the second applier every chance to (wrongly) get in before the first releases.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    order.push('first released');
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first prepares', 'first released', 'first runs', 'second prepares']);
+  });
+});

@@ -1,0 +1,89 @@
+// Runs a rendered plan in ONE transaction under a per-database advisory lock, statement by statement;
+// on failure everything rolls back and the error names the redacted statement and its SQLSTATE.
+
+import { sql, type Kysely, type Transaction } from 'kysely';
+
+import type { PgCatalog } from './pg-catalog.tables.js';
+import { errorCode, redactText, SafeError } from './redaction.js';
+
+/** One statement of a rendered plan: the SQL to run and its preview with secrets replaced. */
+export interface ExecutableStatement {
+  readonly sql: string;
+  readonly redacted: string;
+}
+
+/** A statement failed: the transaction was rolled back and nothing of the plan is applied. */
+export class ExecutionError extends SafeError {
+  override readonly name = 'ExecutionError';
+  constructor(
+    message: string,
+    /** 0-based index of the failing statement. */
+    readonly statementIndex: number,
+    /** The failing statement, redacted. */
+    readonly statement: string,
+    readonly sqlState: string | null,
+  ) {
+    super(message);
+  }
+}
+
+/** What `prepare` decides once the lock is held: run these statements, or refuse with a reason. */
+export type LockedDecision<T> =
+  | { readonly run: true; readonly statements: readonly ExecutableStatement[]; readonly result: T }
+  | { readonly run: false; readonly result: T };
+
+/**
+ * The advisory lock key of the connected database: every applier of the same database serialises
+ * on it, whichever host name it used to connect.
+ */
+const LOCK_KEY = sql<bigint>`pg_catalog.hashtextextended('rolepolicy:' || pg_catalog.current_database(), 0)`;
+
+/**
+ * Takes the per-database advisory lock in a new transaction, lets `prepare` re-inspect and re-plan
+ * (on other pooled connections) while the lock is held, then runs the statements it returns and commits.
+ * @example `await executeUnderLock(db, async () => ({ run: true, statements, result: undefined }))`
+ */
+export async function executeUnderLock<T>(
+  db: Kysely<PgCatalog>,
+  prepare: () => Promise<LockedDecision<T>>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_catalog.pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
+    const decision = await prepare();
+    if (decision.run) await runStatements(trx, decision.statements);
+    return decision.result;
+  });
+}
+
+/** Runs statements in one transaction under the advisory lock. */
+export async function executeStatements(
+  db: Kysely<PgCatalog>,
+  statements: readonly ExecutableStatement[],
+): Promise<void> {
+  await executeUnderLock(db, async () => ({ run: true, statements, result: undefined }));
+}
+
+async function runStatements(
+  trx: Transaction<PgCatalog>,
+  statements: readonly ExecutableStatement[],
+): Promise<void> {
+  for (const [index, statement] of statements.entries()) {
+    try {
+      await sql.raw(statement.sql).execute(trx);
+    } catch (error) {
+      const state = errorCode(error);
+      // A server message may echo parts of the statement; for a statement with secrets, withhold it.
+      const secret = statement.sql !== statement.redacted;
+      const detail = secret
+        ? 'message withheld: the statement carries a secret'
+        : redactText(error instanceof Error ? error.message : String(error), []);
+      throw new ExecutionError(
+        `statement ${index + 1} of ${statements.length} failed (SQLSTATE ${state ?? 'unknown'}): ${detail}; ` +
+          `statement: ${statement.redacted}; the transaction was rolled back`,
+        index,
+        statement.redacted,
+        state,
+      );
+    }
+  }
+}

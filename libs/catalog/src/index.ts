@@ -1,0 +1,24 @@
+// Public surface of @rolepolicy/catalog: inspection of a managed scope into a CatalogSnapshot, connection
+// handling (URL or params, SET ROLE, timeouts, redaction) and plan execution under an advisory lock.
+export { inspect, InspectionError, signatureLookup, type TargetAddress } from './inspect.js';
+export {
+  openConnection,
+  quoteIdentifier,
+  SET_ROLE_PATTERN,
+  targetOfUrl,
+  withRedaction,
+  type CatalogConnection,
+  type ConnectionParams,
+  type ConnectionSpec,
+} from './connection.js';
+export {
+  executeStatements,
+  executeUnderLock,
+  ExecutionError,
+  type ExecutableStatement,
+  type LockedDecision,
+} from './execute.js';
+export { DatabaseError, REDACTED, redactError, redactText, SafeError } from './redaction.js';
+export { canonicalConfigValue, parseRoleConfig, splitGucList } from './role-config.js';
+export type { PgCatalog } from './pg-catalog.tables.js';
+export { renderQuerySnapshots } from './query-snapshots.js';
