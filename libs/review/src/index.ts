@@ -1,0 +1,2 @@
+// Public surface of @rolepolicy/review.
+export {};

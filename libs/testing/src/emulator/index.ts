@@ -1,0 +1,17 @@
+// Public surface of the Kubernetes API emulator (tests and the demo only; never production code).
+// See docs/emulator.md for what it implements and where it differs from kube-apiserver.
+export { startEmulator, type Emulator, type EmulatorOptions } from './start.js';
+export type {
+  AdmissionCause,
+  AdmissionHook,
+  AdmissionOutcome,
+  AdmissionRequest,
+  KubeObject,
+  ObjectMeta,
+  OwnerReference,
+  PrinterColumn,
+  ResourceType,
+  StatusBody,
+} from './types.js';
+export { readCrdManifests } from './crd-files.js';
+export type { RequestHook } from './server.js';

@@ -1,0 +1,23 @@
+// Runs the emulator as a standalone process, so a person (or the demo) can point kubectl at it:
+// `node --import ./tools/register-aliases.mjs dist/libs/testing/src/emulator/serve.js --crds deploy/crds`.
+import { startEmulator } from './start.js';
+
+function option(args: readonly string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+const args = process.argv.slice(2);
+const port = Number(option(args, '--port') ?? '0');
+const crdDir = option(args, '--crds');
+const emu = await startEmulator({ port, ...(crdDir ? { crdDir } : {}) });
+// Machine-readable first lines: tests and the demo read them.
+console.log(`url ${emu.url}`);
+console.log(`kubeconfig ${emu.kubeconfigPath}`);
+console.log(`try: KUBECONFIG=${emu.kubeconfigPath} kubectl get crds`);
+
+const shutdown = () => {
+  void emu.stop().then(() => process.exit(0));
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

@@ -1,0 +1,5 @@
+// Public surface of @rolepolicy/testing.
+// Kubernetes API emulator (tests and `npm run demo` only).
+export * from './emulator/index.js';
+export { apiFailure, eventually, type ApiFailure } from './emulator/test-support.js';
+export * from './sandbox/index.js';

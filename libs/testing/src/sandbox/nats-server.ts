@@ -1,0 +1,91 @@
+// A private nats-server (JetStream on) on a free port, for tests that stop and restart the broker.
+// Storage lives in a temp dir that survives restarts, so streams come back with the server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** A nats-server child process owned by a test. */
+export type PrivateNatsServer = {
+  readonly port: number;
+  readonly url: string;
+  /** Stops the server (SIGTERM) and waits for the process to exit. */
+  readonly stop: () => Promise<void>;
+  /** Starts it again on the same port and storage directory. */
+  readonly start: () => Promise<void>;
+  /** Stops it and removes its storage directory. */
+  readonly dispose: () => Promise<void>;
+};
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts TCP connections on the port (or rejects after `timeoutMs`). */
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = tcpConnect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Starts `nats-server -js -p <port> -sd <tmpdir>` and waits for it to accept connections. */
+export async function startPrivateNatsServer(): Promise<PrivateNatsServer> {
+  const port = await freePort();
+  const storeDir = await mkdtemp(path.join(tmpdir(), 'rp-nats-'));
+  let child: ChildProcess | undefined;
+
+  const start = async (): Promise<void> => {
+    const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+      stdio: 'ignore',
+    });
+    child = proc;
+    const exitedEarly = new Promise<never>((_, reject) => {
+      proc.once('exit', (code) => reject(new Error(`nats-server exited with ${code ?? 'a signal'}`)));
+      proc.once('error', reject);
+    });
+    await Promise.race([waitForPort(port), exitedEarly]);
+  };
+
+  const stop = async (): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.kill('SIGTERM');
+    });
+  };
+
+  await start();
+  return {
+    port,
+    url: `nats://127.0.0.1:${port}`,
+    stop,
+    start,
+    dispose: async () => {
+      await stop();
+      await rm(storeDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,70 @@
+// Per-test-file sandboxes on the real local servers: each gets its own database, stream names and
+// Redis prefix, and cleanup removes exactly what the sandbox created.
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { createNatsSandbox } from './nats.js';
+import { createPostgresSandbox, DEFAULT_PG_ADMIN_URL } from './postgres.js';
+import { createRedisSandbox } from './redis.js';
+
+async function databaseExists(name: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: process.env['RP_TEST_PG_URL'] ?? DEFAULT_PG_ADMIN_URL });
+  await client.connect();
+  try {
+    const result = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    return result.rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('test sandboxes', () => {
+  it('a PostgreSQL sandbox is a fresh database, dropped even with a connection still open', async () => {
+    const a = await createPostgresSandbox('sandbox');
+    const b = await createPostgresSandbox('sandbox');
+    expect(a.database).not.toBe(b.database);
+    const client = new pg.Client({ connectionString: a.url });
+    await client.connect();
+    const tables = await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
+    expect(tables.rows[0]).toEqual({ n: 0 });
+    client.on('error', () => undefined);
+    await a.drop();
+    await b.drop();
+    expect(await databaseExists(a.database)).toBe(false);
+    expect(await databaseExists(b.database)).toBe(false);
+  }, 30_000);
+
+  it('a NATS sandbox names unique streams and deletes them at cleanup', async () => {
+    const one = await createNatsSandbox();
+    const two = await createNatsSandbox();
+    expect(one.stream('work')).not.toBe(two.stream('work'));
+    expect(one.subject('a.b')).toMatch(/^sbx_[0-9a-f]+\.a\.b$/);
+    const nc = await connect({ servers: one.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: one.stream('work'), subjects: [one.subject('work.>')] });
+      await one.cleanup();
+      await two.cleanup();
+      await expect(jsm.streams.info(one.stream('work'))).rejects.toThrow(/stream not found/);
+    } finally {
+      await nc.close();
+    }
+  }, 30_000);
+
+  it('a Redis sandbox deletes only the keys under its prefix', async () => {
+    const mine = createRedisSandbox();
+    const other = createRedisSandbox();
+    const client = new Redis(mine.url);
+    try {
+      await client.set(`${mine.prefix}:a`, '1');
+      await client.set(`${other.prefix}:a`, '1');
+      await mine.cleanup();
+      expect(await client.exists(`${mine.prefix}:a`)).toBe(0);
+      expect(await client.exists(`${other.prefix}:a`)).toBe(1);
+      await other.cleanup();
+    } finally {
+      client.disconnect();
+    }
+  }, 30_000);
+});
