@@ -1,0 +1,56 @@
+// Pure parts of the CLI: the password environment variable naming rule, reading -f input as bare
+// content or as a PostgresPolicy manifest (exit codes are covered end to end in cli.int-spec.ts).
+
+import { generatePassword, passwordEnvName } from './passwords.js';
+import { parsePolicyText, requireContent } from './policy-file.js';
+
+describe('secretRef passwords come from ROLEPOLICY_PASSWORD_<SECRETNAME>_<SECRETKEY>', () => {
+  it('upper-cases and turns every non-alphanumeric character into _', () => {
+    expect(passwordEnvName('app-db', 'password')).toBe('ROLEPOLICY_PASSWORD_APP_DB_PASSWORD');
+    expect(passwordEnvName('team.secrets', 'app_reader')).toBe('ROLEPOLICY_PASSWORD_TEAM_SECRETS_APP_READER');
+  });
+
+  it('generated passwords have the requested length and differ between calls', () => {
+    const a = generatePassword(32);
+    expect(a).toHaveLength(32);
+    expect(generatePassword(32)).not.toBe(a);
+  });
+});
+
+describe('-f accepts bare policy content or a whole PostgresPolicy manifest', () => {
+  it('bare content is used as it is', () => {
+    const loaded = parsePolicyText('roles:\n  - name: app\n');
+    expect(loaded).toMatchObject({
+      isManifest: false,
+      policyName: 'cli',
+      content: { roles: [{ name: 'app' }] },
+    });
+  });
+
+  it("a manifest's spec content fields are used; connection and operator fields are not content", () => {
+    const loaded = parsePolicyText(`apiVersion: rolepolicy.io/v1alpha1
+kind: PostgresPolicy
+metadata: { name: prod-access }
+spec:
+  connection: { secretRef: { name: db } }
+  mode: apply
+  allow_schema_owner_transfers: true
+  roles: [{ name: app }]
+`);
+    expect(loaded).toMatchObject({
+      isManifest: true,
+      policyName: 'prod-access',
+      allowSchemaOwnerTransfers: true,
+    });
+    expect(loaded.content).toEqual({ roles: [{ name: 'app' }] });
+  });
+
+  it('manifests without exactly one PostgresPolicy cannot be planned', () => {
+    const loaded = parsePolicyText(`apiVersion: rolepolicy.io/v1alpha1
+kind: EphemeralAccessPolicy
+metadata: { name: x }
+spec: {}
+`);
+    expect(() => requireContent(loaded)).toThrow('exactly one PostgresPolicy');
+  });
+});

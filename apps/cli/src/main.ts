@@ -1,0 +1,146 @@
+// `rolepolicy` command line: validate, inspect, plan and apply a policy against one database.
+// Exit codes: 0 ok / converged, 1 error, 2 invalid policy (validate) or changes pending (plan).
+
+import { SafeError } from '@rolepolicy/catalog';
+import { RECONCILIATION_MODES, type ReconciliationMode } from '@rolepolicy/policy';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+
+import { applyCommand, type ApplyOptions } from './commands/apply.js';
+import { inspectCommand } from './commands/inspect.js';
+import { planCommand, type PlanOptions } from './commands/plan.js';
+import { validateCommand } from './commands/validate.js';
+import { CliError, EXIT, processIo, type CliIo } from './io.js';
+import type { PlanFormat } from './output.js';
+
+const PASSWORD_HELP = `
+Passwords:
+  A role with password.secretRef {name: S} and secretKey K reads its password from the environment
+  variable ROLEPOLICY_PASSWORD_<S>_<K> (upper-cased; every character other than A-Z and 0-9 becomes _),
+  e.g. secretRef app-db, key password -> ROLEPOLICY_PASSWORD_APP_DB_PASSWORD.
+  A role with password.generate gets a random password of the requested length when it is created;
+  it is printed once, to stderr, only with --show-generated.
+  Passwords, verifiers and URL credentials are never printed otherwise.
+
+Environment:
+  DATABASE_URL   default for --database-url
+`;
+
+function modeOption(): Option {
+  return new Option('--mode <mode>', 'reconciliation mode (default: the policy reconciliation_mode)').choices(
+    RECONCILIATION_MODES,
+  );
+}
+
+function formatOption(): Option {
+  return new Option('--format <format>', 'output format')
+    .choices(['summary', 'sql', 'json'])
+    .default('summary');
+}
+
+function digestArgument(value: string): string {
+  if (!/^sha256:[0-9a-f]{64}$/.test(value)) throw new InvalidArgumentError('expected sha256:<64 hex digits>');
+  return value;
+}
+
+interface RawOptions {
+  readonly file: string;
+  readonly databaseUrl?: string;
+  readonly setRole?: string;
+  readonly mode?: ReconciliationMode;
+  readonly format?: PlanFormat;
+  readonly rotatePasswords?: boolean;
+  readonly yes?: boolean;
+  readonly expectDigest?: string;
+  readonly showGenerated?: boolean;
+}
+
+function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
+  const program = new Command('rolepolicy')
+    .description('Plan and apply PostgreSQL role policies (roles, grants, default privileges, memberships).')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .addHelpText('after', PASSWORD_HELP);
+
+  const withConnection = (command: Command): Command =>
+    command
+      .option('--database-url <url>', 'connection URL (default: $DATABASE_URL)')
+      .option('--set-role <role>', 'SET ROLE to this role on every connection');
+
+  program
+    .command('validate')
+    .description('validate policy content (and rolepolicy.io manifests offline); exit 2 when invalid')
+    .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin')
+    .action(async (options: RawOptions) => setExit(await validateCommand(options.file, io)));
+
+  withConnection(
+    program
+      .command('inspect')
+      .description("print the live snapshot of the policy's managed scope as JSON")
+      .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin'),
+  ).action(async (options: RawOptions) => setExit(await inspectCommand(options.file, options, io)));
+
+  withConnection(
+    program
+      .command('plan')
+      .description('show the changes; exit 0 when converged, 2 when changes are pending, 1 on error')
+      .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin')
+      .addOption(modeOption())
+      .addOption(formatOption())
+      .option('--rotate-passwords', 'set every managed password again (the CLI keeps no applied versions)')
+      .addHelpText('after', PASSWORD_HELP),
+  ).action(async (options: RawOptions) =>
+    setExit(await planCommand(options.file, options as PlanOptions, io)),
+  );
+
+  withConnection(
+    program
+      .command('apply')
+      .description('plan, then execute in one transaction under a per-database advisory lock')
+      .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin')
+      .addOption(modeOption())
+      .addOption(formatOption())
+      .option('--rotate-passwords', 'set every managed password again (the CLI keeps no applied versions)')
+      .addHelpText('after', PASSWORD_HELP)
+      .option('-y, --yes', 'apply without asking (required when not running in a terminal)')
+      .option(
+        '--expect-digest <digest>',
+        'refuse unless the recomputed changeDigest equals this',
+        digestArgument,
+      )
+      .option('--show-generated', 'print generated passwords once to stderr'),
+  ).action(async (options: RawOptions) =>
+    setExit(await applyCommand(options.file, options as ApplyOptions, io)),
+  );
+
+  return program;
+}
+
+/**
+ * Runs the CLI on `argv` (as process.argv: node, script, args...) and returns the exit code.
+ * @example `process.exitCode = await run(process.argv);`
+ */
+export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram(io, (exit) => {
+    code = exit;
+  });
+  try {
+    await program.parseAsync([...argv]);
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? EXIT.ok : EXIT.error;
+    }
+    if (error instanceof CliError) {
+      io.stderr(`rolepolicy: ${error.message}\n`);
+      return error.exitCode;
+    }
+    if (error instanceof SafeError) {
+      io.stderr(`rolepolicy: ${error.message}\n`);
+      return EXIT.error;
+    }
+    // Anything else may carry connection details: print only its type.
+    io.stderr(`rolepolicy: unexpected ${error instanceof Error ? error.name : 'error'}\n`);
+    return EXIT.error;
+  }
+}
