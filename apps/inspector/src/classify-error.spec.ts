@@ -1,0 +1,42 @@
+// Inspection failures are sorted into transient (retry) and permanent, and their messages lose every secret.
+import { DatabaseError } from '@rolepolicy/catalog';
+import { classifyError, isTransientCode } from './classify-error.js';
+
+describe('inspection errors are classified', () => {
+  it.each([
+    ['ECONNREFUSED'],
+    ['ETIMEDOUT'],
+    ['ECONNRESET'],
+    ['08006'],
+    ['08001'],
+    ['57P01'],
+    ['57P03'],
+    ['53300'],
+    ['53100'],
+    ['57014'],
+    ['55P03'],
+  ])('%s is transient', (code) => {
+    expect(isTransientCode(code)).toBe(true);
+  });
+
+  it.each([['28P01'], ['28000'], ['3D000'], ['42501'], ['42883'], ['57000'], [null]])(
+    '%s is permanent',
+    (code) => {
+      expect(isTransientCode(code)).toBe(false);
+    },
+  );
+
+  it('a connect timeout without a code is transient', () => {
+    expect(classifyError(new Error('timeout exceeded when trying to connect'), []).class).toBe('transient');
+  });
+
+  it('the message is redacted of the password and of URL userinfo', () => {
+    const error = new DatabaseError(
+      'could not use postgres://app:Hunter2-x@db:5432/orders with Hunter2-x',
+      '28P01',
+    );
+    const classified = classifyError(error, ['Hunter2-x']);
+    expect(classified).toEqual({ class: 'permanent', code: '28P01', message: expect.any(String) });
+    expect(classified.message).not.toContain('Hunter2-x');
+  });
+});

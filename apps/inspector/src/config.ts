@@ -1,0 +1,24 @@
+// Environment variables of the inspector, validated at start (see README "Configuration").
+// Shared ones come from baseEnvSpec; the inspector's own variables tune replies and target pools.
+import { baseEnvSpec, DEFAULT_HTTP_PORTS, env, type ConfigOf } from '@rolepolicy/runtime';
+
+/** Every variable the inspector reads. */
+export const inspectorEnvSpec = {
+  ...baseEnvSpec(DEFAULT_HTTP_PORTS['inspector']),
+  INSPECT_REQUEST_SUBJECT: env.text(
+    'Subject the inspector answers snapshot requests on',
+    'rp.inspect.request',
+  ),
+  INSPECT_INLINE_MAX_BYTES: env.positiveInt(
+    'Largest snapshot (JSON bytes) sent inline in the reply; larger ones go to the object store',
+    262_144,
+  ),
+  INSPECT_OBJECT_BUCKET: env.text('JetStream object store bucket for large snapshots', 'rp-snapshots', 64),
+  INSPECT_MAX_TARGET_POOLS: env.positiveInt(
+    'Connection pools kept open (one per target, least recently used closed first)',
+    32,
+  ),
+} as const;
+
+/** The inspector's validated configuration. */
+export type InspectorConfig = ConfigOf<typeof inspectorEnvSpec>;

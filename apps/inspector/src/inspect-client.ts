@@ -1,0 +1,69 @@
+// The requester's side of `rp.inspect.request` (used by the planner and tests): send the request, then
+// resolve the reply into a CatalogSnapshot, fetching it from the object store when it came by reference.
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  decodePayload,
+  encodePayload,
+  inspectReplyContract,
+  inspectRequestContract,
+  SUBJECTS,
+  type InspectRequestV1,
+} from '@rolepolicy/contracts';
+import type { CatalogSnapshot } from '@rolepolicy/policy';
+import type { ClassifiedError } from './classify-error.js';
+import { readStoredSnapshot } from './snapshot-store.js';
+
+/** A snapshot (and how it travelled) or the inspector's classified, redacted error. */
+export type SnapshotResult =
+  | { readonly ok: true; readonly snapshot: CatalogSnapshot; readonly via: 'inline' | 'object' }
+  | { readonly ok: false; readonly error: ClassifiedError };
+
+/** Options of {@link requestSnapshot}. */
+export type RequestSnapshotOptions = {
+  readonly subject?: string;
+  /** How long to wait for the reply; default 60 s (the catalog's statement timeout). */
+  readonly timeoutMs?: number;
+};
+
+/**
+ * Asks an inspector for a snapshot. A missing inspector or reply timeout is thrown (the NATS error);
+ * an inspection failure is returned as `{ ok: false }`.
+ */
+export async function requestSnapshot(
+  nats: NatsConnection,
+  request: InspectRequestV1,
+  options: RequestSnapshotOptions = {},
+): Promise<SnapshotResult> {
+  const msg = await nats.request(
+    options.subject ?? SUBJECTS.inspectRequest,
+    encodePayload(inspectRequestContract, request),
+    { timeout: options.timeoutMs ?? 60_000 },
+  );
+  const decoded = decodePayload(inspectReplyContract, msg.data);
+  if (!decoded.ok) throw new Error(`invalid inspect reply: ${decoded.detail}`);
+  const reply = decoded.value;
+  switch (reply.status) {
+    case 'inline':
+      return { ok: true, snapshot: reply.snapshot as unknown as CatalogSnapshot, via: 'inline' };
+    case 'object': {
+      const bytes = await readStoredSnapshot(nats, reply.object.bucket, reply.object.name);
+      if (bytes === null) {
+        return {
+          ok: false,
+          error: { class: 'transient', code: null, message: 'stored snapshot expired before it was read' },
+        };
+      }
+      return {
+        ok: true,
+        snapshot: JSON.parse(new TextDecoder().decode(bytes)) as CatalogSnapshot,
+        via: 'object',
+      };
+    }
+    case 'error':
+      return { ok: false, error: reply.error };
+    default: {
+      const unreachable: never = reply;
+      return unreachable;
+    }
+  }
+}

@@ -1,0 +1,98 @@
+// The inspector's one job, kept thin: decode the request, run libs/catalog's inspect() on the target's
+// pooled connection, encode the reply (inline, or by object-store reference when large, or a classified error).
+import { inspect, withRedaction, type ConnectionSpec } from '@rolepolicy/catalog';
+import {
+  decodePayload,
+  encodePayload,
+  inspectReplyContract,
+  inspectRequestContract,
+  type InspectReplyV1,
+} from '@rolepolicy/contracts';
+import { classifyError } from './classify-error.js';
+import type { SnapshotStore } from './snapshot-store.js';
+import type { TargetPools } from './target-pools.js';
+
+/** What the handler needs besides the request bytes. */
+export type InspectDeps = {
+  readonly pools: TargetPools;
+  readonly store: SnapshotStore;
+  /** Snapshots whose JSON is larger than this many bytes go to the object store. */
+  readonly inlineMaxBytes: number;
+};
+
+/** How a request ended, for metrics: the reply status, with errors split by class. */
+export type InspectOutcome = 'inline' | 'object' | 'transient' | 'permanent';
+
+/** The encoded reply and its outcome. */
+export type InspectAnswer = { readonly bytes: Uint8Array; readonly outcome: InspectOutcome };
+
+/** SQLSTATE classes after which a pool is useless as it is: connection failure (08), credentials (28), no database (3D). */
+const DROP_POOL_CLASSES = ['08', '28', '3D'];
+
+/**
+ * Answers one request. Never throws: every failure becomes an `error` reply whose message is redacted
+ * of the request's connection secrets.
+ */
+export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps): Promise<InspectAnswer> {
+  const decoded = decodePayload(inspectRequestContract, data);
+  if (!decoded.ok) {
+    // The decode detail names paths and rules only, never values.
+    return reply({
+      v: 1,
+      requestId: requestIdOf(data),
+      status: 'error',
+      error: { class: 'permanent', code: decoded.reason, message: decoded.detail },
+    });
+  }
+  const request = decoded.value;
+  const spec: ConnectionSpec = request.connection;
+  let secrets: readonly string[] = secretsOf(spec);
+  try {
+    const connection = deps.pools.acquire(spec);
+    secrets = connection.secrets;
+    const snapshot = await withRedaction(connection, () =>
+      inspect(connection.db, request.scope, connection.target),
+    );
+    const json = new TextEncoder().encode(JSON.stringify(snapshot));
+    if (json.byteLength <= deps.inlineMaxBytes) {
+      return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot });
+    }
+    const name = `snapshot/${request.requestId}`;
+    await deps.store.put(name, json);
+    return reply({
+      v: 1,
+      requestId: request.requestId,
+      status: 'object',
+      object: { bucket: deps.store.bucket, name, bytes: json.byteLength },
+    });
+  } catch (error) {
+    const classified = classifyError(error, secrets);
+    if (classified.code !== null && DROP_POOL_CLASSES.some((prefix) => classified.code!.startsWith(prefix))) {
+      deps.pools.evict(spec);
+    }
+    return reply({ v: 1, requestId: request.requestId, status: 'error', error: classified });
+  }
+}
+
+function reply(payload: InspectReplyV1): InspectAnswer {
+  const outcome = payload.status === 'error' ? payload.error.class : payload.status;
+  return { bytes: encodePayload(inspectReplyContract, payload), outcome };
+}
+
+/** Secrets of a spec before a pool exists (openConnection can refuse the spec itself). */
+function secretsOf(spec: ConnectionSpec): string[] {
+  if ('url' in spec) return [spec.url];
+  return spec.params.password ? [spec.params.password] : [];
+}
+
+/** Echoes a well-formed requestId from an invalid request so the sender can match the refusal. */
+function requestIdOf(data: Uint8Array): string {
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(data));
+    const id =
+      typeof parsed === 'object' && parsed !== null ? (parsed as { requestId?: unknown }).requestId : null;
+    return typeof id === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(id) ? id : '';
+  } catch {
+    return '';
+  }
+}

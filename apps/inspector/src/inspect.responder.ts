@@ -1,0 +1,107 @@
+// Serves snapshot requests on core NATS (request/reply, queue group `inspector` so replicas split the
+// work); closes the target pools at shutdown. Readiness stays NATS-only: targets are per-request.
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { InspectorConfig } from './config.js';
+import { handleInspectRequest, type InspectDeps } from './inspect.handler.js';
+import { SnapshotStore } from './snapshot-store.js';
+import { TargetPools } from './target-pools.js';
+
+/** Queue group shared by inspector replicas: each request reaches exactly one of them. */
+export const INSPECTOR_QUEUE = 'inspector';
+
+/** Subscribes to the request subject at bootstrap and answers each request. */
+@Injectable()
+export class InspectResponder implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('inspector');
+  private readonly deps: InspectDeps;
+  private subscription: Subscription | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly requests: Counter<'outcome'>;
+  private readonly duration: Histogram<'outcome'>;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
+    @Inject(SERVICE_CONFIG) private readonly config: InspectorConfig,
+    @Inject(SERVICE_METRICS) metrics: ServiceMetrics,
+  ) {
+    const pools = new TargetPools(config.INSPECT_MAX_TARGET_POOLS);
+    this.deps = {
+      pools,
+      store: new SnapshotStore(nats, config.INSPECT_OBJECT_BUCKET),
+      inlineMaxBytes: config.INSPECT_INLINE_MAX_BYTES,
+    };
+    const registers = [metrics.registry];
+    this.requests = new Counter({
+      name: 'rp_inspect_requests_total',
+      help: 'Snapshot requests answered, by outcome (inline, object, transient, permanent)',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'rp_inspect_duration_seconds',
+      help: 'Time from request to reply, by outcome',
+      labelNames: ['outcome'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    new Gauge({
+      name: 'rp_inspect_target_pools',
+      help: 'Target connection pools currently open',
+      registers,
+      collect() {
+        this.set(pools.size);
+      },
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.subscription = this.nats.subscribe(this.config.INSPECT_REQUEST_SUBJECT, {
+      queue: INSPECTOR_QUEUE,
+      callback: (error, msg) => {
+        if (error) {
+          this.logger.warn(`subscription error: ${error.message}`);
+          return;
+        }
+        this.track(this.answer(msg));
+      },
+    });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.subscription?.unsubscribe();
+    await Promise.allSettled([...this.inFlight]);
+    await this.deps.pools.close();
+  }
+
+  private async answer(msg: Msg): Promise<void> {
+    const started = performance.now();
+    const { bytes, outcome } = await handleInspectRequest(msg.data, this.deps);
+    const elapsedMs = performance.now() - started;
+    this.requests.inc({ outcome });
+    this.duration.observe({ outcome }, elapsedMs / 1000);
+    // Log outcome and timing only: the request carries connection secrets and the reply catalog data.
+    this.logger.debug(
+      `inspect request answered (${outcome}) in ${Math.round(elapsedMs)} ms, ${bytes.byteLength} bytes`,
+    );
+    if (!msg.respond(bytes)) this.logger.warn('inspect request without a reply subject ignored');
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work
+      .catch((error: unknown) => {
+        // handleInspectRequest never throws; this is a reply that could not be sent.
+        this.logger.warn(`inspect reply failed: ${error instanceof Error ? error.name : 'error'}`);
+      })
+      .finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+}

@@ -1,0 +1,298 @@
+// The inspector serves `rp.inspect.request` over real NATS against real PostgreSQL: the reply equals
+// inspect() called directly, large snapshots travel through the object store, and failures are classified and redacted.
+import type { INestApplication } from '@nestjs/common';
+import { Objm } from '@nats-io/obj';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { inspect, openConnection, type CatalogConnection } from '@rolepolicy/catalog';
+import { managedScopePayload, type InspectRequestV1 } from '@rolepolicy/contracts';
+import type { ManagedScope } from '@rolepolicy/policy';
+import { startService } from '@rolepolicy/runtime';
+import {
+  createNatsSandbox,
+  createPostgresSandbox,
+  freePort,
+  sandboxId,
+  type NatsSandbox,
+  type PostgresSandbox,
+} from '@rolepolicy/testing';
+import pg from 'pg';
+import { requestSnapshot, type SnapshotResult } from './inspect-client.js';
+import { inspectorService } from './service.js';
+import { startPrivatePostgres, type PrivatePostgres } from './test-support/private-postgres.js';
+
+const INLINE_MAX_BYTES = 16_384;
+const PASSWORD = 'Inspector-Pa55-Secret';
+const id = sandboxId();
+const prefix = `rp_${id}_`;
+const role = (name: string): string => `${prefix}${name}`;
+
+let db: PostgresSandbox;
+let nats: NatsSandbox;
+let client: NatsConnection;
+let app: INestApplication;
+let direct: CatalogConnection;
+let securePg: PrivatePostgres;
+let subject: string;
+let bucket: string;
+let readyUrl: string;
+/** URL of the sandbox with a password in it: the local server trusts it, but it must never be logged. */
+let urlWithPassword: string;
+
+// Everything the service prints (at the most verbose level) is kept, to prove no secret reaches a log.
+const printed: string[] = [];
+const writes = { out: process.stdout.write, err: process.stderr.write };
+function capture(stream: NodeJS.WriteStream, original: typeof process.stdout.write): void {
+  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+    printed.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk));
+    return stream === process.stderr
+      ? (original as (c: string | Uint8Array, ...r: unknown[]) => boolean).call(stream, chunk, ...rest)
+      : true;
+  }) as typeof process.stdout.write;
+}
+
+function scopeOf(partial: Partial<ManagedScope>): ManagedScope {
+  return {
+    roles: [],
+    membership_grantors: [],
+    schemas: [],
+    owned_schemas: [],
+    wildcards: [],
+    public_objects: [],
+    default_privilege_scopes: [],
+    include_database_privileges: false,
+    database_targets: [],
+    function_signatures: [],
+    ...partial,
+  };
+}
+
+function request(connection: InspectRequestV1['connection'], scope: ManagedScope): InspectRequestV1 {
+  return {
+    v: 1,
+    requestId: `req-${Math.random().toString(36).slice(2)}`,
+    source: {
+      apiVersion: 'rolepolicy.io/v1alpha1',
+      kind: 'PostgresPolicy',
+      namespace: 'team-a',
+      name: 'orders',
+    },
+    generation: 1,
+    connection,
+    scope: managedScopePayload(scope),
+  };
+}
+
+const ask = (req: InspectRequestV1): Promise<SnapshotResult> =>
+  requestSnapshot(client, req, { subject, timeoutMs: 30_000 });
+
+async function sql(url: string, text: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
+
+const smallScope = (): ManagedScope =>
+  scopeOf({
+    roles: [role('reader'), role('writer')],
+    schemas: ['app'],
+    wildcards: [{ grantee: role('reader'), object_type: 'table', schema: 'app', privileges: ['SELECT'] }],
+  });
+
+const largeScope = (): ManagedScope =>
+  scopeOf({
+    roles: [role('reader'), role('writer')],
+    schemas: ['app', 'bulk'],
+    wildcards: [
+      { grantee: role('reader'), object_type: 'table', schema: 'app', privileges: ['SELECT'] },
+      { grantee: role('reader'), object_type: 'table', schema: 'bulk', privileges: ['SELECT'] },
+    ],
+  });
+
+beforeAll(async () => {
+  db = await createPostgresSandbox('inspector');
+  nats = await createNatsSandbox();
+  subject = nats.subject('inspect.request');
+  bucket = `sbx-${id}-snapshots`;
+  await sql(
+    db.url,
+    `CREATE ROLE "${role('reader')}"; CREATE ROLE "${role('writer')}";
+     CREATE SCHEMA app; CREATE TABLE app.orders (id int); CREATE VIEW app.v AS SELECT 1 AS one;
+     GRANT USAGE ON SCHEMA app TO "${role('reader')}"; GRANT SELECT ON app.orders TO "${role('reader')}";
+     GRANT INSERT, UPDATE ON app.orders TO "${role('writer')}";
+     CREATE SCHEMA bulk;
+     DO $$ BEGIN FOR i IN 1..400 LOOP
+       EXECUTE format('CREATE TABLE bulk.%I (id int)', 'table_with_a_longish_name_' || i);
+       EXECUTE format('GRANT SELECT ON bulk.%I TO %I', 'table_with_a_longish_name_' || i, '${role('reader')}');
+     END LOOP; END $$;`,
+  );
+  direct = openConnection({ url: db.url });
+  const withPassword = new URL(db.url);
+  withPassword.password = PASSWORD;
+  urlWithPassword = withPassword.toString();
+  capture(process.stdout, writes.out);
+  capture(process.stderr, writes.err);
+  securePg = await startPrivatePostgres(PASSWORD);
+  const port = await freePort();
+  readyUrl = `http://127.0.0.1:${port}/readyz`;
+  app = await startService(inspectorService, {
+    env: {
+      NATS_URL: nats.url,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: String(port),
+      LOG_LEVEL: 'verbose',
+      INSPECT_REQUEST_SUBJECT: subject,
+      INSPECT_OBJECT_BUCKET: bucket,
+      INSPECT_INLINE_MAX_BYTES: String(INLINE_MAX_BYTES),
+    },
+    topology: { streams: [], consumers: [] },
+  });
+  client = await connect({ servers: nats.url });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  process.stdout.write = writes.out;
+  process.stderr.write = writes.err;
+  if (client) {
+    await new Objm(client)
+      .open(bucket)
+      .then((store) => store.destroy())
+      .catch(() => undefined);
+    await client.close();
+  }
+  await direct?.close();
+  await securePg?.dispose();
+  await nats?.cleanup();
+  if (db) {
+    await sql(db.url, `DROP OWNED BY "${role('reader')}", "${role('writer')}" CASCADE`).catch(
+      () => undefined,
+    );
+    await db.drop();
+    await sql(
+      'postgres://postgres@127.0.0.1:5432/postgres',
+      `DROP ROLE IF EXISTS "${role('reader')}", "${role('writer')}"`,
+    );
+  }
+}, 60_000);
+
+describe('inspector: snapshot requests over NATS', () => {
+  it('a request answers with the snapshot inspect() reads directly', async () => {
+    const result = await ask(request({ url: urlWithPassword }, smallScope()));
+    const expected = await inspect(direct.db, smallScope(), direct.target);
+    expect(result).toEqual({ ok: true, snapshot: expected, via: 'inline' });
+    expect(JSON.stringify(expected).length).toBeLessThanOrEqual(INLINE_MAX_BYTES);
+  }, 60_000);
+
+  it('a snapshot larger than the inline limit travels through the object store', async () => {
+    const result = await ask(request({ url: db.url }, largeScope()));
+    const expected = await inspect(direct.db, largeScope(), direct.target);
+    expect(JSON.stringify(expected).length).toBeGreaterThan(INLINE_MAX_BYTES);
+    expect(result).toEqual({ ok: true, snapshot: expected, via: 'object' });
+  }, 60_000);
+
+  it('a wrong password is a permanent error whose message carries no password', async () => {
+    const wrong = `Wrong-${PASSWORD}`;
+    const viaParams = await ask(
+      request(
+        {
+          params: {
+            host: '127.0.0.1',
+            port: securePg.port,
+            dbname: 'postgres',
+            username: 'postgres',
+            password: wrong,
+          },
+        },
+        smallScope(),
+      ),
+    );
+    const viaUrl = await ask(
+      request({ url: `postgres://postgres:${wrong}@127.0.0.1:${securePg.port}/postgres` }, smallScope()),
+    );
+    for (const result of [viaParams, viaUrl]) {
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      expect(result.error.class).toBe('permanent');
+      expect(result.error.code).toBe('28P01');
+      expect(result.error.message).toContain('password authentication failed');
+      expect(JSON.stringify(result)).not.toContain(wrong);
+    }
+  }, 60_000);
+
+  it('the right password reads the private server (credentials are used, not only refused)', async () => {
+    const result = await ask(
+      request(
+        {
+          params: {
+            host: '127.0.0.1',
+            port: securePg.port,
+            dbname: 'postgres',
+            username: 'postgres',
+            password: PASSWORD,
+          },
+        },
+        scopeOf({}),
+      ),
+    );
+    expect(result.ok && result.snapshot.current_database).toBe('postgres');
+  }, 60_000);
+
+  it('a refused port is a transient error, and readiness does not depend on targets', async () => {
+    const closedPort = await freePort();
+    const result = await ask(
+      request(
+        {
+          params: {
+            host: '127.0.0.1',
+            port: closedPort,
+            dbname: 'postgres',
+            username: 'postgres',
+            password: PASSWORD,
+          },
+        },
+        smallScope(),
+      ),
+    );
+    expect(result).toEqual({
+      ok: false,
+      error: { class: 'transient', code: 'ECONNREFUSED', message: expect.any(String) },
+    });
+    expect(JSON.stringify(result)).not.toContain(PASSWORD);
+    expect((await fetch(readyUrl)).status).toBe(200);
+  }, 60_000);
+
+  it('an invalid request is refused with a permanent error naming the path, never the values', async () => {
+    const bad = {
+      ...request({ url: db.url }, smallScope()),
+      connection: { url: db.url, setRole: 'no good' },
+    };
+    const msg = await client.request(subject, new TextEncoder().encode(JSON.stringify(bad)), {
+      timeout: 30_000,
+    });
+    const reply = JSON.parse(new TextDecoder().decode(msg.data)) as {
+      status: string;
+      error: { class: string; message: string };
+    };
+    expect(reply.status).toBe('error');
+    expect(reply.error.class).toBe('permanent');
+    expect(reply.error.message).toContain('/connection');
+    expect(reply.error.message).not.toContain('no good');
+  }, 60_000);
+
+  it('/metrics counts requests by outcome', async () => {
+    const text = await (await fetch(readyUrl.replace('/readyz', '/metrics'))).text();
+    for (const outcome of ['inline', 'object', 'transient', 'permanent'])
+      expect(text).toMatch(new RegExp(`rp_inspect_requests_total\\{[^}]*outcome="${outcome}"[^}]*\\} [1-9]`));
+    expect(text).toContain('rp_inspect_target_pools');
+  });
+
+  it('nothing the service printed carries a password or a connection URL', () => {
+    const text = printed.join('');
+    expect(text).toContain('inspect request answered');
+    for (const secret of [PASSWORD, urlWithPassword, db.url]) expect(text).not.toContain(secret);
+  });
+});

@@ -1,0 +1,37 @@
+// The inspector keeps one pool per target and at most N pools: the least recently used one is closed
+// first, a repeated target reuses its pool, and shutdown closes them all. Pools connect lazily, so no server is needed.
+import { TargetPools } from './target-pools.js';
+
+const target = (dbname: string, password = 'pw') => ({
+  params: { host: '127.0.0.1', port: 5432, dbname, username: 'u', password },
+});
+
+describe('target pools', () => {
+  it('reuses the pool of a target it has seen', async () => {
+    const pools = new TargetPools(2);
+    expect(pools.acquire(target('a'))).toBe(pools.acquire(target('a')));
+    expect(pools.size).toBe(1);
+    await pools.close();
+  });
+
+  it('a changed password is a different target', async () => {
+    const pools = new TargetPools(4);
+    expect(pools.acquire(target('a', 'old'))).not.toBe(pools.acquire(target('a', 'new')));
+    await pools.close();
+  });
+
+  it('evicts the least recently used pool beyond the bound', async () => {
+    const pools = new TargetPools(2);
+    const a = pools.acquire(target('a'));
+    pools.acquire(target('b'));
+    pools.acquire(target('a'));
+    pools.acquire(target('c'));
+    expect(pools.size).toBe(2);
+    expect(pools.acquire(target('a'))).toBe(a);
+    // b was the least recently used: it comes back as a new pool.
+    pools.acquire(target('b'));
+    expect(pools.size).toBe(2);
+    await pools.close();
+    expect(pools.size).toBe(0);
+  });
+});

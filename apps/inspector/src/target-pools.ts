@@ -1,0 +1,87 @@
+// A bounded LRU of connection pools, one per target connection (URL or params + setRole): inspection of
+// the same database reuses warm connections; the least recently used pool is closed when the bound is hit.
+import { createHash } from 'node:crypto';
+import { openConnection, type CatalogConnection, type ConnectionSpec } from '@rolepolicy/catalog';
+
+/** Connections per pooled target: one inspection runs in one transaction, a second serves concurrency. */
+const CONNECTIONS_PER_TARGET = 2;
+
+/**
+ * Key of a target. Hashed so the map never holds a second copy of the password as a readable key;
+ * a changed password yields a new pool, and the stale one ages out.
+ */
+function targetKey(spec: ConnectionSpec): string {
+  const shape =
+    'url' in spec
+      ? ['url', spec.url, spec.setRole ?? null]
+      : [
+          'params',
+          spec.params.host,
+          spec.params.port ?? 5432,
+          spec.params.dbname,
+          spec.params.username ?? null,
+          spec.params.password ?? null,
+          spec.params.sslMode ?? null,
+          spec.setRole ?? null,
+        ];
+  return createHash('sha256').update(JSON.stringify(shape)).digest('hex');
+}
+
+/** The LRU of target pools; `close()` ends every pool (service shutdown). */
+export class TargetPools {
+  // Map iteration order is insertion order: re-inserting on use keeps the oldest first.
+  private readonly pools = new Map<string, CatalogConnection>();
+
+  constructor(
+    private readonly maxPools: number,
+    private readonly applicationName = 'rolepolicy-inspector',
+  ) {}
+
+  /** Number of open pools (for metrics and tests). */
+  get size(): number {
+    return this.pools.size;
+  }
+
+  /** The pool of `spec`, opened on first use; evicts the least recently used pool beyond the bound. */
+  acquire(spec: ConnectionSpec): CatalogConnection {
+    const key = targetKey(spec);
+    const existing = this.pools.get(key);
+    if (existing) {
+      this.pools.delete(key);
+      this.pools.set(key, existing);
+      return existing;
+    }
+    const connection = openConnection({
+      ...spec,
+      maxConnections: CONNECTIONS_PER_TARGET,
+      applicationName: this.applicationName,
+    });
+    this.pools.set(key, connection);
+    while (this.pools.size > this.maxPools) {
+      const oldest = this.pools.keys().next().value;
+      if (oldest === undefined) break;
+      this.evictKey(oldest);
+    }
+    return connection;
+  }
+
+  /** Closes and forgets the pool of `spec` (e.g. after its credentials were refused). */
+  evict(spec: ConnectionSpec): void {
+    this.evictKey(targetKey(spec));
+  }
+
+  /** Closes every pool. */
+  async close(): Promise<void> {
+    const all = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.allSettled(all.map((connection) => connection.close()));
+  }
+
+  private evictKey(key: string): void {
+    const connection = this.pools.get(key);
+    if (!connection) return;
+    this.pools.delete(key);
+    // In-flight queries on an evicted pool finish first: Kysely's destroy waits for pg's pool.end().
+    void connection.close().catch(() => undefined);
+  }
+}

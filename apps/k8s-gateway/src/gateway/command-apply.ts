@@ -1,0 +1,224 @@
+// Applies k8s-gateway commands to the Kubernetes API with optimistic concurrency: read, change,
+// write back with the read resourceVersion, and on 409 re-read and try again a bounded number of times.
+import {
+  ApiException,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import type { K8sCommandV1 } from '@rolepolicy/contracts';
+import { GROUP, KINDS, KIND_NAMES, VERSION } from '@rolepolicy/kube';
+import type { CommandOutcome } from './command-outcome.js';
+
+type Json = { [key: string]: unknown };
+type Target = K8sCommandV1['target'];
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** RFC 7386 merge patch, the semantics of a `patch-status` command's `status` body. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const result: Json = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+class Conflict extends Error {}
+
+function statusBody(err: ApiException<unknown>): { reason: string; message: string } {
+  const raw: unknown = err.body;
+  let body: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+  }
+  const status = isObject(body) ? body : {};
+  return {
+    reason: typeof status['reason'] === 'string' ? status['reason'] : 'Unknown',
+    message: typeof status['message'] === 'string' ? status['message'] : `HTTP ${err.code}`,
+  };
+}
+
+/** Turns an API failure into an outcome; 409 is thrown back to the retry loop. */
+function outcomeOfError(err: unknown): CommandOutcome {
+  if (err instanceof Conflict) throw err;
+  if (err instanceof ApiException) {
+    const code = Number(err.code);
+    if (code === 409) throw new Conflict();
+    const { reason, message } = statusBody(err);
+    if (code === 429 || code >= 500) return { kind: 'unavailable', message: `${code} ${reason}` };
+    return { kind: 'rejected', code, reason, message };
+  }
+  return { kind: 'unavailable', message: err instanceof Error ? err.message.split('\n')[0]! : String(err) };
+}
+
+/** Applies commands; one instance per leader term. */
+export class CommandApplier {
+  private readonly objects: KubernetesObjectApi;
+  private readonly custom: CustomObjectsApi;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly maxAttempts: number,
+  ) {
+    this.objects = KubernetesObjectApi.makeApiClient(kc);
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  /** Applies one validated command. Never throws. */
+  async apply(command: K8sCommandV1): Promise<CommandOutcome> {
+    switch (command.command) {
+      case 'patch-status':
+        return this.withRetries(() => this.patchStatus(command));
+      case 'apply-resource':
+        return this.withRetries(() => this.applyResource(command.target, command.object));
+      case 'delete-resource':
+        return this.withRetries(() => this.deleteResource(command.target));
+      default: {
+        const never: never = command;
+        return never;
+      }
+    }
+  }
+
+  private async withRetries(attempt: () => Promise<CommandOutcome>): Promise<CommandOutcome> {
+    for (let i = 1; i <= this.maxAttempts; i++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof Conflict)) return outcomeOfError(err);
+        // Someone else wrote in between: re-read and re-apply on the next attempt.
+      }
+    }
+    return { kind: 'conflict', attempts: this.maxAttempts };
+  }
+
+  private customCoordinates(target: Target) {
+    const kind = KINDS.find((k) => k === target.kind);
+    if (!kind || target.apiVersion !== `${GROUP}/${VERSION}`) return undefined;
+    return {
+      group: GROUP,
+      version: VERSION,
+      plural: KIND_NAMES[kind].plural,
+      namespace: target.namespace,
+      name: target.name,
+    };
+  }
+
+  private async patchStatus(
+    command: Extract<K8sCommandV1, { command: 'patch-status' }>,
+  ): Promise<CommandOutcome> {
+    const coords = this.customCoordinates(command.target);
+    if (!coords) {
+      return {
+        kind: 'rejected',
+        code: 400,
+        reason: 'BadRequest',
+        message: `${command.target.kind} has no status subresource the gateway writes`,
+      };
+    }
+    let current: KubernetesObject;
+    try {
+      current = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
+    } catch (err) {
+      return outcomeOfError(err);
+    }
+    const rv = current.metadata?.resourceVersion;
+    if (command.resourceVersion !== undefined && command.resourceVersion !== rv) {
+      return { kind: 'stale', expected: command.resourceVersion, current: rv };
+    }
+    if (command.target.uid !== undefined && command.target.uid !== current.metadata?.uid) {
+      return {
+        kind: 'rejected',
+        code: 409,
+        reason: 'Conflict',
+        message: 'the object was replaced by another with the same name',
+      };
+    }
+    const body = { ...current, status: mergePatch((current as Json)['status'], command.status) };
+    try {
+      const written = (await this.custom.replaceNamespacedCustomObjectStatus({
+        ...coords,
+        body,
+      })) as KubernetesObject;
+      return { kind: 'applied', resourceVersion: written.metadata?.resourceVersion };
+    } catch (err) {
+      return outcomeOfError(err);
+    }
+  }
+
+  private async applyResource(target: Target, object: Json): Promise<CommandOutcome> {
+    const meta = isObject(object['metadata']) ? object['metadata'] : {};
+    const desired: KubernetesObject = {
+      ...object,
+      apiVersion: target.apiVersion,
+      kind: target.kind,
+      metadata: { ...meta, name: target.name, namespace: target.namespace },
+    };
+    let current: KubernetesObject | undefined;
+    try {
+      current = await this.objects.read({
+        apiVersion: target.apiVersion,
+        kind: target.kind,
+        metadata: { name: target.name, namespace: target.namespace },
+      });
+    } catch (err) {
+      if (!(err instanceof ApiException && Number(err.code) === 404)) return outcomeOfError(err);
+    }
+    try {
+      if (current === undefined) {
+        // A concurrent create answers 409 AlreadyExists: the retry reads and replaces it.
+        const created = await this.objects.create(desired);
+        return { kind: 'applied', resourceVersion: created.metadata?.resourceVersion };
+      }
+      const replaced = await this.objects.replace({
+        ...desired,
+        metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion },
+      });
+      return { kind: 'applied', resourceVersion: replaced.metadata?.resourceVersion };
+    } catch (err) {
+      return outcomeOfError(err);
+    }
+  }
+
+  private async deleteResource(target: Target): Promise<CommandOutcome> {
+    try {
+      await this.objects.delete(
+        {
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          metadata: { name: target.name, namespace: target.namespace },
+        },
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        'Background',
+        target.uid === undefined ? undefined : { preconditions: { uid: target.uid } },
+      );
+      return { kind: 'applied', resourceVersion: undefined };
+    } catch (err) {
+      if (err instanceof ApiException && Number(err.code) === 404)
+        return { kind: 'applied', resourceVersion: undefined };
+      if (err instanceof ApiException && Number(err.code) === 409 && target.uid !== undefined) {
+        // The uid precondition failed: the name now belongs to a different object, which must survive.
+        return {
+          kind: 'rejected',
+          code: 409,
+          reason: 'Conflict',
+          message: 'the object was replaced by another with the same name',
+        };
+      }
+      return outcomeOfError(err);
+    }
+  }
+}

@@ -1,0 +1,168 @@
+// Pulls k8s-gateway commands from their durable JetStream consumer, but only while this replica leads:
+// a standby pulls nothing, so commands never bounce between replicas. Validation, ack, nak with
+// backoff and dead letters follow the spine's transport rules (libs/contracts).
+import { jetstream, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  decodePayload,
+  deadLetterContract,
+  encodePayload,
+  nakDelayMs,
+  type BackoffPolicy,
+  type ConsumerDefinition,
+  type DeadLetterV1,
+  type K8sCommandV1,
+  type MessageContract,
+  type MessageOutcome,
+  type OutcomeObserver,
+} from '@rolepolicy/contracts';
+import { dispositionOf, type CommandOutcome } from './command-outcome.js';
+
+/** Options of {@link CommandConsumer}. */
+export type CommandConsumerOptions = {
+  readonly consumer: ConsumerDefinition;
+  /** The command contract (its subject may be a test sandbox's). */
+  readonly contract: MessageContract;
+  readonly deadLetterSubject: (subject: string) => string;
+  readonly backoff: BackoffPolicy;
+  readonly apply: (command: K8sCommandV1) => Promise<CommandOutcome>;
+  /** Called for outcomes the sender must hear about (stale, rejected); must not throw. */
+  readonly report: (command: K8sCommandV1, outcome: CommandOutcome) => Promise<void>;
+  readonly log: { log(message: string): void; warn(message: string): void; error(message: string): void };
+  /** Metrics feed (the runtime's message counters); must not throw. */
+  readonly observe?: OutcomeObserver;
+};
+
+const RESTART_DELAY_MS = 1_000;
+
+/** One leader term's command loop. */
+export class CommandConsumer {
+  private readonly js: JetStreamClient;
+  private messages: ConsumerMessages | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    connection: NatsConnection,
+    private readonly options: CommandConsumerOptions,
+  ) {
+    this.js = jetstream(connection);
+  }
+
+  /** Starts pulling. */
+  start(): void {
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  /** Stops pulling; the message in flight finishes first. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.messages?.stop();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const def = this.options.consumer;
+    while (!this.stopped) {
+      try {
+        const consumer = await this.js.consumers.get(def.stream, def.durable);
+        this.messages = await consumer.consume({ max_messages: 1 });
+        // stop() may have run while consume() was pending; it could not stop what did not exist yet.
+        if (this.stopped) this.messages.stop();
+        for await (const m of this.messages) await this.process(m);
+      } catch (err) {
+        if (this.stopped) break;
+        this.options.log.warn(`command consumer ${def.durable} stopped (${String(err)}); restarting`);
+        await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS));
+      }
+    }
+  }
+
+  private async process(m: JsMsg): Promise<void> {
+    const decoded = decodePayload(this.options.contract, m.data);
+    if (!decoded.ok) {
+      await this.deadLetter(m, 'invalid_payload', `${decoded.reason}: ${decoded.detail}`);
+      return;
+    }
+    const command = decoded.value as K8sCommandV1;
+    const heartbeat = setInterval(
+      () => m.working(),
+      Math.max(250, Math.floor(this.options.consumer.ackWaitMs / 3)),
+    );
+    let outcome: CommandOutcome;
+    try {
+      outcome = await this.options.apply(command);
+    } finally {
+      clearInterval(heartbeat);
+    }
+    const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
+    switch (dispositionOf(outcome)) {
+      case 'ack':
+        await m.ackAck();
+        this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
+        return;
+      case 'report':
+        this.options.log.warn(`${where}: ${outcome.kind}`);
+        await this.options.report(command, outcome);
+        await m.ackAck();
+        this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
+        return;
+      case 'redeliver': {
+        const def = this.options.consumer;
+        const count = m.info.deliveryCount;
+        if (count >= def.maxDeliver) {
+          await this.deadLetter(m, 'redelivery_exhausted', `${where}: ${outcome.kind} on delivery ${count}`);
+          return;
+        }
+        const delay = nakDelayMs(count, this.options.backoff);
+        this.options.log.warn(`${where}: ${outcome.kind}; redelivering in ${delay} ms`);
+        m.nak(delay);
+        this.observe({
+          kind: 'retried',
+          consumer: def.durable,
+          subject: m.subject,
+          deliveryCount: count,
+          delayMs: delay,
+        });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private async deadLetter(m: JsMsg, reason: DeadLetterV1['reason'], detail: string): Promise<void> {
+    const def = this.options.consumer;
+    const letter: DeadLetterV1 = {
+      v: 1,
+      reason,
+      detail: detail.slice(0, 4096),
+      subject: m.subject,
+      stream: def.stream,
+      consumer: def.durable,
+      streamSequence: m.seq,
+      deliveryCount: m.info.deliveryCount,
+      deadLetteredAt: new Date().toISOString(),
+      data: Buffer.from(m.data).toString('base64'),
+    };
+    await this.js.publish(
+      this.options.deadLetterSubject(m.subject),
+      encodePayload(deadLetterContract, letter),
+      {
+        msgID: `${def.stream}:${m.seq}`,
+      },
+    );
+    this.options.log.error(`dead-lettered ${m.subject} #${m.seq}: ${reason}: ${detail}`);
+    await m.ackAck();
+    this.observe({ kind: 'dead_lettered', consumer: def.durable, subject: m.subject, reason });
+  }
+
+  private observe(outcome: MessageOutcome): void {
+    try {
+      this.options.observe?.(outcome);
+    } catch {
+      // Metrics never decide the fate of a command.
+    }
+  }
+}

@@ -1,0 +1,26 @@
+// Environment variables of the gateway feature: which cluster and namespaces to watch, the leader
+// election Lease, resync and retry bounds. Spread into the k8s-gateway's env spec in config.ts.
+import { env, type ConfigOf } from '@rolepolicy/runtime';
+
+/** The gateway feature's variables. */
+export const gatewayEnvSpec = {
+  KUBECONFIG: env.text(
+    'Path of a kubeconfig file; empty uses in-cluster configuration or ~/.kube/config',
+    '',
+    4096,
+  ),
+  WATCH_NAMESPACE: env.text('Namespace to watch; empty watches the whole cluster', '', 63),
+  LEASE_NAMESPACE: env.text('Namespace of the leader election Lease', 'default', 63),
+  LEASE_NAME: env.text('Name of the leader election Lease', 'rolepolicy-k8s-gateway', 253),
+  GATEWAY_IDENTITY: env.text('Identity written to the Lease; empty uses hostname and process id', '', 253),
+  LEASE_DURATION_SECONDS: env.positiveInt(
+    'Seconds a leader may go without renewing before a standby takes over',
+    10,
+  ),
+  LEASE_RETRY_MS: env.positiveInt('How often the Lease is renewed (leader) or checked (standby)', 2000),
+  RESYNC_INTERVAL_MS: env.positiveInt('How often every watched object is republished', 300_000),
+  CONFLICT_RETRIES: env.positiveInt('Attempts of one command against 409 Conflict before redelivery', 5),
+} as const;
+
+/** The gateway feature's validated configuration. */
+export type GatewayConfig = ConfigOf<typeof gatewayEnvSpec>;

@@ -1,0 +1,636 @@
+// The k8s-gateway against the API emulator and the real local NATS: resource changes reach the bus once
+// per change plus resyncs, status commands survive a genuine 409, a crashed leader is replaced by the
+// standby, and a watch that gets 410 Gone re-lists without losing a change.
+import { fileURLToPath } from 'node:url';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import {
+  JetStreamPublisher,
+  decodePayload,
+  ensureTopology,
+  k8sCommandContract,
+  resourceEventContract,
+  type ConsumerDefinition,
+  type K8sCommandV1,
+  type ResourceEventV1,
+} from '@rolepolicy/contracts';
+import { GROUP, KIND_NAMES, VERSION, type Kind } from '@rolepolicy/kube';
+import {
+  createNatsSandbox,
+  eventually,
+  startEmulator,
+  type Emulator,
+  type NatsSandbox,
+} from '@rolepolicy/testing';
+import type { GatewayConfig } from './gateway-config.js';
+import { Gateway, kubeConfigFrom, type GatewayWiring } from './gateway.js';
+
+const crdDir = fileURLToPath(new URL('../../../../deploy/crds', import.meta.url));
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const API_VERSION = `${GROUP}/${VERSION}`;
+// Jest ignores a project-level testTimeout, so each test states its own bound (a hang guard, not a speed goal).
+const TIMEOUT_MS = 60_000;
+
+type Seen = { readonly subject: string; readonly type: string; readonly name: string; readonly rv: string };
+
+let emu: Emulator;
+let sandbox: NatsSandbox;
+let nc: NatsConnection;
+let wiring: GatewayWiring;
+let root: string;
+let co: CustomObjectsApi;
+let core: CoreV1Api;
+let seen: Seen[] = [];
+const gateways: Gateway[] = [];
+const quiet = process.env['RP_TEST_VERBOSE']
+  ? { log: console.log, warn: console.warn, error: console.error }
+  : { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Minimal valid objects of each kind (values as in @rolepolicy/kube's conformance fixtures). */
+const SPECS: Record<Kind, Record<string, unknown>> = {
+  PostgresPolicy: { connection: { secretRef: { name: 'app-db' } }, approval: 'manual' },
+  PostgresPolicyCandidate: { content: {}, policyRef: { name: 'app' } },
+  PostgresPolicyPlan: {
+    managedDatabaseIdentity: 'db-7f3a',
+    policyGeneration: 1,
+    policyRef: { name: 'app' },
+    reconciliationMode: 'authoritative',
+  },
+  EphemeralAccessPolicy: {
+    approval: { mode: 'Required' },
+    justification: { required: false },
+    maximumDuration: '4h',
+    memberships: [{ inherit: true, role: 'app_reader' }],
+    postgresPolicyRef: { name: 'app' },
+  },
+  EphemeralAccessRequest: {
+    accessPolicyRef: { name: 'readers' },
+    subject: { role: 'alice' },
+    requestedBy: { username: 'alice@example.com' },
+  },
+};
+
+function coords(kind: Kind, namespace: string) {
+  return { group: GROUP, version: VERSION, plural: KIND_NAMES[kind].plural, namespace };
+}
+
+function create(
+  kind: Kind,
+  namespace: string,
+  name: string,
+  extra: Record<string, unknown> = {},
+): Promise<any> {
+  return co.createNamespacedCustomObject({
+    ...coords(kind, namespace),
+    body: { apiVersion: API_VERSION, kind, metadata: { name, ...extra }, spec: SPECS[kind] },
+  });
+}
+
+function config(namespace: string, identity: string): GatewayConfig {
+  return {
+    KUBECONFIG: emu.kubeconfigPath,
+    WATCH_NAMESPACE: namespace,
+    LEASE_NAMESPACE: namespace,
+    LEASE_NAME: 'k8s-gateway',
+    GATEWAY_IDENTITY: identity,
+    LEASE_DURATION_SECONDS: 2,
+    LEASE_RETRY_MS: 250,
+    RESYNC_INTERVAL_MS: 3_600_000,
+    CONFLICT_RETRIES: 5,
+  };
+}
+
+function startGateway(namespace: string, identity: string): Gateway {
+  const cfg = config(namespace, identity);
+  const gateway = new Gateway(kubeConfigFrom(cfg), nc, new JetStreamPublisher(nc), cfg, wiring, quiet);
+  gateways.push(gateway);
+  gateway.start();
+  return gateway;
+}
+
+function events(namespace: string, name: string): string[] {
+  return seen
+    .filter((s) => s.subject.split('.').at(-2) === namespace && s.name === name)
+    .map((s) => `${s.type}@${s.rv}`);
+}
+
+async function sendCommand(command: K8sCommandV1): Promise<void> {
+  await new JetStreamPublisher(nc).publish(
+    wiring.commandContract,
+    `${root}.k8s.cmd.${command.command}`,
+    command,
+    command.idempotencyKey,
+  );
+}
+
+beforeAll(async () => {
+  emu = await startEmulator({ crdDir });
+  co = emu.kubeConfig().makeApiClient(CustomObjectsApi);
+  core = emu.kubeConfig().makeApiClient(CoreV1Api);
+  sandbox = await createNatsSandbox();
+  nc = await connect({ servers: sandbox.url });
+  root = sandbox.subject('rp');
+  const consumer: ConsumerDefinition = {
+    stream: sandbox.stream('cmd'),
+    durable: sandbox.durable('gateway'),
+    filterSubject: `${root}.k8s.cmd.>`,
+    ackWaitMs: 30_000,
+    maxDeliver: 5,
+    maxAckPending: 16,
+  };
+  await ensureTopology(await jetstreamManager(nc), {
+    streams: [
+      {
+        name: sandbox.stream('res'),
+        subjects: [`${root}.resource.>`],
+        retention: 'limits',
+        maxAgeMs: 600_000,
+        duplicateWindowMs: 60_000,
+      },
+      {
+        name: consumer.stream,
+        subjects: [`${root}.k8s.cmd.>`],
+        retention: 'workqueue',
+        maxAgeMs: 600_000,
+        duplicateWindowMs: 60_000,
+      },
+      {
+        name: sandbox.stream('dlq'),
+        subjects: [`${root}.deadletter.>`],
+        retention: 'limits',
+        maxAgeMs: 600_000,
+        duplicateWindowMs: 60_000,
+      },
+    ],
+    consumers: [consumer],
+  });
+  wiring = {
+    resourceContract: { ...resourceEventContract, subject: `${root}.resource.>` },
+    resourceSubject: (kind, namespace, name) => `${root}.resource.${kind}.${namespace}.${name}`,
+    commandContract: { ...k8sCommandContract, subject: `${root}.k8s.cmd.>` },
+    commandConsumer: consumer,
+    deadLetterSubject: (subject) => `${root}.deadletter.${subject}`,
+    backoff: { initialMs: 100, maxMs: 1_000 },
+  };
+  nc.subscribe(`${root}.resource.>`, {
+    callback: (_err, msg) => {
+      const decoded = decodePayload(wiring.resourceContract, msg.data);
+      if (!decoded.ok) throw new Error(decoded.detail);
+      const event = decoded.value as ResourceEventV1;
+      const meta = event.object.metadata as { name: string; resourceVersion?: string };
+      seen.push({ subject: msg.subject, type: event.type, name: meta.name, rv: meta.resourceVersion ?? '' });
+    },
+  });
+});
+
+afterEach(async () => {
+  emu.setRequestHook(undefined);
+  emu.setHistoryLimit(10_000);
+  await Promise.all(gateways.splice(0).map((g) => g.stop()));
+  seen = [];
+});
+
+afterAll(async () => {
+  await nc.drain();
+  await sandbox.cleanup();
+  await emu.stop();
+});
+
+test(
+  'create, update and delete of each kind reach the bus once per change; a resync republishes',
+  async () => {
+    const ns = 'bus';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const kinds = Object.keys(SPECS) as Kind[];
+    const expected = new Map<string, string[]>();
+    for (const kind of kinds) {
+      const name = kind.toLowerCase();
+      const created = await create(kind, ns, name);
+      expected.set(name, [`upsert@${created.metadata.resourceVersion}`]);
+    }
+    // The plan owns a ConfigMap (its SQL artifact); the policy names Secret app-db; "unrelated" is neither.
+    const plan = await co.getNamespacedCustomObject({
+      ...coords('PostgresPolicyPlan', ns),
+      name: 'postgrespolicyplan',
+    });
+    const owner = {
+      apiVersion: API_VERSION,
+      kind: 'PostgresPolicyPlan',
+      name: plan.metadata.name,
+      uid: plan.metadata.uid,
+    };
+    const cm = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'plan-sql', ownerReferences: [owner] }, data: { sql: 'select 1' } },
+    });
+    expected.set('plan-sql', [`upsert@${cm.metadata?.resourceVersion}`]);
+    await eventually('the policy event', () => events(ns, 'postgrespolicy').length === 1);
+    const secret = await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'app-db' }, stringData: { DATABASE_URL: 'postgres://x@db/app' } },
+    });
+    expected.set('app-db', [`upsert@${secret.metadata?.resourceVersion}`]);
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'unrelated' }, stringData: { k: 'v' } },
+    });
+
+    for (const kind of kinds) {
+      const name = kind.toLowerCase();
+      const updated = await co.patchNamespacedCustomObject(
+        { ...coords(kind, ns), name, body: { metadata: { labels: { touched: 'yes' } } } },
+        merge,
+      );
+      expected.get(name)!.push(`upsert@${updated.metadata.resourceVersion}`);
+    }
+    const cm2 = await core.patchNamespacedConfigMap(
+      { namespace: ns, name: 'plan-sql', body: { data: { sql: 'select 2' } } },
+      merge,
+    );
+    expected.get('plan-sql')!.push(`upsert@${cm2.metadata?.resourceVersion}`);
+    for (const kind of kinds.filter((k) => k !== 'PostgresPolicyPlan')) {
+      const name = kind.toLowerCase();
+      await co.deleteNamespacedCustomObject({ ...coords(kind, ns), name });
+      expected.get(name)!.push('delete@');
+    }
+    await eventually('every change on the bus', () =>
+      [...expected].every(([name, want]) => events(ns, name).length >= want.length),
+    );
+    for (const [name, want] of expected) {
+      expect({
+        name,
+        events: events(ns, name).map((e) => (e.startsWith('delete@') ? 'delete@' : e)),
+      }).toEqual({
+        name,
+        events: want,
+      });
+    }
+    expect(events(ns, 'unrelated')).toEqual([]);
+    expect(seen.find((s) => s.name === 'postgrespolicyplan')?.subject).toBe(
+      `${root}.resource.postgrespolicyplan.${ns}.postgrespolicyplan`,
+    );
+
+    const before = events(ns, 'postgrespolicyplan').length;
+    await gateway.resync();
+    await eventually('the resync', () => events(ns, 'postgrespolicyplan').length === before + 1);
+    expect(events(ns, 'postgrespolicyplan').at(-1)).toBe(events(ns, 'postgrespolicyplan').at(-2));
+    expect(events(ns, 'unrelated')).toEqual([]);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a patch-status command survives a concurrent update: 409, re-read, then success',
+  async () => {
+    const ns = 'status';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    await create('PostgresPolicy', ns, 'orders');
+    const statusWrites: string[] = [];
+    emu.setRequestHook(async ({ method, path }) => {
+      if (method !== 'PUT' || !path.endsWith('/postgrespolicies/orders/status')) return;
+      statusWrites.push(path);
+      // Between the gateway's read and its write, someone else changes the spec.
+      if (statusWrites.length === 1) {
+        await co.patchNamespacedCustomObject(
+          { ...coords('PostgresPolicy', ns), name: 'orders', body: { spec: { suspend: true } } },
+          merge,
+        );
+      }
+    });
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target: { apiVersion: API_VERSION, kind: 'PostgresPolicy', namespace: ns, name: 'orders' },
+      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Converged' }] },
+      idempotencyKey: 'status-1',
+    });
+    const stored = await eventually('the status write', async () => {
+      const o = await co.getNamespacedCustomObject({ ...coords('PostgresPolicy', ns), name: 'orders' });
+      return o.status?.conditions?.[0]?.status === 'True' ? o : undefined;
+    });
+    expect(statusWrites).toHaveLength(2);
+    expect(stored.spec.suspend).toBe(true);
+    expect(stored.metadata.generation).toBe(2);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a patch-status command decided on an outdated resourceVersion is reported, not applied',
+  async () => {
+    const ns = 'stale';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const created = await create('PostgresPolicy', ns, 'orders');
+    await co.patchNamespacedCustomObject(
+      { ...coords('PostgresPolicy', ns), name: 'orders', body: { spec: { suspend: true } } },
+      merge,
+    );
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target: { apiVersion: API_VERSION, kind: 'PostgresPolicy', namespace: ns, name: 'orders' },
+      status: { last_error: 'never written' },
+      resourceVersion: created.metadata.resourceVersion,
+      idempotencyKey: 'stale-1',
+    });
+    const warning = await eventually(
+      'a Warning event',
+      async () => (await core.listNamespacedEvent({ namespace: ns })).items[0],
+    );
+    expect(warning.reason).toBe('CommandStale');
+    expect(warning.involvedObject.name).toBe('orders');
+    const stored = await co.getNamespacedCustomObject({ ...coords('PostgresPolicy', ns), name: 'orders' });
+    expect(stored.status?.last_error).toBeUndefined();
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'apply-resource creates then replaces; delete-resource deletes and tolerates absence',
+  async () => {
+    const ns = 'apply';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const target = { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'artifact' };
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target,
+      object: { data: { sql: 'a' } },
+      idempotencyKey: 'a-1',
+    });
+    await eventually(
+      'the create',
+      async () => (await core.listNamespacedConfigMap({ namespace: ns })).items.length === 1,
+    );
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target,
+      object: { data: { sql: 'b' } },
+      idempotencyKey: 'a-2',
+    });
+    await eventually(
+      'the replace',
+      async () =>
+        (await core.readNamespacedConfigMap({ namespace: ns, name: 'artifact' })).data?.['sql'] === 'b',
+    );
+    await sendCommand({ v: 1, command: 'delete-resource', target, idempotencyKey: 'a-3' });
+    await sendCommand({ v: 1, command: 'delete-resource', target, idempotencyKey: 'a-4' });
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: { ...target, name: 'marker' },
+      object: {},
+      idempotencyKey: 'a-5',
+    });
+    await eventually('the marker after both deletes', async () => {
+      const names = (await core.listNamespacedConfigMap({ namespace: ns })).items.map(
+        (c) => c.metadata?.name,
+      );
+      return names.join() === 'marker';
+    });
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'killing the leader hands over to the standby, which then publishes and applies commands',
+  async () => {
+    const ns = 'handover';
+    const a = startGateway(ns, 'gw-a');
+    const b = startGateway(ns, 'gw-b');
+    const leader = await eventually('a leader', () => (a.isLeader() ? a : b.isLeader() ? b : undefined));
+    const standby = leader === a ? b : a;
+    expect(standby.isLeader()).toBe(false);
+    await leader.stop({ releaseLease: false });
+    await eventually('the standby to take over', () => standby.isLeader());
+    const lease = await emu
+      .kubeConfig()
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace: ns, name: 'k8s-gateway' });
+    expect(lease.spec?.holderIdentity).toBe(standby.identity);
+    expect(lease.spec?.leaseTransitions).toBe(1);
+    const created = await create('PostgresPolicy', ns, 'after-handover');
+    await eventually('the new leader publishing', () =>
+      events(ns, 'after-handover').includes(`upsert@${created.metadata.resourceVersion}`),
+    );
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'from-new-leader' },
+      object: { data: { ok: 'yes' } },
+      idempotencyKey: 'handover-1',
+    });
+    await eventually(
+      'the command applied',
+      async () => (await core.listNamespacedConfigMap({ namespace: ns })).items.length === 1,
+    );
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a watch that gets 410 Gone re-lists without losing the changes made meanwhile',
+  async () => {
+    const ns = 'gone';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    await create('PostgresPolicy', ns, 'keep');
+    await create('PostgresPolicy', ns, 'drop');
+    await eventually('both adds', () => events(ns, 'keep').length === 1 && events(ns, 'drop').length === 1);
+    // Hold the informers' re-watch until the changes are made and the history is too short to replay them.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held = 0;
+    emu.setRequestHook(async ({ query }) => {
+      if (query.get('watch') !== 'true') return;
+      held += 1;
+      await gate;
+    });
+    emu.endWatches();
+    await eventually('the informers to re-watch', () => held >= 1);
+    emu.setHistoryLimit(1);
+    const updated = await co.patchNamespacedCustomObject(
+      { ...coords('PostgresPolicy', ns), name: 'keep', body: { spec: { suspend: true } } },
+      merge,
+    );
+    await co.deleteNamespacedCustomObject({ ...coords('PostgresPolicy', ns), name: 'drop' });
+    const added = await create('PostgresPolicy', ns, 'new');
+    emu.setRequestHook(undefined);
+    release();
+    await eventually(
+      'the changes after the re-list',
+      () =>
+        events(ns, 'keep').includes(`upsert@${updated.metadata.resourceVersion}`) &&
+        events(ns, 'drop').some((e) => e.startsWith('delete@')) &&
+        events(ns, 'new').includes(`upsert@${added.metadata.resourceVersion}`),
+    );
+    expect(events(ns, 'keep')).toHaveLength(2);
+    expect(events(ns, 'drop')).toHaveLength(2);
+    expect(events(ns, 'new')).toHaveLength(1);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'with an empty WATCH_NAMESPACE the gateway watches the whole cluster',
+  async () => {
+    const cfg = { ...config('', 'gw-cluster'), LEASE_NAMESPACE: 'cluster-lease' };
+    const gateway = new Gateway(kubeConfigFrom(cfg), nc, new JetStreamPublisher(nc), cfg, wiring, quiet);
+    gateways.push(gateway);
+    gateway.start();
+    await eventually('leadership', () => gateway.isLeader());
+    const one = await create('PostgresPolicy', 'cluster-a', 'p');
+    const two = await create('PostgresPolicy', 'cluster-b', 'p');
+    await eventually(
+      'both namespaces on the bus',
+      () =>
+        events('cluster-a', 'p').includes(`upsert@${one.metadata.resourceVersion}`) &&
+        events('cluster-b', 'p').includes(`upsert@${two.metadata.resourceVersion}`),
+    );
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'Secret values written through commands never reach the logs or the reported Events',
+  async () => {
+    const ns = 'secrets';
+    const lines: string[] = [];
+    const capture = {
+      log: (m: string) => void lines.push(m),
+      warn: (m: string) => void lines.push(m),
+      error: (m: string) => void lines.push(m),
+    };
+    const cfg = config(ns, 'gw-secrets');
+    const gateway = new Gateway(kubeConfigFrom(cfg), nc, new JetStreamPublisher(nc), cfg, wiring, capture);
+    gateways.push(gateway);
+    gateway.start();
+    await eventually('leadership', () => gateway.isLeader());
+    const secretValue = 'hunter2-super-secret';
+    const target = { apiVersion: 'v1', kind: 'Secret', namespace: ns, name: 'app-pw' };
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target,
+      object: { stringData: { password: secretValue } },
+      idempotencyKey: 's-1',
+    });
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target,
+      status: { password: secretValue },
+      idempotencyKey: 's-2',
+    });
+    const warning = await eventually(
+      'the rejection Event',
+      async () => (await core.listNamespacedEvent({ namespace: ns })).items[0],
+    );
+    const stored = await core.readNamespacedSecret({ namespace: ns, name: 'app-pw' });
+    expect(stored.data?.['password']).toBe(Buffer.from(secretValue).toString('base64'));
+    expect(warning.reason).toBe('CommandRejected');
+    const visible = [...lines, warning.message ?? ''].join('\n');
+    expect(visible).not.toContain(secretValue);
+    expect(visible).not.toContain(Buffer.from(secretValue).toString('base64'));
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'plans are created, updated and deleted by command, and Events are emitted by command',
+  async () => {
+    const ns = 'plans';
+    const gateway = startGateway(ns, 'gw-plans');
+    await eventually('leadership', () => gateway.isLeader());
+    const target = {
+      apiVersion: API_VERSION,
+      kind: 'PostgresPolicyPlan',
+      namespace: ns,
+      name: 'orders-plan-1',
+    };
+    const plan = { spec: SPECS.PostgresPolicyPlan };
+    await sendCommand({ v: 1, command: 'apply-resource', target, object: plan, idempotencyKey: 'p-1' });
+    const created = await eventually('the plan', () =>
+      co
+        .getNamespacedCustomObject({ ...coords('PostgresPolicyPlan', ns), name: 'orders-plan-1' })
+        .catch(() => undefined),
+    );
+    expect(created.metadata.generation).toBe(1);
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target,
+      object: { ...plan, metadata: { labels: { 'rolepolicy.io/policy': 'orders' } } },
+      idempotencyKey: 'p-2',
+    });
+    await eventually('the label', async () => {
+      const o = await co.getNamespacedCustomObject({
+        ...coords('PostgresPolicyPlan', ns),
+        name: 'orders-plan-1',
+      });
+      return o.metadata.labels?.['rolepolicy.io/policy'] === 'orders';
+    });
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: { apiVersion: 'v1', kind: 'Event', namespace: ns, name: 'orders-plan-1.applied' },
+      object: {
+        involvedObject: { ...target, uid: created.metadata.uid },
+        reason: 'PlanCreated',
+        message: 'plan orders-plan-1 awaits approval',
+        type: 'Normal',
+      },
+      idempotencyKey: 'p-3',
+    });
+    await sendCommand({
+      v: 1,
+      command: 'delete-resource',
+      target: { ...target, uid: created.metadata.uid },
+      idempotencyKey: 'p-4',
+    });
+    await eventually('the plan deleted', async () => {
+      const list = await co.listNamespacedCustomObject(coords('PostgresPolicyPlan', ns));
+      return list.items.length === 0;
+    });
+    const emitted = (await core.listNamespacedEvent({ namespace: ns })).items.map((e) => e.reason);
+    expect(emitted).toEqual(['PlanCreated']);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'an informer whose list fails restarts with backoff and then publishes what it missed',
+  async () => {
+    const ns = 'flaky';
+    await create('PostgresPolicy', ns, 'early');
+    let failures = 0;
+    emu.setRequestHook(({ method, path, query }) => {
+      if (
+        method === 'GET' &&
+        path.endsWith(`/namespaces/${ns}/postgrespolicies`) &&
+        query.get('watch') !== 'true' &&
+        failures < 3
+      ) {
+        failures += 1;
+        throw new Error('injected list failure');
+      }
+    });
+    const gateway = startGateway(ns, 'gw-flaky');
+    await eventually('leadership', () => gateway.isLeader());
+    await eventually('the policy after the restarts', () => events(ns, 'early').length === 1);
+    expect(failures).toBe(3);
+  },
+  TIMEOUT_MS,
+);

@@ -1,0 +1,181 @@
+// One k8s-gateway replica: elects a leader over a Lease; while leading it runs the informers (publishing
+// every object's full state on its resource subject) and the command consumer. Standbys stay idle.
+import { hostname } from 'node:os';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type {
+  BackoffPolicy,
+  ConsumerDefinition,
+  JetStreamPublisher,
+  K8sCommandV1,
+  MessageContract,
+  OutcomeObserver,
+  ResourceEventV1,
+  ResourceKindToken,
+} from '@rolepolicy/contracts';
+import { CommandApplier } from './command-apply.js';
+import { CommandConsumer } from './command-consumer.js';
+import { describeOutcome, type CommandOutcome } from './command-outcome.js';
+import type { GatewayConfig } from './gateway-config.js';
+import { InformerSet, type ResourceChange } from './informer-set.js';
+import { LeaderElector } from './leader-election.js';
+
+/** Messaging wiring; production uses the spine's contracts and subjects, tests a sandbox's. */
+export type GatewayWiring = {
+  readonly resourceContract: MessageContract;
+  readonly resourceSubject: (kind: ResourceKindToken, namespace: string, name: string) => string;
+  readonly commandContract: MessageContract;
+  readonly commandConsumer: ConsumerDefinition;
+  readonly deadLetterSubject: (subject: string) => string;
+  readonly backoff: BackoffPolicy;
+};
+
+/** Logger shape (Nest's Logger fits). */
+export type GatewayLog = {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+};
+
+/** Builds the KubeConfig from KUBECONFIG, or in-cluster / ~/.kube/config when empty. */
+export function kubeConfigFrom(config: Pick<GatewayConfig, 'KUBECONFIG'>): KubeConfig {
+  const kc = new KubeConfig();
+  if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** A gateway replica. */
+export class Gateway {
+  private readonly elector: LeaderElector;
+  private informers: InformerSet | undefined;
+  private consumer: CommandConsumer | undefined;
+  /** The identity written to the Lease. */
+  readonly identity: string;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly nats: NatsConnection,
+    private readonly publisher: JetStreamPublisher,
+    private readonly config: GatewayConfig,
+    private readonly wiring: GatewayWiring,
+    private readonly log: GatewayLog,
+    private readonly observe?: OutcomeObserver,
+  ) {
+    this.identity = config.GATEWAY_IDENTITY || `${hostname()}-${process.pid}`;
+    this.elector = new LeaderElector(kc, {
+      namespace: config.LEASE_NAMESPACE,
+      name: config.LEASE_NAME,
+      identity: this.identity,
+      leaseDurationSeconds: config.LEASE_DURATION_SECONDS,
+      retryMs: config.LEASE_RETRY_MS,
+      onStartedLeading: () => this.lead(),
+      onStoppedLeading: () => this.follow(),
+      log,
+    });
+  }
+
+  /** Joins the election. */
+  start(): void {
+    this.elector.start();
+  }
+
+  /** Leaves the election, releasing the Lease when leading (`releaseLease: false` behaves like a crash). */
+  async stop(options: { readonly releaseLease?: boolean } = {}): Promise<void> {
+    await this.elector.stop(options.releaseLease ?? true);
+  }
+
+  /** Whether this replica leads. */
+  isLeader(): boolean {
+    return this.elector.isLeader();
+  }
+
+  /** Republishes every watched object now (also runs on the resync timer). */
+  async resync(): Promise<void> {
+    await this.informers?.resync();
+  }
+
+  private async lead(): Promise<void> {
+    const namespace = this.config.WATCH_NAMESPACE || undefined;
+    this.informers = new InformerSet(this.kc, {
+      namespace,
+      resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
+      restartBackoff: this.wiring.backoff,
+      sink: (change) => this.publish(change),
+      log: this.log,
+    });
+    await this.informers.start();
+    const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES);
+    this.consumer = new CommandConsumer(this.nats, {
+      consumer: this.wiring.commandConsumer,
+      contract: this.wiring.commandContract,
+      deadLetterSubject: this.wiring.deadLetterSubject,
+      backoff: this.wiring.backoff,
+      apply: (command) => applier.apply(command),
+      report: (command, outcome) => this.report(command, outcome),
+      log: this.log,
+      ...(this.observe ? { observe: this.observe } : {}),
+    });
+    this.consumer.start();
+  }
+
+  private async follow(): Promise<void> {
+    await this.consumer?.stop();
+    await this.informers?.stop();
+    this.consumer = undefined;
+    this.informers = undefined;
+  }
+
+  private async publish(change: ResourceChange): Promise<void> {
+    const { object, kind, reason } = change;
+    const meta = object.metadata ?? {};
+    if (!meta.namespace || !meta.name) return;
+    const payload: ResourceEventV1 = {
+      v: 1,
+      type: reason === 'delete' ? 'delete' : 'upsert',
+      object: object as ResourceEventV1['object'],
+      observedAt: new Date().toISOString(),
+    };
+    // A change is published once even if a re-list sees it again; resyncs always go out.
+    const msgId =
+      reason === 'resync' ? undefined : `${meta.uid ?? ''}:${meta.resourceVersion ?? ''}:${payload.type}`;
+    await this.publisher.publish(
+      this.wiring.resourceContract,
+      this.wiring.resourceSubject(kind.token, meta.namespace, meta.name),
+      payload,
+      msgId,
+    );
+  }
+
+  /** Tells the sender's side through a Warning Event on the target (visible in kubectl describe). */
+  private async report(command: K8sCommandV1, outcome: CommandOutcome): Promise<void> {
+    const target = command.target;
+    if (target.kind === 'Event') return;
+    const event = {
+      metadata: { generateName: `${target.name}.` },
+      involvedObject: {
+        apiVersion: target.apiVersion,
+        kind: target.kind,
+        name: target.name,
+        namespace: target.namespace,
+        ...(target.uid ? { uid: target.uid } : {}),
+      },
+      reason: outcome.kind === 'stale' ? 'CommandStale' : 'CommandRejected',
+      message: `${command.command}: ${describeOutcome(outcome)}`.slice(0, 1024),
+      type: 'Warning',
+      source: { component: 'rolepolicy-k8s-gateway' },
+      firstTimestamp: new Date(),
+      lastTimestamp: new Date(),
+      count: 1,
+    };
+    try {
+      await this.kc
+        .makeApiClient(CoreV1Api)
+        .createNamespacedEvent({ namespace: target.namespace, body: event });
+    } catch (err) {
+      this.log.warn(
+        `could not record an Event for ${target.kind} ${target.namespace}/${target.name}: ${String(err).split('\n')[0]}`,
+      );
+    }
+  }
+}
