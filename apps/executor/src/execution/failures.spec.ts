@@ -1,0 +1,42 @@
+// Which failures outside SQL are retried and which become a Failed result at once.
+import { DatabaseError, InspectionError } from '@rolepolicy/catalog';
+import { classifyFailure } from './failures.js';
+import { SecretUnavailableError } from './secrets.js';
+
+describe('classifyFailure', () => {
+  it('an unreadable Secret fails closed at once', () => {
+    expect(classifyFailure(new SecretUnavailableError('no connection for target t'))).toMatchObject({
+      class: 'permanent',
+      reason: 'SecretUnavailable',
+    });
+  });
+
+  it.each(['ECONNREFUSED', '08006', '53300', '57P01', '55P03', '40001'])(
+    '%s is retried by redelivery',
+    (code) => {
+      expect(classifyFailure(new DatabaseError('unreachable', code))).toMatchObject({
+        class: 'transient',
+        reason: 'DatabaseUnavailable',
+      });
+    },
+  );
+
+  it.each(['28P01', '3D000', '42501'])('%s is permanent and keeps its SQLSTATE in the message', (code) => {
+    const failure = classifyFailure(new DatabaseError('refused', code));
+    expect(failure).toMatchObject({ class: 'permanent', reason: 'DatabaseError' });
+    expect(failure.message).toContain(code);
+  });
+
+  it('an unexpected error is retried and its message (which may hold anything) is not repeated', () => {
+    const failure = classifyFailure(new TypeError('postgres://u:secret@h/db'));
+    expect(failure).toMatchObject({ class: 'transient', reason: 'PreparationFailed' });
+    expect(failure.message).not.toContain('secret');
+  });
+
+  it('an inspection error is permanent', () => {
+    expect(classifyFailure(new InspectionError('scope names another database'))).toMatchObject({
+      class: 'permanent',
+      reason: 'PreparationFailed',
+    });
+  });
+});

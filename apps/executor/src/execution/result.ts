@@ -1,0 +1,47 @@
+// Builds `rp.execute.result` payloads from what happened; every text field passes through here, and
+// none of them is ever built from a password, verifier or connection URL.
+import type { ExecuteRequestV1, ExecuteRequestV2, ExecuteResultV1 } from '@rolepolicy/contracts';
+
+/** The parts of an outcome the executor knows; the rest is copied from the request. */
+export type ResultFacts = Pick<ExecuteResultV1, 'phase' | 'reason' | 'message'> &
+  Partial<
+    Pick<
+      ExecuteResultV1,
+      'recomputedDigest' | 'executedDigest' | 'statementCount' | 'lastError' | 'errorClass'
+    >
+  >;
+
+/**
+ * The result payload for `request`; `now` is the report time (appliedAt/failedAt follow the phase).
+ * @example resultFor(request, { phase: 'Applied', reason: 'Executed', message: '...' }, new Date())
+ */
+export function resultFor(
+  request: ExecuteRequestV1 | ExecuteRequestV2,
+  facts: ResultFacts,
+  now: Date,
+): ExecuteResultV1 {
+  const at = now.toISOString();
+  return {
+    v: 1,
+    plan: request.plan,
+    ...(request.v === 2 ? { policy: request.policy } : {}),
+    idempotencyKey: request.idempotencyKey,
+    phase: facts.phase,
+    reason: facts.reason,
+    message: facts.message.slice(0, 4096),
+    approvedDigest: request.changeDigest,
+    recomputedDigest: facts.recomputedDigest ?? null,
+    executedDigest: facts.executedDigest ?? null,
+    statementCount: facts.statementCount ?? 0,
+    // Applied (executed or already converged) means every source version of the request is in effect.
+    ...(facts.phase === 'Applied'
+      ? {
+          appliedAt: at,
+          ...(request.v === 2 ? { appliedPasswordSourceVersions: request.passwordSources } : {}),
+        }
+      : {}),
+    ...(facts.phase === 'Failed' ? { failedAt: at, errorClass: facts.errorClass ?? 'permanent' } : {}),
+    ...(facts.lastError ? { lastError: facts.lastError } : {}),
+    reportedAt: at,
+  };
+}

@@ -1,0 +1,187 @@
+// The decision table for a successfully computed plan: identity refusal, blockers, stuck executions,
+// then the current plan's decision (none, denied, approved, pending) routed to the branches.
+
+import { executionGate, planDecision, planPhase } from './approval.js';
+import { identityVerdict, recordedIdentity } from './execution-verdict.js';
+import type { ComputedPlan } from './outcome.js';
+import { failedPatch, phasePatch, type SupersedeCause } from './plan-patches.js';
+import { composeStatus, cond } from './policy-status.js';
+import type { ReconcileStep } from './steps.js';
+import {
+  type ReconcileDecision,
+  toMillis,
+  newestFirst,
+  sameEffects,
+  type Ctx,
+  finish,
+  failureDecision,
+  computedFields,
+  supersedeStep,
+  driftedCondition,
+} from './decision-context.js';
+import { converged, holdForTerminalPlan, routeExisting, createAndRoute } from './decide-routes.js';
+
+/** Decides a reconcile whose inspection and planning succeeded. */
+export function decideComputed(ctx: Ctx, computed: ComputedPlan): ReconcileDecision {
+  const { policy } = ctx;
+  if (policy.spec.connection.requirePhysicalIdentity === true && computed.identity.physical === null) {
+    return failureDecision(
+      ctx,
+      'identity_blocked',
+      {
+        class: 'permanent',
+        reason: 'PhysicalIdentityRequired',
+        message:
+          'requirePhysicalIdentity is set and the target physical identity (system_identifier) cannot be read; planning refused',
+      },
+      {
+        TargetIdentityBlocked: cond(
+          'True',
+          'PhysicalIdentityRequired',
+          'the target physical identity cannot be read',
+        ),
+      },
+    );
+  }
+  if (computed.blockers.length > 0) {
+    return failureDecision(
+      ctx,
+      'blocked',
+      { class: 'permanent', reason: 'PlanBlocked', message: computed.blockers.join('; ') },
+      {},
+      { current_plan_ref: null },
+    );
+  }
+
+  // Recover plans whose executor never reported; they no longer hold the policy.
+  const before: ReconcileStep[] = [];
+  const nowMs = toMillis(ctx.now) ?? 0;
+  const interrupted = new Set<string>();
+  for (const plan of ctx.owned) {
+    // A missing applyingSince (a writer bug) must not pin the policy forever: fall back to older stamps.
+    // Marking a live execution Failed is safe: the lock and the digest re-check stop a second run.
+    const since = toMillis(
+      plan.status?.applyingSince ?? plan.status?.revalidatedAt ?? plan.status?.computedAt,
+    );
+    if (
+      planPhase(plan) === 'Applying' &&
+      since !== null &&
+      nowMs - since > ctx.settings.stuckApplyingSeconds * 1000
+    ) {
+      interrupted.add(plan.metadata.name);
+      before.push({
+        kind: 'patchPlanStatus',
+        patch: failedPatch(
+          plan,
+          'ExecutionInterrupted',
+          `execution interrupted: no executor report within ${ctx.settings.stuckApplyingSeconds}s`,
+          ctx.now,
+        ),
+        purpose: { kind: 'interrupted' },
+      });
+    }
+  }
+  const applying = ctx.owned.find((p) => planPhase(p) === 'Applying' && !interrupted.has(p.metadata.name));
+  const gate = executionGate(policy.spec);
+  const base = computedFields(ctx, computed);
+  if (applying) {
+    const status = composeStatus(
+      policy,
+      ctx.now,
+      {
+        Ready: cond('Unknown', 'Applying', `plan ${applying.metadata.name} is being applied`),
+        Reconciling: cond('True', 'Applying', `plan ${applying.metadata.name} is being applied`),
+        Drifted: cond('True', 'DriftDetected', `plan ${applying.metadata.name} is being applied`),
+      },
+      { ...base, current_plan_ref: { name: applying.metadata.name } },
+      computed.additiveIgnoredAbsence,
+    );
+    return finish(ctx, 'applying', before, status, [], ctx.intervalSeconds);
+  }
+
+  const actionable = ctx.owned
+    .filter((p) => planPhase(p) === 'Pending' || planPhase(p) === 'Approved')
+    .sort(newestFirst);
+  const current = actionable[0];
+  const others = actionable.slice(1);
+  const hasChanges = computed.changeCount > 0;
+  const transferBlocked = computed.ownerTransferBlocked && gate !== 'never';
+
+  if (current === undefined) {
+    if (!hasChanges) return converged(ctx, computed, before, []);
+    const hold = ctx.forced ? null : holdForTerminalPlan(ctx, computed);
+    if (hold) return hold;
+    return createAndRoute(ctx, computed, gate, transferBlocked, before, null, others);
+  }
+
+  const decision = planDecision(current);
+  if (decision === 'denied') {
+    const steps: ReconcileStep[] = [
+      ...before,
+      { kind: 'patchPlanStatus', patch: phasePatch(current, 'Rejected'), purpose: { kind: 'reject' } },
+    ];
+    const message = `plan ${current.metadata.name} was denied; a new plan is computed at the next reconcile`;
+    const status = composeStatus(
+      policy,
+      ctx.now,
+      { Ready: cond('True', 'Planned', message), Drifted: driftedCondition(hasChanges) },
+      { ...base, current_plan_ref: null },
+      computed.additiveIgnoredAbsence,
+    );
+    return finish(ctx, 'rejected', steps, status, [], ctx.intervalSeconds);
+  }
+
+  if (decision === 'approved') {
+    const verdict = identityVerdict({
+      requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
+      approved: recordedIdentity(current),
+      observed: { physical: computed.identity.physical, logical: computed.identity.logicalFingerprint },
+    });
+    if (verdict.kind !== 'proceed') {
+      const cause: SupersedeCause = {
+        kind: 'TargetIdentity',
+        reason: verdict.reason,
+        message: verdict.message,
+      };
+      if (!hasChanges) return converged(ctx, computed, before, [supersedeStep(current, cause, ctx.now)]);
+      return createAndRoute(ctx, computed, gate, transferBlocked, before, { plan: current, cause }, others);
+    }
+    if (!sameEffects(current, computed)) {
+      if (!hasChanges) {
+        return converged(ctx, computed, before, [
+          supersedeStep(current, { kind: 'EffectsCleared' }, ctx.now),
+        ]);
+      }
+      return createAndRoute(
+        ctx,
+        computed,
+        gate,
+        transferBlocked,
+        before,
+        { plan: current, cause: { kind: 'EffectsChanged' } },
+        others,
+      );
+    }
+    return routeExisting(ctx, computed, gate, transferBlocked, before, current, others);
+  }
+
+  // Undecided pending plan: revalidated on every reconcile.
+  if (!hasChanges) {
+    return converged(ctx, computed, before, [
+      supersedeStep(current, { kind: 'EffectsCleared' }, ctx.now),
+      ...others.map((p) => supersedeStep(p, { kind: 'EffectsCleared' }, ctx.now)),
+    ]);
+  }
+  if (!sameEffects(current, computed)) {
+    return createAndRoute(
+      ctx,
+      computed,
+      gate,
+      transferBlocked,
+      before,
+      { plan: current, cause: { kind: 'EffectsChanged' } },
+      others,
+    );
+  }
+  return routeExisting(ctx, computed, gate, transferBlocked, before, current, others);
+}

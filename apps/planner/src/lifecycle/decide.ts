@@ -1,0 +1,128 @@
+// The planner's decision table for one PostgresPolicy event: gate (interval, suspend, conflict), then,
+// given the inspect+plan outcome, which plan to create, keep, supersede, reject or execute, and the status.
+
+import type { ConflictVerdict } from './conflict.js';
+import { parseInterval, DEFAULT_INTERVAL_SECONDS } from './interval.js';
+import type { PlanningOutcome } from './outcome.js';
+import { isOwnedBy } from './plan-builder.js';
+import { composeStatus, cond } from './policy-status.js';
+import { redactSecrets } from './redact.js';
+import {
+  RECONCILE_REQUESTED_AT_ANNOTATION,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+} from './resources.js';
+import {
+  type LifecycleSettings,
+  DEFAULT_LIFECYCLE_SETTINGS,
+  type ReconcileDecision,
+  type Ctx,
+  finish,
+  failureDecision,
+} from './decision-context.js';
+import { decideComputed } from './decide-computed.js';
+
+/** What to do before any database work. */
+export type Gate =
+  | { readonly kind: 'inspect'; readonly intervalSeconds: number }
+  | { readonly kind: 'invalid_interval'; readonly message: string }
+  | { readonly kind: 'suspended'; readonly intervalSeconds: number }
+  | { readonly kind: 'conflict'; readonly intervalSeconds: number; readonly message: string };
+
+/**
+ * Gates in the spec's order: interval validity, suspend, then conflicts with earlier policies. Only
+ * `inspect` leads to a snapshot request.
+ */
+export function reconcileGate(policy: PostgresPolicy, conflict: ConflictVerdict): Gate {
+  const interval = parseInterval(policy.spec.interval);
+  if (!interval.ok) return { kind: 'invalid_interval', message: interval.message };
+  if (policy.spec.suspend === true) return { kind: 'suspended', intervalSeconds: interval.seconds };
+  if (conflict.kind === 'conflict') {
+    return { kind: 'conflict', intervalSeconds: interval.seconds, message: conflict.message };
+  }
+  return { kind: 'inspect', intervalSeconds: interval.seconds };
+}
+
+/** Everything the decision needs; `outcome` is only read when the gate says `inspect`. */
+export interface ReconcileInput {
+  readonly policy: PostgresPolicy;
+  /** Plans in the policy's namespace; filtered here to those the policy controls (by UID). */
+  readonly plans: readonly PostgresPolicyPlan[];
+  readonly conflict: ConflictVerdict;
+  readonly outcome: PlanningOutcome | null;
+  /** RFC 3339 UTC. */
+  readonly now: string;
+  /** Uniform draw in [0, 1) for backoff jitter. */
+  readonly jitter: number;
+  readonly settings?: LifecycleSettings;
+}
+
+/** Decides one reconcile. Pure: the same input always yields the same steps. */
+export function decideReconcile(input: ReconcileInput): ReconcileDecision {
+  const { policy } = input;
+  const settings = input.settings ?? DEFAULT_LIFECYCLE_SETTINGS;
+  const owned = input.plans.filter((p) => isOwnedBy(p, policy));
+  const annotation = policy.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
+  const gate = reconcileGate(policy, input.conflict);
+  const ctx: Ctx = {
+    policy,
+    now: input.now,
+    jitter: input.jitter,
+    settings,
+    owned,
+    allNames: input.plans.map((p) => p.metadata.name),
+    intervalSeconds: gate.kind === 'invalid_interval' ? DEFAULT_INTERVAL_SECONDS : gate.intervalSeconds,
+    forced: annotation !== undefined && annotation !== policy.status?.lastHandledReconcileAt,
+  };
+  switch (gate.kind) {
+    case 'invalid_interval':
+      return failureDecision(ctx, 'invalid_spec', {
+        class: 'permanent',
+        reason: 'InvalidSpec',
+        message: gate.message,
+      });
+    case 'suspended': {
+      const status = composeStatus(
+        policy,
+        ctx.now,
+        {
+          Ready: cond('False', 'Suspended', 'spec.suspend is true; reconciliation is suspended'),
+          Paused: cond('True', 'Suspended', 'spec.suspend is true; reconciliation is suspended'),
+        },
+        { last_error: null, transient_failure_count: 0 },
+      );
+      return finish(ctx, 'suspended', [], status, [], ctx.intervalSeconds);
+    }
+    case 'conflict':
+      return failureDecision(
+        ctx,
+        'conflict',
+        { class: 'permanent', reason: 'ConflictingPolicy', message: gate.message },
+        { Conflict: cond('True', 'ConflictingPolicy', redactSecrets(gate.message)) },
+      );
+    case 'inspect':
+      break;
+    default: {
+      const unreachable: never = gate;
+      return unreachable;
+    }
+  }
+  const outcome = input.outcome;
+  if (outcome === null) {
+    return failureDecision(ctx, 'failed', {
+      class: 'transient',
+      reason: 'DatabaseInspectionFailed',
+      message: 'no inspection result was available',
+    });
+  }
+  if (outcome.kind === 'failed') return failureDecision(ctx, 'failed', outcome.error);
+  return decideComputed(ctx, outcome.plan);
+}
+
+export {
+  DEFAULT_LIFECYCLE_SETTINGS,
+  executionRequest,
+  type DecisionKind,
+  type LifecycleSettings,
+  type ReconcileDecision,
+} from './decision-context.js';

@@ -1,0 +1,21 @@
+// Public surface of the planner's pure lifecycle core: decision table, plan and status builders,
+// execution verdicts, retention. No I/O here; the planner's handlers feed it and carry out its steps.
+export * from './resources.js';
+export * from './conditions.js';
+export * from './interval.js';
+export * from './backoff.js';
+export * from './redact.js';
+export * from './approval.js';
+export * from './outcome.js';
+export * from './conflict.js';
+export * from './execution-verdict.js';
+export * from './sql-storage.js';
+export * from './plan-builder.js';
+export * from './plan-patches.js';
+export * from './policy-status.js';
+export * from './retention.js';
+export * from './steps.js';
+export * from './decide.js';
+export * from './execution-report.js';
+export * from './messages.js';
+export * from './password-secret.js';
