@@ -1,0 +1,76 @@
+// Shared helpers of the catalog benchmarks: bench databases on the local server, psql timing (the
+// physical floor), inlining bound parameters so psql runs the exact queries, medians.
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import pg from 'pg';
+
+/** Admin URL of the bench server (trust-auth local server by default). */
+export const BENCH_ADMIN_URL =
+  process.env['RP_BENCH_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** URL of a database on the bench server. */
+export function databaseUrl(database: string): string {
+  const url = new URL(BENCH_ADMIN_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** Runs SQL on a URL (autocommit, so DO blocks may COMMIT). */
+export async function runOn(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Median of a list of numbers. */
+export function median(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
+/** One decimal. */
+export const round = (n: number): number => Math.round(n * 10) / 10;
+
+/** Wall time of `psql` running `args` (ms), median of `runs`. */
+export function timePsql(url: string, args: readonly string[], runs: number): number {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-d', url, ...args], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    samples.push(performance.now() - start);
+  }
+  return median(samples);
+}
+
+function pgArrayElement(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  return `"${String(value).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
+
+function literal(value: unknown): string {
+  if (Array.isArray(value)) return literal(`{${value.map(pgArrayElement).join(',')}}`);
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
+/** The query with `$n` replaced by SQL literals, so psql runs exactly what the driver ran. */
+export function inlineParameters(text: string, parameters: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_match, index: string) => literal(parameters[Number(index) - 1]));
+}
+
+/** Writes bench/results/<name>.json. */
+export function writeResult(name: string, report: unknown): void {
+  const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}${name}.json`, `${JSON.stringify(report, null, 2)}\n`);
+}

@@ -1,0 +1,23 @@
+// Benchmark entry point: `npm run bench -- <name>` builds, then runs dist/bench/run.js with <name> first.
+// Each benchmark registers one line below; benchmarks write their results under bench/results/.
+
+import { fileURLToPath } from 'node:url';
+
+type Bench = (script: string, args: readonly string[]) => void | Promise<void>;
+
+const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
+  policy: async () => (await import('./policy.bench.js')).runPolicyBench,
+  inspect: async () => (await import('./inspect.bench.js')).runInspectBench,
+  apply: async () => (await import('./apply.bench.js')).runApplyBench,
+};
+
+const [name, ...args] = process.argv.slice(2);
+const load = name === undefined ? undefined : BENCHMARKS[name];
+if (load === undefined) {
+  console.error(`usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}>`);
+  process.exitCode = 2;
+} else {
+  await (
+    await load()
+  )(fileURLToPath(import.meta.url), args);
+}
