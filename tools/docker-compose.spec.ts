@@ -1,0 +1,70 @@
+// docker-compose.yml stays consistent with what the services read: every service variable it sets is
+// declared in that app's env spec, the values pass validation, and the published port is the HTTP_PORT.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { loadConfig, type EnvSpec } from '@rolepolicy/runtime';
+import { k8sGatewayEnvSpec } from '../apps/k8s-gateway/src/config.js';
+import { inspectorEnvSpec } from '../apps/inspector/src/config.js';
+import { plannerEnvSpec } from '../apps/planner/src/config.js';
+import { executorEnvSpec } from '../apps/executor/src/config.js';
+import { accessSchedulerEnvSpec } from '../apps/access-scheduler/src/config.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const SPECS: Readonly<Record<string, EnvSpec>> = {
+  'k8s-gateway': k8sGatewayEnvSpec,
+  inspector: inspectorEnvSpec,
+  planner: plannerEnvSpec,
+  executor: executorEnvSpec,
+  'access-scheduler': accessSchedulerEnvSpec,
+};
+
+type ComposeService = {
+  readonly image?: string;
+  readonly build?: { readonly context: string; readonly args?: Readonly<Record<string, string>> };
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly ports?: readonly string[];
+};
+
+const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as {
+  readonly services: Readonly<Record<string, ComposeService>>;
+};
+
+describe('docker-compose.yml', () => {
+  it('runs postgres, nats with JetStream, redis and the five services', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      [
+        'access-scheduler',
+        'executor',
+        'inspector',
+        'k8s-gateway',
+        'nats',
+        'planner',
+        'postgres',
+        'redis',
+      ].sort(),
+    );
+    expect((compose.services['nats'] as { command?: string[] }).command).toContain('-js');
+  });
+
+  it.each(Object.keys(SPECS))('%s is built from the one Dockerfile with its APP build argument', (app) => {
+    expect(compose.services[app]?.build?.args?.['APP']).toBe(app);
+    expect(readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toContain('dist/apps/${APP}/src/main.js');
+  });
+
+  it.each(Object.keys(SPECS))('%s sets only variables its config declares, and they validate', (app) => {
+    const spec = SPECS[app] ?? {};
+    const environment = compose.services[app]?.environment ?? {};
+    for (const name of Object.keys(environment)) expect(Object.keys(spec)).toContain(name);
+    const config = loadConfig(spec, environment) as { readonly HTTP_PORT: number };
+    expect(compose.services[app]?.ports).toContain(`${config.HTTP_PORT}:${config.HTTP_PORT}`);
+  });
+
+  it('every configuration variable of every service is documented in the README', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    for (const spec of Object.values(SPECS))
+      for (const name of Object.keys(spec)) expect(readme).toContain(`\`${name}\``);
+  });
+});
