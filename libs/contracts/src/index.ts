@@ -14,6 +14,7 @@ export * from './messages/execute-request.js';
 export * from './messages/execute-result.js';
 export * from './messages/dead-letter.js';
 export * from './spine.js';
+export * from './cache/resource-cache.js';
 export * from './transport/backoff.js';
 export * from './transport/outcome.js';
 export * from './transport/jetstream.context.js';

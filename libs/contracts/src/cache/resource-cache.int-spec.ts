@@ -1,0 +1,230 @@
+// ResourceCache on a real NATS server: latest object per subject, deletes, late start, change listeners,
+// invalid payloads skipped, and recovery after the broker restarts.
+import { jetstream, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import {
+  createNatsSandbox,
+  eventually,
+  startPrivateNatsServer,
+  type NatsSandbox,
+  type PrivateNatsServer,
+} from '@rolepolicy/testing';
+import type { ResourceEventV1 } from '../messages/resource-event.js';
+import type { ResourceKindToken } from '../subjects.js';
+import { ResourceCache, type ResourceChange } from './resource-cache.js';
+
+/** Waits for `probe` to return something (bounds a hang; not a timing assertion). */
+const until = <T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs?: number) =>
+  eventually(what, probe, timeoutMs);
+
+type Names = { readonly stream: string; readonly root: string };
+
+async function createStream(nc: NatsConnection, names: Names): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({
+    name: names.stream,
+    subjects: [`${names.root}.resource.>`],
+    retention: RetentionPolicy.Limits,
+  });
+}
+
+function event(kind: string, namespace: string, name: string, data: Record<string, string>): ResourceEventV1 {
+  return {
+    v: 1,
+    type: 'upsert',
+    object: { apiVersion: 'v1', kind, metadata: { name, namespace }, data },
+    observedAt: new Date().toISOString(),
+  };
+}
+
+async function publish(
+  nc: NatsConnection,
+  names: Names,
+  kind: ResourceKindToken,
+  namespace: string,
+  name: string,
+  payload: unknown,
+): Promise<void> {
+  const subject = `${names.root}.resource.${kind}.${namespace}.${name}`;
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  await jetstream(nc).publish(subject, new TextEncoder().encode(body));
+}
+
+const dataOf = (cache: ResourceCache, kind: ResourceKindToken, ns: string, name: string): unknown =>
+  (cache.get(kind, ns, name) as { data?: unknown } | undefined)?.data;
+
+describe('ResourceCache', () => {
+  let sandbox: NatsSandbox;
+  let nc: NatsConnection;
+  let names: Names;
+  const caches: ResourceCache[] = [];
+  const warnings: string[] = [];
+  const logger = { warn: (m: string) => void warnings.push(m), log: () => undefined };
+
+  beforeAll(async () => {
+    sandbox = await createNatsSandbox();
+    nc = await connect({ servers: sandbox.url });
+    names = { stream: sandbox.stream('resources'), root: sandbox.subject('rp').replace(/\.rp$/, '') };
+    await createStream(nc, names);
+  });
+
+  afterAll(async () => {
+    for (const cache of caches) await cache.stop();
+    await nc.close();
+    await sandbox.cleanup();
+  });
+
+  const start = async (kinds: ResourceKindToken[]): Promise<ResourceCache> => {
+    const cache = await ResourceCache.start(nc, {
+      kinds,
+      stream: names.stream,
+      subjectRoot: names.root,
+      logger,
+    });
+    caches.push(cache);
+    return cache;
+  };
+
+  it('is ready at once on an empty stream and then follows new events', async () => {
+    const cache = await start(['configmap']);
+    await cache.ready;
+    expect(cache.list('configmap')).toEqual([]);
+    await publish(nc, names, 'configmap', 'ns-a', 'first', event('ConfigMap', 'ns-a', 'first', { k: '1' }));
+    await until(() => cache.get('configmap', 'ns-a', 'first'), 'the new configmap');
+  });
+
+  it('keeps the latest object per subject and drops deleted ones; a late cache sees the same state', async () => {
+    const early = await start(['secret', 'postgrespolicy']);
+    await early.ready;
+    const changes: ResourceChange[] = [];
+    const unsubscribe = early.onChange((c) => changes.push(c));
+
+    for (let i = 1; i <= 5; i++) {
+      await publish(nc, names, 'secret', 'team-a', 'db', event('Secret', 'team-a', 'db', { n: String(i) }));
+    }
+    await publish(nc, names, 'secret', 'team-a', 'gone', event('Secret', 'team-a', 'gone', { n: 'x' }));
+    await publish(nc, names, 'secret', 'team-a', 'gone', {
+      ...event('Secret', 'team-a', 'gone', {}),
+      type: 'delete',
+    });
+    await publish(
+      nc,
+      names,
+      'postgrespolicy',
+      'team-b',
+      'orders',
+      event('PostgresPolicy', 'team-b', 'orders', {}),
+    );
+    await publish(
+      nc,
+      names,
+      'configmap',
+      'team-a',
+      'other-kind',
+      event('ConfigMap', 'team-a', 'other-kind', {}),
+    );
+
+    await until(
+      () => (dataOf(early, 'secret', 'team-a', 'db') as { n?: string } | undefined)?.n === '5' || undefined,
+      'latest secret',
+    );
+    await until(() => early.get('postgrespolicy', 'team-b', 'orders'), 'the policy');
+    await until(
+      () => changes.some((c) => c.type === 'delete' && c.name === 'gone') || undefined,
+      'delete change',
+    );
+    expect(early.get('secret', 'team-a', 'gone')).toBeUndefined();
+    expect(early.list('secret').map((o) => o.metadata.name)).toEqual(['db']);
+    expect(early.list('postgrespolicy', 'team-a')).toEqual([]);
+    expect(early.list('postgrespolicy', 'team-b')).toHaveLength(1);
+    // Only the kinds asked for are followed.
+    expect(early.list('configmap')).toEqual([]);
+    expect(changes.filter((c) => c.kind === 'secret' && c.name === 'db' && c.type === 'upsert')).toHaveLength(
+      5,
+    );
+
+    unsubscribe();
+    await publish(nc, names, 'secret', 'team-a', 'db', event('Secret', 'team-a', 'db', { n: '6' }));
+    await until(
+      () => (dataOf(early, 'secret', 'team-a', 'db') as { n?: string } | undefined)?.n === '6' || undefined,
+      'sixth',
+    );
+    expect(changes.filter((c) => c.name === 'db')).toHaveLength(5);
+
+    const late = await start(['secret', 'postgrespolicy']);
+    await late.ready;
+    expect(dataOf(late, 'secret', 'team-a', 'db')).toEqual({ n: '6' });
+    expect(late.get('secret', 'team-a', 'gone')).toBeUndefined();
+    expect(late.get('postgrespolicy', 'team-b', 'orders')?.kind).toBe('PostgresPolicy');
+  });
+
+  it('skips invalid payloads with a warning that carries no payload value, and keeps going', async () => {
+    const cache = await start(['postgrespolicyplan']);
+    await cache.ready;
+    await publish(nc, names, 'postgrespolicyplan', 'team-c', 'bad', '{not json s3cr3t');
+    await publish(nc, names, 'postgrespolicyplan', 'team-c', 'bad2', {
+      v: 1,
+      type: 'upsert',
+      object: { password: 's3cr3t' },
+    });
+    await publish(
+      nc,
+      names,
+      'postgrespolicyplan',
+      'team-c',
+      'good',
+      event('PostgresPolicyPlan', 'team-c', 'good', {}),
+    );
+    await until(() => cache.get('postgrespolicyplan', 'team-c', 'good'), 'the valid plan');
+    expect(cache.get('postgrespolicyplan', 'team-c', 'bad')).toBeUndefined();
+    expect(cache.get('postgrespolicyplan', 'team-c', 'bad2')).toBeUndefined();
+    expect(warnings.filter((w) => w.includes('team-c.bad'))).toHaveLength(2);
+    expect(warnings.join('\n')).not.toContain('s3cr3t');
+  });
+});
+
+describe('ResourceCache across a broker restart', () => {
+  let server: PrivateNatsServer;
+  let nc: NatsConnection;
+  const names: Names = { stream: 'RP_RESOURCES', root: 'rp' };
+
+  beforeAll(async () => {
+    server = await startPrivateNatsServer();
+    nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    await createStream(nc, names);
+  });
+
+  afterAll(async () => {
+    await nc.close();
+    await server.dispose();
+  });
+
+  it('keeps following after the server comes back (defaults: RP_RESOURCES under rp)', async () => {
+    const cache = await ResourceCache.start(nc, {
+      kinds: ['secret'],
+      logger: { warn: () => undefined, log: () => undefined },
+    });
+    try {
+      await publish(nc, names, 'secret', 'ns', 'a', event('Secret', 'ns', 'a', { n: '1' }));
+      await cache.ready;
+      await until(() => cache.get('secret', 'ns', 'a'), 'before restart');
+
+      await server.stop();
+      await server.start();
+
+      await until(
+        async () => {
+          await publish(nc, names, 'secret', 'ns', 'b', event('Secret', 'ns', 'b', { n: '2' })).catch(
+            () => undefined,
+          );
+          return cache.get('secret', 'ns', 'b');
+        },
+        'an event published after the restart',
+        30_000,
+      );
+      expect(dataOf(cache, 'secret', 'ns', 'a')).toEqual({ n: '1' });
+    } finally {
+      await cache.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,201 @@
+// ResourceCache: the latest object per (kind, namespace, name) as the k8s-gateway published it, read from
+// RP_RESOURCES with one ordered (ephemeral) consumer per kind, LastPerSubject first, then every new event.
+import { DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Logger } from '@nestjs/common';
+import { decodePayload } from '../contract.js';
+import { resourceEventContract, type ResourceEventV1 } from '../messages/resource-event.js';
+import { SUBJECT_ROOT, type ResourceKindToken } from '../subjects.js';
+import { STREAMS } from '../topology.js';
+
+/** A Kubernetes object as published in a resource event (Secrets included: never log one). */
+export type CachedObject = ResourceEventV1['object'];
+
+/** What changed in the cache; `object` is absent on `delete`. */
+export type ResourceChange = {
+  readonly type: 'upsert' | 'delete';
+  readonly kind: ResourceKindToken;
+  readonly namespace: string;
+  readonly name: string;
+  readonly object?: CachedObject;
+};
+
+/** Options of {@link ResourceCache.start}. */
+export type ResourceCacheOptions = {
+  /** Kinds to follow; one ordered consumer per kind on `<root>.resource.<kind>.>`. */
+  readonly kinds: readonly ResourceKindToken[];
+  /** Stream holding the events; default `RP_RESOURCES` (sandboxes pass their own). */
+  readonly stream?: string;
+  /** Subject root; default `rp` (sandboxes pass e.g. `sbx_<id>`). */
+  readonly subjectRoot?: string;
+  /** Where warnings go; default a Nest logger named `ResourceCache`. Never receives object contents. */
+  readonly logger?: Pick<Logger, 'warn' | 'log'>;
+};
+
+type Listener = (change: ResourceChange) => void;
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/**
+ * Read-only view of the cluster objects the k8s-gateway publishes, kept current from JetStream.
+ * @example
+ * const cache = await ResourceCache.start(nc, { kinds: ['secret', 'postgrespolicy'] });
+ * await cache.ready;
+ * const policy = cache.get('postgrespolicy', 'team-a', 'orders');
+ */
+export class ResourceCache {
+  private readonly objects = new Map<ResourceKindToken, Map<string, CachedObject>>();
+  private readonly listeners = new Set<Listener>();
+  private readonly stops: (() => Promise<void>)[] = [];
+  private stopped = false;
+
+  /** Resolves once every kind has delivered what the stream held when the cache started. */
+  readonly ready: Promise<void>;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: {
+      readonly kinds: readonly ResourceKindToken[];
+      readonly stream: string;
+      readonly subjectRoot: string;
+    },
+    private readonly logger: Pick<Logger, 'warn' | 'log'>,
+    readyPromises: Promise<void>[],
+  ) {
+    for (const kind of options.kinds) this.objects.set(kind, new Map());
+    this.ready = Promise.all(readyPromises).then(() => undefined);
+    this.ready.catch(() => undefined);
+  }
+
+  /** Creates the consumers and starts following; await {@link ready} before trusting reads. */
+  static async start(nc: NatsConnection, options: ResourceCacheOptions): Promise<ResourceCache> {
+    const resolved = {
+      kinds: [...new Set(options.kinds)],
+      stream: options.stream ?? STREAMS.resources,
+      subjectRoot: options.subjectRoot ?? SUBJECT_ROOT,
+    };
+    const logger = options.logger ?? new Logger('ResourceCache');
+    const readiness = resolved.kinds.map(() => {
+      let resolve!: () => void;
+      let reject!: (e: Error) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      return { promise, resolve, reject };
+    });
+    const cache = new ResourceCache(
+      nc,
+      resolved,
+      logger,
+      readiness.map((r) => r.promise),
+    );
+    try {
+      await jetstreamManager(nc).then((jsm) => jsm.streams.info(resolved.stream));
+      for (const [i, kind] of resolved.kinds.entries()) await cache.follow(kind, readiness[i]!);
+    } catch (error) {
+      await cache.stop();
+      throw error;
+    }
+    return cache;
+  }
+
+  /** The latest object of that kind, namespace and name, or undefined when absent or deleted. */
+  get(kind: ResourceKindToken, namespace: string, name: string): CachedObject | undefined {
+    return this.objects.get(kind)?.get(key(namespace, name));
+  }
+
+  /** Every cached object of a kind, optionally in one namespace. */
+  list(kind: ResourceKindToken, namespace?: string): readonly CachedObject[] {
+    const all = [...(this.objects.get(kind)?.values() ?? [])];
+    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  /** Calls `listener` after every applied change; returns the unsubscribe function. */
+  onChange(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stops every consumer; reads keep answering from the last state. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.listeners.clear();
+    await Promise.all(this.stops.splice(0).map((stop) => stop()));
+  }
+
+  /** One ordered consumer per kind (nats-server 2.9 has no multi-filter consumers). */
+  private async follow(
+    kind: ResourceKindToken,
+    readiness: { resolve: () => void; reject: (e: Error) => void },
+  ): Promise<void> {
+    const js = jetstream(this.nc);
+    const prefix = `${this.options.subjectRoot}.resource.${kind}.`;
+    const consumer = await js.consumers.get(this.options.stream, {
+      filter_subjects: `${prefix}>`,
+      deliver_policy: DeliverPolicy.LastPerSubject,
+    });
+    const info = await consumer.info(true);
+    let caughtUp = info.num_pending === 0;
+    if (caughtUp) readiness.resolve();
+    const messages = await consumer.consume({ max_messages: 256 });
+    this.stops.push(() => {
+      if (!caughtUp) readiness.reject(new Error(`resource cache stopped before ${kind} caught up`));
+      return messages.close().then(
+        () => undefined,
+        () => undefined,
+      );
+    });
+    void (async () => {
+      try {
+        for await (const msg of messages) {
+          this.apply(kind, prefix, msg);
+          if (!caughtUp && msg.info.pending === 0) {
+            caughtUp = true;
+            readiness.resolve();
+          }
+        }
+      } catch (error) {
+        if (!this.stopped) {
+          this.logger.warn(`resource cache for ${kind} stopped: ${(error as Error).message}`);
+        }
+      }
+    })();
+  }
+
+  /** Applies one event; invalid ones are skipped with a warning that names the subject only. */
+  private apply(kind: ResourceKindToken, prefix: string, msg: JsMsg): void {
+    const rest = msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length).split('.') : [];
+    const [namespace, name] = rest;
+    if (rest.length !== 2 || !namespace || !name) {
+      this.logger.warn(`resource cache skipped an event on unexpected subject ${msg.subject}`);
+      return;
+    }
+    const decoded = decodePayload(resourceEventContract, msg.data);
+    if (!decoded.ok) {
+      this.logger.warn(`resource cache skipped an invalid event on ${msg.subject}: ${decoded.detail}`);
+      return;
+    }
+    const event = decoded.value;
+    const byName = this.objects.get(kind)!;
+    if (event.type === 'delete') {
+      byName.delete(key(namespace, name));
+    } else {
+      byName.set(key(namespace, name), event.object);
+    }
+    const change: ResourceChange =
+      event.type === 'delete'
+        ? { type: 'delete', kind, namespace, name }
+        : { type: 'upsert', kind, namespace, name, object: event.object };
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.logger.warn(
+          `resource cache listener failed on ${kind} ${namespace}/${name}: ${(error as Error).message}`,
+        );
+      }
+    }
+  }
+}
