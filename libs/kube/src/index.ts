@@ -19,3 +19,4 @@ export { toCelValue } from './admission/cel-rules.js';
 export * from './conformance/conformance-cases.js';
 export { CONFORMANCE_NAMESPACE } from './conformance/fixtures.js';
 export { applyMergePatch, getPath } from './conformance/merge-patch.js';
+export * from './connection/index.js';
