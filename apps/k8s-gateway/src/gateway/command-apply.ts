@@ -80,7 +80,7 @@ export class CommandApplier {
       case 'patch-status':
         return this.withRetries(() => this.patchStatus(command));
       case 'apply-resource':
-        return this.withRetries(() => this.applyResource(command.target, command.object));
+        return this.withRetries(() => this.applyResource(command));
       case 'delete-resource':
         return this.withRetries(() => this.deleteResource(command.target));
       default: {
@@ -156,14 +156,27 @@ export class CommandApplier {
     }
   }
 
-  private async applyResource(target: Target, object: Json): Promise<CommandOutcome> {
+  private async applyResource(
+    command: Extract<K8sCommandV1, { command: 'apply-resource' }>,
+  ): Promise<CommandOutcome> {
+    const { target, object } = command;
     const meta = isObject(object['metadata']) ? object['metadata'] : {};
+    const { status: _ignored, ...withoutStatus } = object;
     const desired: KubernetesObject = {
-      ...object,
+      ...withoutStatus,
       apiVersion: target.apiVersion,
       kind: target.kind,
       metadata: { ...meta, name: target.name, namespace: target.namespace },
     };
+    const coords = command.status === undefined ? undefined : this.customCoordinates(target);
+    if (command.status !== undefined && !coords) {
+      return {
+        kind: 'rejected',
+        code: 400,
+        reason: 'BadRequest',
+        message: `${target.kind} has no status subresource the gateway writes`,
+      };
+    }
     let current: KubernetesObject | undefined;
     try {
       current = await this.objects.read({
@@ -174,17 +187,33 @@ export class CommandApplier {
     } catch (err) {
       if (!(err instanceof ApiException && Number(err.code) === 404)) return outcomeOfError(err);
     }
+    if (current !== undefined && command.createOnly === true) {
+      // Create-only: whoever created it first wins; the existing object stays exactly as it is.
+      return { kind: 'applied', resourceVersion: current.metadata?.resourceVersion };
+    }
+    let written: KubernetesObject;
     try {
-      if (current === undefined) {
-        // A concurrent create answers 409 AlreadyExists: the retry reads and replaces it.
-        const created = await this.objects.create(desired);
-        return { kind: 'applied', resourceVersion: created.metadata?.resourceVersion };
-      }
-      const replaced = await this.objects.replace({
-        ...desired,
-        metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion },
-      });
-      return { kind: 'applied', resourceVersion: replaced.metadata?.resourceVersion };
+      // A concurrent create answers 409 AlreadyExists: the retry reads and replaces it (or, create-only, keeps it).
+      written =
+        current === undefined
+          ? await this.objects.create(desired)
+          : await this.objects.replace({
+              ...desired,
+              metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion },
+            });
+    } catch (err) {
+      return outcomeOfError(err);
+    }
+    if (command.status === undefined || !coords) {
+      return { kind: 'applied', resourceVersion: written.metadata?.resourceVersion };
+    }
+    try {
+      // Based on the object just written: a 409 here re-runs the whole command (replace, then status).
+      const withStatus = (await this.custom.replaceNamespacedCustomObjectStatus({
+        ...coords,
+        body: { ...written, status: command.status },
+      })) as KubernetesObject;
+      return { kind: 'applied', resourceVersion: withStatus.metadata?.resourceVersion };
     } catch (err) {
       return outcomeOfError(err);
     }

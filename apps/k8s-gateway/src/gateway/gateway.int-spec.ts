@@ -405,6 +405,52 @@ test(
 );
 
 test(
+  'apply-resource createOnly keeps an existing object; status is written right after the create',
+  async () => {
+    const ns = 'create-only';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const secret = { apiVersion: 'v1', kind: 'Secret', namespace: ns, name: 'gen-pw' };
+    const first = Buffer.from('first-password').toString('base64');
+    const second = Buffer.from('second-password').toString('base64');
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: secret,
+      object: { type: 'Opaque', data: { password: first } },
+      createOnly: true,
+      idempotencyKey: 'co-1',
+    });
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: secret,
+      object: { type: 'Opaque', data: { password: second } },
+      createOnly: true,
+      idempotencyKey: 'co-2',
+    });
+    const plan = { apiVersion: API_VERSION, kind: 'PostgresPolicyPlan', namespace: ns, name: 'with-status' };
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: plan,
+      object: { spec: SPECS.PostgresPolicyPlan },
+      status: { phase: 'Pending', changeDigest: 'sha256:abc' },
+      idempotencyKey: 'co-3',
+    });
+    const created: any = await eventually('the plan with its status', async () => {
+      const all: any = await co.listNamespacedCustomObject(coords('PostgresPolicyPlan', ns));
+      return all.items.find((p: any) => p.status?.phase === 'Pending');
+    });
+    expect(created.status.changeDigest).toBe('sha256:abc');
+    // Commands apply in order, so the second Secret command ran before the plan appeared.
+    const stored = await core.readNamespacedSecret({ namespace: ns, name: 'gen-pw' });
+    expect(stored.data?.['password']).toBe(first);
+  },
+  TIMEOUT_MS,
+);
+
+test(
   'killing the leader hands over to the standby, which then publishes and applies commands',
   async () => {
     const ns = 'handover';

@@ -27,6 +27,16 @@ export const K8sCommandV1 = Type.Union([
       target: ObjectRef,
       /** The full desired object (create or replace). */
       object: Type.Record(Type.String(), Type.Unknown()),
+      /**
+       * Create only: when the object exists already it is left untouched and the command counts as
+       * applied (a generated password Secret is created exactly once).
+       */
+      createOnly: Type.Optional(Type.Boolean()),
+      /**
+       * Written through the `/status` subresource right after the create or replace (a CREATE drops
+       * status), so an object and its status arrive in one ordered command. Custom kinds only.
+       */
+      status: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
       idempotencyKey: IdempotencyKey,
     },
     { additionalProperties: false },
