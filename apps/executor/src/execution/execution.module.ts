@@ -1,8 +1,16 @@
-// Nest module of execution work: the handler on the work subject, the service, and the injected secrets.
-// ExecutorModule registers it with the production resolver; tests register it with their own.
+// Nest module of execution work: the handler on the work subject, the service, and where secrets and fresh
+// cluster state come from (the gateway's resource events in production, a fixed resolver in tests).
 import { Module, type DynamicModule } from '@nestjs/common';
-import { SUBJECTS } from '@rolepolicy/contracts';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { JetStreamPublisher, SUBJECTS } from '@rolepolicy/contracts';
+import { NATS_CONNECTION } from '@rolepolicy/runtime';
 import { executeController } from './execute.controller.js';
+import {
+  EXECUTION_CLUSTER,
+  ExecutionClusterShutdown,
+  startExecutionCluster,
+  type ExecutionCluster,
+} from './execution-cluster.js';
 import { ExecutionService } from './execution.service.js';
 import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
 
@@ -11,10 +19,26 @@ import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
 export class ExecutionModule {
   /** Serves execution requests on `options.requestSubject` (default `rp.execute.request`). */
   static register(options: ExecutionOptions): DynamicModule {
+    if (options.cluster === undefined && options.secrets === undefined) {
+      throw new Error('ExecutionModule needs `cluster` (production) or `secrets` (tests)');
+    }
+    const cluster = options.cluster;
     return {
       module: ExecutionModule,
       controllers: [executeController(options.requestSubject ?? SUBJECTS.executeRequest)],
-      providers: [{ provide: EXECUTION_OPTIONS, useValue: options }, ExecutionService],
+      providers: [
+        { provide: EXECUTION_OPTIONS, useValue: options },
+        cluster === undefined
+          ? { provide: EXECUTION_CLUSTER, useValue: null }
+          : {
+              provide: EXECUTION_CLUSTER,
+              inject: [NATS_CONNECTION, JetStreamPublisher],
+              useFactory: (nc: NatsConnection, publisher: JetStreamPublisher): Promise<ExecutionCluster> =>
+                startExecutionCluster(nc, publisher, cluster),
+            },
+        ExecutionClusterShutdown,
+        ExecutionService,
+      ],
     };
   }
 }

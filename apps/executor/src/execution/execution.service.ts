@@ -1,7 +1,8 @@
-// Carries out one execution request: lock the database, re-inspect, re-plan, decide (pure), run the SQL
-// in the lock's transaction, publish the outcome. Never logs URLs, passwords or verifiers.
+// Carries out one execution request: read the fresh plan and policy, resolve the connection, lock the
+// database, re-inspect, re-plan, decide (pure), write plan status, run the SQL in the lock's transaction,
+// publish the outcome. Never logs URLs, passwords or verifiers.
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   ExecutionError,
   executeUnderLock,
@@ -20,21 +21,33 @@ import {
   type ExecuteResultV1,
 } from '@rolepolicy/contracts';
 import { SCRAM_SALT_LENGTH, renderSql, scramSha256Verifier, type Change } from '@rolepolicy/policy';
+import { planDecision, planPhase } from '../../../planner/src/lifecycle/approval.js';
 import { decideExecution, type ExecutionDecision } from './decide.js';
+import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
 import { classifyFailure, transientCode } from './failures.js';
+import { freshVerdict, presenceVerdict, type FreshState, type FreshVerdict } from './fresh-verdict.js';
 import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
-import { expandRequest, replan } from './replan.js';
+import type { PlanStatusWrite } from './plan-status.js';
+import { expandRequest, freshInputs, replan, requestInputs, type PlanningInputs } from './replan.js';
 import { resultFor, type ResultFacts } from './result.js';
+import type { ExecutionSecretResolver } from './secrets.js';
 
 /** Handles execution requests; one instance per executor replica. */
 @Injectable()
 export class ExecutionService {
   private readonly logger = new Logger('Execution');
 
+  private readonly secrets: ExecutionSecretResolver;
+
   constructor(
     @Inject(EXECUTION_OPTIONS) private readonly options: ExecutionOptions,
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
-  ) {}
+    @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
+  ) {
+    const secrets = cluster?.view.secrets ?? options.secrets;
+    if (secrets === undefined) throw new Error('the executor has no secret resolver');
+    this.secrets = secrets;
+  }
 
   /**
    * Runs one request to its outcome and publishes it. Throws only for transient trouble (connection,
@@ -45,6 +58,7 @@ export class ExecutionService {
     delivery: { readonly finalAttempt: boolean } = { finalAttempt: false },
   ): Promise<ExecuteResultV1> {
     const facts = request.v === 1 ? INCOMPLETE : await this.attempt(request, delivery.finalAttempt);
+    if (request.v === 2) await this.recordOutcome(request, facts);
     const result = resultFor(request, facts, new Date());
     await this.publish(result);
     this.logger.log(
@@ -64,6 +78,36 @@ export class ExecutionService {
     }
   }
 
+  /**
+   * Writes Applied or Failed on the plan (cluster wiring only), before the result is published, so the
+   * plan never stays Applying after its transaction committed even while the planner is down. Only a live,
+   * approved plan is written: a refused or skipped request leaves the plan to the planner.
+   */
+  private async recordOutcome(request: ExecuteRequestV2, facts: ResultFacts): Promise<void> {
+    if (this.cluster === null) return;
+    const { plan } = await this.freshState(request);
+    if (plan === undefined) return;
+    const phase = planPhase(plan);
+    const live = phase === 'Pending' || phase === 'Approved' || phase === 'Applying';
+    if (!live || planDecision(plan) !== 'approved') return;
+    let write: PlanStatusWrite | undefined;
+    if (facts.phase === 'Applied' && (facts.reason === 'Executed' || phase === 'Applying')) {
+      write = { phase: 'Applied' };
+    } else if (facts.phase === 'Failed') {
+      write = { phase: 'Failed', reason: facts.reason, message: facts.message };
+    }
+    if (write) await this.cluster.status.write(request, plan, write, new Date());
+  }
+
+  private freshState(request: ExecuteRequestV2): Promise<FreshState> {
+    if (this.cluster === null) return Promise.resolve({ policy: undefined, plan: undefined });
+    return this.cluster.view.fresh({
+      namespace: request.plan.namespace,
+      plan: request.plan.name,
+      policy: request.policy.name,
+    });
+  }
+
   private async publish(result: ExecuteResultV1): Promise<void> {
     const subject = this.options.resultSubject ?? SUBJECTS.executeResult;
     const contract = { ...executeResultContract, subject };
@@ -76,28 +120,61 @@ export class ExecutionService {
   }
 
   private async execute(request: ExecuteRequestV2): Promise<ResultFacts> {
-    const expanded = expandRequest(request);
+    // With the cluster wired, plan from the policy as it is now (an edit with different effects then shows
+    // as a digest mismatch), and stop early when the plan or policy is gone.
+    let inputs: PlanningInputs = requestInputs(request);
+    if (this.cluster !== null) {
+      const fresh = await this.freshState(request);
+      const present = presenceVerdict(request, fresh);
+      if (present.kind !== 'proceed') return verdictFacts(present);
+      inputs = freshInputs(request, fresh.policy!.spec);
+    }
+    const expanded = expandRequest(request, inputs);
     if (!expanded.ok) return { phase: 'Failed', reason: 'InvalidPolicy', message: expanded.message };
     const namespace = request.policy.namespace;
-    const spec = await this.options.secrets.connection({ namespace, target: request.target });
+    // Resolved before the lock: a bad credential must not hold the database lock for a pool timeout.
+    const query = { namespace, target: request.target, policy: request.policy.name };
+    const resolved = await this.secrets.connection(query);
+    if (resolved.target !== request.target) return targetChanged(resolved.target);
     // The transaction holding the lock uses one connection; inspection reads on another.
-    const connection = openConnection({ ...spec, maxConnections: 4, applicationName: 'rolepolicy-executor' });
+    const connection = openConnection({
+      ...resolved.connection,
+      maxConnections: 4,
+      applicationName: 'rolepolicy-executor',
+    });
     let before = 0;
     try {
       return await withRedaction(connection, () =>
         executeUnderLock<ResultFacts>(connection.db, async (): Promise<LockedDecision<ResultFacts>> => {
           const snapshot = await inspect(connection.db, expanded.scope, connection.target);
-          const { plan, digest } = replan(request, expanded, snapshot);
+          const { plan, digest } = replan(request, expanded, snapshot, inputs);
+          const observed = {
+            physical: snapshot.identity.physical,
+            logical: snapshot.identity.logical_fingerprint,
+          };
+          // The plan and policy as they are now, under the lock: a denial, suspend or edit since the
+          // request (or while this replica waited for the lock) stops the SQL here.
+          const fresh = await this.freshState(request);
+          if (this.cluster !== null) {
+            const still = await this.stillSame(request, fresh, inputs);
+            if (still !== undefined) return { run: false, result: still };
+            const verdict = freshVerdict(request, fresh, {
+              changeDigest: digest.digest,
+              changeDigestEncoding: digest.encoding,
+              changeCount: plan.changes.length,
+              observed,
+            });
+            if (verdict.kind !== 'proceed') {
+              return { run: false, result: { ...verdictFacts(verdict), recomputedDigest: digest.digest } };
+            }
+          }
           const decision = decideExecution(request, {
             changeDigest: digest.digest,
             changeDigestEncoding: digest.encoding,
             changeCount: plan.changes.length,
             blockers: plan.blockers,
             ownerTransferBlocked: plan.ownerTransferBlocked,
-            observed: {
-              physical: snapshot.identity.physical,
-              logical: snapshot.identity.logical_fingerprint,
-            },
+            observed,
           });
           if (decision.kind !== 'execute') {
             return { run: false, result: refusal(decision, digest.digest) };
@@ -115,7 +192,11 @@ export class ExecutionService {
             ...rendered.statements,
             ...(probe?.after ?? []),
           ];
-          // Reported while the lock is held, so Applying is never published after the outcome.
+          // Written and reported while the lock is held and before any statement, so Applying always
+          // precedes the outcome; a failed write leaves the transaction without SQL (retried later).
+          if (this.cluster !== null && fresh.plan !== undefined) {
+            await this.cluster.status.write(request, fresh.plan, { phase: 'Applying' }, new Date());
+          }
           await this.publish(
             resultFor(
               request,
@@ -165,6 +246,32 @@ export class ExecutionService {
     }
   }
 
+  /**
+   * Under the lock: the policy may have changed while this replica waited. A different connection target
+   * is refused; different planning inputs are skipped (the planner re-plans and asks again).
+   */
+  private async stillSame(
+    request: ExecuteRequestV2,
+    fresh: FreshState,
+    inputs: PlanningInputs,
+  ): Promise<ResultFacts | undefined> {
+    if (fresh.policy === undefined) return undefined; // freshVerdict reports it
+    const resolved = await this.secrets.connection({
+      namespace: request.policy.namespace,
+      target: request.target,
+      policy: request.policy.name,
+    });
+    if (resolved.target !== request.target) return targetChanged(resolved.target);
+    if (JSON.stringify(freshInputs(request, fresh.policy.spec)) !== JSON.stringify(inputs)) {
+      return {
+        phase: 'Skipped',
+        reason: 'PolicyChanged',
+        message: 'the policy changed while the executor waited for the database lock; no SQL was run',
+      };
+    }
+    return undefined;
+  }
+
   /** SCRAM verifiers for the plan's set_password changes; the cleartext never leaves this method. */
   private async verifiers(
     namespace: string,
@@ -174,7 +281,7 @@ export class ExecutionService {
     const verifiers: Record<string, string> = {};
     for (const change of changes) {
       if (change.kind !== 'set_password') continue;
-      const cleartext = await this.options.secrets.password({
+      const cleartext = await this.secrets.password({
         namespace,
         role: change.name,
         sourceVersion: request.passwordSources[change.name] ?? change.password_source,
@@ -190,6 +297,31 @@ const INCOMPLETE: ResultFacts = {
   reason: 'RequestIncomplete',
   message: 'execute request v1 carries no planning inputs; the executor needs v2 to re-plan',
 };
+
+/** The result of a fresh-state verdict that stops the request (never `proceed`). */
+function verdictFacts(verdict: Exclude<FreshVerdict, { kind: 'proceed' }>): ResultFacts {
+  switch (verdict.kind) {
+    case 'skip':
+      return { phase: 'Skipped', reason: verdict.reason, message: verdict.message };
+    case 'superseded':
+      return { phase: 'Superseded', reason: verdict.reason, message: verdict.message };
+    case 'fail_closed':
+      return { phase: 'Failed', reason: verdict.reason, message: verdict.message };
+    default: {
+      const unreachable: never = verdict;
+      return unreachable;
+    }
+  }
+}
+
+/** The policy's connection now resolves to another target than the one the digest bound. */
+function targetChanged(now: string): ResultFacts {
+  return {
+    phase: 'Superseded',
+    reason: 'TargetReferenceChanged',
+    message: `the policy's connection now resolves to target ${now}, not the approved one; no SQL was run`,
+  };
+}
 
 /** The result of a decision that runs no SQL. */
 function refusal(decision: Exclude<ExecutionDecision, { kind: 'execute' }>, recomputed: string): ResultFacts {

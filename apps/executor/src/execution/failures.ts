@@ -1,12 +1,13 @@
 // Sorts a failure outside SQL execution: transient ones (target unreachable, timeouts, lock waits) are
 // retried by redelivery; permanent ones, and transient ones on the last delivery, become a Failed result.
 import { DatabaseError, SafeError } from '@rolepolicy/catalog';
-import { SecretUnavailableError } from './secrets.js';
+import { InvalidConnectionError, SecretUnavailableError } from './secrets.js';
 
 /** How the executor reacts to a failure that happened before or around the SQL. */
 export type ClassifiedFailure = {
   readonly class: 'transient' | 'permanent';
-  readonly reason: 'SecretUnavailable' | 'DatabaseUnavailable' | 'DatabaseError' | 'PreparationFailed';
+  readonly reason:
+    'SecretUnavailable' | 'InvalidConnection' | 'DatabaseUnavailable' | 'DatabaseError' | 'PreparationFailed';
   /** Safe to publish: built from redacted errors only. */
   readonly message: string;
 };
@@ -40,6 +41,9 @@ export function transientCode(code: string | null): boolean {
 export function classifyFailure(error: unknown): ClassifiedFailure {
   if (error instanceof SecretUnavailableError) {
     return { class: 'permanent', reason: 'SecretUnavailable', message: error.message };
+  }
+  if (error instanceof InvalidConnectionError) {
+    return { class: 'permanent', reason: 'InvalidConnection', message: error.message };
   }
   if (error instanceof DatabaseError) {
     const timeout = error.code === null && /timeout|timed out/i.test(error.message);

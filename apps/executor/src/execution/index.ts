@@ -8,3 +8,7 @@ export * from './failures.js';
 export * from './options.js';
 export * from './execution.service.js';
 export * from './execution.module.js';
+export * from './fresh-verdict.js';
+export * from './cluster-view.js';
+export * from './plan-status.js';
+export * from './execution-cluster.js';

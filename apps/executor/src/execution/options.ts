@@ -21,8 +21,24 @@ export interface ExecutionOptions {
   readonly requestSubject?: string;
   /** Result subject (default `rp.execute.result`). */
   readonly resultSubject?: string;
-  readonly secrets: ExecutionSecretResolver;
+  /**
+   * A fixed resolver (tests, demo) that trusts the request: no fresh plan or policy read, no plan status
+   * written. Ignored when `cluster` is set.
+   */
+  readonly secrets?: ExecutionSecretResolver;
+  /**
+   * Production: read Secrets, the plan and the policy fresh from the gateway's resource events (a
+   * ResourceCache on RP_RESOURCES), judge the fresh plan under the lock, and write plan status through
+   * `rp.k8s.cmd.patch-status`. Sandboxes override the subject root (resources and commands) and stream.
+   */
+  readonly cluster?: ClusterOptions;
   readonly probe?: LockHolderProbe;
+}
+
+/** Where the cluster's objects and commands live (defaults: subject root `rp`, stream `RP_RESOURCES`). */
+export interface ClusterOptions {
+  readonly subjectRoot?: string;
+  readonly resourceStream?: string;
 }
 
 /** Injection token of the resolved {@link ExecutionOptions}. */

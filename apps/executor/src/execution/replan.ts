@@ -2,7 +2,9 @@
 // ran (expand, scope, computePlan, changeDigest), so equal inputs give the approved digest. Pure.
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import {
+  CONTENT_FIELDS,
   changeDigest,
+  contentDigest,
   computePlan,
   deriveManagedScope,
   expandPolicy,
@@ -12,7 +14,55 @@ import {
   type ManagedScope,
   type PlanResult,
   type PolicyContent,
+  type ReconciliationMode,
 } from '@rolepolicy/policy';
+
+/** What a plan is computed from besides the snapshot; the request's own, or the fresh policy's. */
+export interface PlanningInputs {
+  readonly content: unknown;
+  readonly mode: ReconciliationMode;
+  readonly allowSchemaOwnerTransfers: boolean;
+}
+
+/** The inputs the request carries (what the planner planned with). */
+export function requestInputs(request: ExecuteRequestV2): PlanningInputs {
+  return {
+    content: request.content,
+    mode: request.mode,
+    allowSchemaOwnerTransfers: request.allowSchemaOwnerTransfers,
+  };
+}
+
+/** Equal content digests; content that is not an object is never equal to anything. */
+function sameContent(a: unknown, b: unknown): boolean {
+  try {
+    return contentDigest(a).digest === contentDigest(b).digest;
+  } catch {
+    return false;
+  }
+}
+
+/** The part of a freshly read policy spec that planning reads. */
+export interface FreshPolicySpec extends PolicyContent {
+  readonly allow_schema_owner_transfers?: boolean;
+}
+
+/**
+ * The inputs of the policy as it is now: the request's own when the content is unchanged (same content
+ * digest), else the fresh spec's content fields. Re-planning from an edited policy gives the approved digest
+ * only when the edit left the effects identical; any other edit is refused as a digest mismatch.
+ */
+export function freshInputs(request: ExecuteRequestV2, spec: FreshPolicySpec): PlanningInputs {
+  const allowSchemaOwnerTransfers = spec.allow_schema_owner_transfers === true;
+  if (sameContent(spec, request.content)) {
+    return { ...requestInputs(request), allowSchemaOwnerTransfers };
+  }
+  const content: Record<string, unknown> = {};
+  for (const field of CONTENT_FIELDS) {
+    if (spec[field] !== undefined) content[field] = spec[field];
+  }
+  return { content, mode: spec.reconciliation_mode ?? 'authoritative', allowSchemaOwnerTransfers };
+}
 
 /** The desired state and managed scope of a request, or why its content is invalid. */
 export type Expanded =
@@ -20,8 +70,11 @@ export type Expanded =
   | { readonly ok: false; readonly message: string };
 
 /** Expands the request's policy content (validation errors name paths, never values of secrets). */
-export function expandRequest(request: ExecuteRequestV2): Expanded {
-  const expansion = expandPolicy(request.content as PolicyContent, { policyName: request.policy.name });
+export function expandRequest(
+  request: ExecuteRequestV2,
+  inputs: PlanningInputs = requestInputs(request),
+): Expanded {
+  const expansion = expandPolicy(inputs.content as PolicyContent, { policyName: request.policy.name });
   if (!expansion.ok) {
     const errors = expansion.errors.slice(0, 5).map((e) => `${e.path}: ${e.message}`);
     return { ok: false, message: `the policy content is invalid: ${errors.join('; ')}` };
@@ -40,17 +93,18 @@ export function replan(
   request: ExecuteRequestV2,
   expanded: { readonly desired: DesiredState; readonly scope: ManagedScope },
   snapshot: CatalogSnapshot,
+  inputs: PlanningInputs = requestInputs(request),
 ): Replanned {
   const plan = computePlan({
     desired: expanded.desired,
     snapshot,
-    mode: request.mode,
+    mode: inputs.mode,
     passwordSources: request.passwordSources,
     appliedPasswordSourceVersions: request.appliedPasswordSourceVersions,
-    allowSchemaOwnerTransfers: request.allowSchemaOwnerTransfers,
+    allowSchemaOwnerTransfers: inputs.allowSchemaOwnerTransfers,
   });
   const digest = changeDigest({
-    mode: request.mode,
+    mode: inputs.mode,
     target: request.target,
     targetPhysicalIdentity: snapshot.identity.physical,
     targetLogicalFingerprint: snapshot.identity.logical_fingerprint,

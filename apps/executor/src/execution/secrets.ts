@@ -1,11 +1,24 @@
 // Where the executor gets what must never travel in an execution request: the target connection and
-// the cleartext of each password source version. Injected, so production and tests differ only here.
+// the cleartext of each password source version. Production reads the cluster (cluster-view.ts); tests inject one.
 import { SafeError, type ConnectionSpec } from '@rolepolicy/catalog';
+
+/** A connection and the digest target reference it was resolved from (they differ from the request's when the policy's connection was edited). */
+export interface ResolvedTarget {
+  readonly connection: ConnectionSpec;
+  readonly target: string;
+}
 
 /** Resolves secrets for one request; implementations must never log what they return. */
 export interface ExecutionSecretResolver {
-  /** The connection of `target` (the digest's target reference) in `namespace`. */
-  connection(query: { readonly namespace: string; readonly target: string }): Promise<ConnectionSpec>;
+  /**
+   * The connection for a request on `target` (the digest's target reference) in `namespace`, made for
+   * `policy` (a resolver reading the cluster resolves the policy's current `spec.connection`).
+   */
+  connection(query: {
+    readonly namespace: string;
+    readonly target: string;
+    readonly policy: string;
+  }): Promise<ResolvedTarget>;
   /** The cleartext of `role`'s password at exactly `sourceVersion`; throws when that version is not readable. */
   password(query: {
     readonly namespace: string;
@@ -25,16 +38,10 @@ export class SecretUnavailableError extends SafeError {
   override readonly name = 'SecretUnavailableError';
 }
 
-/**
- * Production placeholder until the gateway serves Secret reads (docs/next-steps/executor.md): every
- * request fails closed with a clear reason instead of guessing a connection.
- */
-export const gatewaySecretsNotWired: ExecutionSecretResolver = {
-  connection: ({ target }) =>
-    Promise.reject(new SecretUnavailableError(`no Secret resolver is wired yet (target ${target})`)),
-  password: ({ role }) =>
-    Promise.reject(new SecretUnavailableError(`no Secret resolver is wired yet (password of role ${role})`)),
-};
+/** Raised when the policy's connection is not usable as written (the message names fields, never values). */
+export class InvalidConnectionError extends SafeError {
+  override readonly name = 'InvalidConnectionError';
+}
 
 /**
  * In-memory resolver for tests and the demo: connections keyed by `namespace/target`, passwords by
@@ -48,7 +55,7 @@ export function inMemorySecrets(entries: {
     connection: async ({ namespace, target }) => {
       const found = entries.connections.get(`${namespace}/${target}`);
       if (!found) throw new SecretUnavailableError(`no connection for target ${target}`);
-      return found;
+      return { connection: found, target };
     },
     password: async ({ namespace, role, sourceVersion }) => {
       const found = entries.passwords.get(`${namespace}/${role}/${sourceVersion}`);

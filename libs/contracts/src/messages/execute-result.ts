@@ -5,8 +5,12 @@ import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
 import { IdempotencyKey, ObjectRef, Timestamp } from './common.js';
 
-/** Phases the executor reports (the plan phases it owns). */
-export const EXECUTE_RESULT_PHASES = ['Applying', 'Applied', 'Failed', 'Superseded'] as const;
+/**
+ * Phases the executor reports: the plan phases it owns, plus `Skipped` (nothing ran and the plan's fresh
+ * state forbids execution: not approved, denied, suspended, observe mode, terminal, or the plan or policy
+ * is gone). The planner answers `Skipped` by reconciling from the fresh state, never by changing the plan.
+ */
+export const EXECUTE_RESULT_PHASES = ['Applying', 'Applied', 'Failed', 'Superseded', 'Skipped'] as const;
 
 /** One of {@link EXECUTE_RESULT_PHASES}. */
 export type ExecuteResultPhase = (typeof EXECUTE_RESULT_PHASES)[number];

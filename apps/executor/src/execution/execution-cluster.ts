@@ -1,0 +1,65 @@
+// Starts what production execution reads and writes in the cluster: a ResourceCache of Secrets, policies
+// and plans (RP_RESOURCES, ensured first so start order does not matter) and the plan status writer.
+import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  JetStreamPublisher,
+  ResourceCache,
+  SPINE_STREAMS,
+  STREAMS,
+  SUBJECT_ROOT,
+  ensureTopology,
+  type StreamDefinition,
+} from '@rolepolicy/contracts';
+import { cacheClusterView, type ClusterView } from './cluster-view.js';
+import type { ClusterOptions } from './options.js';
+import { gatewayPlanStatus, type PlanStatusWriter } from './plan-status.js';
+
+/** The executor's cluster access; `null` when the module was registered with a fixed resolver. */
+export interface ExecutionCluster {
+  readonly view: ClusterView;
+  readonly status: PlanStatusWriter;
+  readonly stop: () => Promise<void>;
+}
+
+/** Injection token of the {@link ExecutionCluster} (or null). */
+export const EXECUTION_CLUSTER = Symbol('rp.executor.cluster');
+
+/** The resource stream to ensure: the spine's own, or a sandbox copy under another root and name. */
+function resourceStream(options: ClusterOptions): StreamDefinition {
+  const spine = SPINE_STREAMS.find((s) => s.name === STREAMS.resources)!;
+  if (options.subjectRoot === undefined && options.resourceStream === undefined) return spine;
+  const root = options.subjectRoot ?? SUBJECT_ROOT;
+  return { ...spine, name: options.resourceStream ?? STREAMS.resources, subjects: [`${root}.resource.>`] };
+}
+
+/** Ensures the resource stream, starts the cache (reads await its catch-up) and builds the writer. */
+export async function startExecutionCluster(
+  nc: NatsConnection,
+  publisher: JetStreamPublisher,
+  options: ClusterOptions,
+): Promise<ExecutionCluster> {
+  const stream = resourceStream(options);
+  await ensureTopology(await jetstreamManager(nc), { streams: [stream], consumers: [] });
+  const cache = await ResourceCache.start(nc, {
+    kinds: ['secret', 'postgrespolicy', 'postgrespolicyplan'],
+    stream: stream.name,
+    subjectRoot: options.subjectRoot ?? SUBJECT_ROOT,
+  });
+  return {
+    view: cacheClusterView(cache),
+    status: gatewayPlanStatus(publisher, options.subjectRoot ?? SUBJECT_ROOT),
+    stop: () => cache.stop(),
+  };
+}
+
+/** Stops the cache before the runtime drains the NATS connection. */
+@Injectable()
+export class ExecutionClusterShutdown implements BeforeApplicationShutdown {
+  constructor(@Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null) {}
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.cluster?.stop();
+  }
+}

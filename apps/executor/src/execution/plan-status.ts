@@ -1,0 +1,62 @@
+// Plan status written by the executor through the k8s-gateway (`rp.k8s.cmd.patch-status`): Applying before
+// the SQL, Applied or Failed after. The bodies are the lifecycle's own patches; messages are redacted there.
+import {
+  JetStreamPublisher,
+  SUBJECT_ROOT,
+  k8sCommandContract,
+  type ExecuteRequestV2,
+} from '@rolepolicy/contracts';
+import { appliedPatch, applyingPatch, failedPatch } from '../../../planner/src/lifecycle/plan-patches.js';
+import type { PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+
+/** Which status the executor writes on a plan. */
+export type PlanStatusWrite =
+  | { readonly phase: 'Applying' }
+  | { readonly phase: 'Applied' }
+  | { readonly phase: 'Failed'; readonly reason: string; readonly message: string };
+
+/** Sends plan status patches; resolves once the command is stored in JetStream. */
+export interface PlanStatusWriter {
+  write(
+    request: ExecuteRequestV2,
+    plan: PostgresPolicyPlan,
+    write: PlanStatusWrite,
+    now: Date,
+  ): Promise<void>;
+}
+
+/**
+ * Writer publishing `patch-status` commands under `subjectRoot` (default `rp`). The idempotency key (also
+ * the JetStream message id) is `<request key>/status/<phase>`, so a redelivered request does not write twice.
+ */
+export function gatewayPlanStatus(
+  publisher: JetStreamPublisher,
+  subjectRoot: string = SUBJECT_ROOT,
+): PlanStatusWriter {
+  const subject = `${subjectRoot}.k8s.cmd.patch-status`;
+  const contract = { ...k8sCommandContract, subject: `${subjectRoot}.k8s.cmd.>` };
+  return {
+    write: async (request, plan, write, now) => {
+      const at = now.toISOString();
+      const patch =
+        write.phase === 'Applying'
+          ? applyingPatch(plan, at)
+          : write.phase === 'Applied'
+            ? appliedPatch(plan, at)
+            : failedPatch(plan, write.reason, write.message, at);
+      const idempotencyKey = `${request.idempotencyKey}/status/${write.phase}`;
+      await publisher.publish(
+        contract,
+        subject,
+        {
+          v: 1,
+          command: 'patch-status',
+          target: request.plan,
+          status: patch.status as Record<string, unknown>,
+          idempotencyKey,
+        },
+        idempotencyKey,
+      );
+    },
+  };
+}
