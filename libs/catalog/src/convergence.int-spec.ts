@@ -1,6 +1,9 @@
 // Live convergence property test: for many seeded random policies on the real PostgreSQL, bootstrap,
 // inject random raw-SQL drift, plan, apply, re-inspect: the live state equals desired and a second plan is empty.
-// Reproduce one failure with CONVERGENCE_SEED=<seed> CONVERGENCE_RUNS=1.
+// Seeds run from CONVERGENCE_SEED (random by default) for CONVERGENCE_RUNS seeds (200 by default): reproduce
+// one failure with CONVERGENCE_SEED=<seed> CONVERGENCE_RUNS=1, survey a range with
+// CONVERGENCE_SEED=<first> CONVERGENCE_RUNS=<n> CONVERGENCE_MAX_FAILURES=<k> (docs/catalog.md).
+// Other runs may share the server at the same time: every comparison is limited to this run's roles.
 
 import {
   applyChanges,
@@ -12,7 +15,7 @@ import {
   type DesiredState,
   type ManagedScope,
 } from '@rolepolicy/policy';
-import { createPostgresSandbox, type PostgresSandbox } from '@rolepolicy/testing';
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
 import pg from 'pg';
 
 import { openConnection, type CatalogConnection } from './connection.js';
@@ -25,6 +28,8 @@ const RUNS = Number(process.env['CONVERGENCE_RUNS'] ?? 200);
 /** Stop after this many failing seeds (set higher to survey failures while debugging). */
 const MAX_FAILURES = Number(process.env['CONVERGENCE_MAX_FAILURES'] ?? 1);
 const BASE_SEED = Number(process.env['CONVERGENCE_SEED'] ?? Math.floor(Math.random() * 1_000_000));
+/** Part of every role name of this run, so that runs of the same seed never share a role. */
+const RUN_TAG = sandboxId().slice(0, 4);
 
 let sandbox: PostgresSandbox;
 let admin: pg.Client;
@@ -94,7 +99,9 @@ async function converge(
 /**
  * Compares the interpreter's predicted roles, memberships, schemas and default privileges with live ones.
  * The interpreter also models PostgreSQL's built-in PUBLIC defaults of every role it creates; inspection
- * reads PUBLIC defaults only for declared patterns, so only those are compared.
+ * reads PUBLIC defaults only for declared patterns, so only those are compared. Inspection reads every
+ * member of a granted `pg_*` role, cluster-wide: only edges whose member is one of this policy's roles are
+ * compared, since another run on the same server may grant pg_read_all_stats to its own roles meanwhile.
  */
 function interpreterMismatch(
   predicted: CatalogSnapshot,
@@ -112,12 +119,9 @@ function interpreterMismatch(
     );
   const view = (snapshot: CatalogSnapshot) => ({
     roles: snapshot.roles,
-    memberships: snapshot.memberships.map(({ role, member, inherit, admin }) => ({
-      role,
-      member,
-      inherit,
-      admin,
-    })),
+    memberships: snapshot.memberships
+      .filter(({ member }) => scope.roles.includes(member))
+      .map(({ role, member, inherit, admin }) => ({ role, member, inherit, admin })),
     schemas: snapshot.schemas,
     default_privileges: snapshot.default_privileges.filter(declaredPublic),
   });
@@ -131,6 +135,8 @@ function interpreterMismatch(
 }
 
 async function cleanup(world: World): Promise<void> {
+  // A drift statement that failed after SET ROLE must not leave the next seeds running as the owner.
+  await admin.query('RESET ROLE');
   for (const statement of teardownSql(world)) await admin.query(statement);
   const { rows } = await admin.query<{ rolname: string }>(
     'SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)',
@@ -141,7 +147,7 @@ async function cleanup(world: World): Promise<void> {
 }
 
 async function runSeed(seed: number): Promise<void> {
-  const world = buildWorld(seed, sandbox.database);
+  const world = buildWorld(seed, sandbox.database, RUN_TAG);
   await cleanup(world);
   await admin.query(world.setupSql);
   const expansion = expandPolicy(world.content, { policyName: 'convergence' });
@@ -152,19 +158,29 @@ async function runSeed(seed: number): Promise<void> {
     world.executor === null
       ? superuser
       : openConnection({ url: sandbox.url, setRole: world.executor, maxConnections: 2 });
+  let failure: unknown = null;
   try {
     await converge(connection, desired, scope);
-    for (const statement of driftSql(world, seed)) await admin.query(statement);
+    for (const statement of driftSql(world, seed)) {
+      await admin.query(statement).catch((error: unknown) => {
+        throw new Error(`drift statement failed: ${statement}: ${String(error)}`);
+      });
+    }
     const live = await converge(connection, desired, scope);
     if (world.executor !== null)
       expect(live.executor).toMatchObject({ role: world.executor, superuser: false, createrole: true });
     const problems = liveMismatches(desired, live);
     if (problems.length > 0) throw new Error(`live state differs from desired:\n${problems.join('\n')}`);
-  } finally {
-    if (connection !== superuser) await connection.close();
-    // Roles are cluster-global: a failing seed must not leave them behind for other suites.
-    await cleanup(world);
+  } catch (error) {
+    failure = error;
   }
+  if (connection !== superuser) await connection.close();
+  // Roles are cluster-global: a failing seed must not leave them behind for other suites. A cleanup
+  // error must not hide the seed's own failure.
+  await cleanup(world).catch((error: unknown) => {
+    failure ??= new Error(`cleanup failed: ${String(error)}`);
+  });
+  if (failure !== null) throw failure;
 }
 
 describe('live convergence property', () => {
@@ -178,7 +194,7 @@ describe('live convergence property', () => {
         const message = error instanceof Error ? error.message : String(error);
         failures.push(
           `seed ${seed} failed (reproduce: CONVERGENCE_SEED=${seed} CONVERGENCE_RUNS=1):\n` +
-            `${JSON.stringify(buildWorld(seed, sandbox.database).content)}\n${message}`,
+            `${JSON.stringify(buildWorld(seed, sandbox.database, RUN_TAG).content)}\n${message}`,
         );
       }
     }

@@ -1,5 +1,7 @@
 // Seeded random worlds for the live convergence property test: per-seed objects (raw SQL), a random
-// policy over them, and random raw-SQL drift. Every name carries the seed prefix (roles are cluster-global).
+// policy over them, and random raw-SQL drift. Every role name carries the seed and a per-run tag: roles
+// are cluster-global, so two runs of the same seed (CI beside a developer, or a killed run's leftovers)
+// must never share a role.
 
 import type { PolicyContent } from '@rolepolicy/policy';
 
@@ -125,10 +127,13 @@ function objectsOf(schema: string, full: boolean): { objects: WorldObject[]; sql
   return { objects, sql };
 }
 
-/** Builds the world of one seed. */
-export function buildWorld(seed: number, database: string): World {
+/**
+ * Builds the world of one seed. `runTag` ([a-z0-9]) makes role names unique to this run; the world's
+ * shape depends on the seed only.
+ */
+export function buildWorld(seed: number, database: string, runTag: string): World {
   const dice = new Dice(prng(seed));
-  const prefix = `cv${seed}_`;
+  const prefix = `cv${seed}_${runTag}_`;
   const useExecutor = dice.chance(0.3);
   const owner = useExecutor ? `${prefix}exec` : `${prefix}owner`;
   const roles = [0, 1, 2, 3].map((i) => `${prefix}r${i}`);
@@ -390,14 +395,15 @@ export function driftSql(world: World, seed: number): string[] {
         );
         break;
       case 8: {
-        // New objects in a wildcard scope: the wildcard is unsatisfied until granted.
+        // New objects in a wildcard scope: the wildcard is unsatisfied until granted. The name is unique
+        // per drift step (the same name twice made CREATE FUNCTION fail with the admin left in SET ROLE).
         const schema = q(dice.pick(schemas));
-        const name = `n${dice.int(0, 999)}`;
+        const name = `n${dice.int(0, 999)}_${i}`;
         statements.push(
           `SET ROLE ${q(owner)}`,
           `CREATE TABLE IF NOT EXISTS ${schema}."${name}_t" (id int)`,
           `CREATE OR REPLACE VIEW ${schema}."${name}_v" AS SELECT 1 AS x`,
-          `CREATE FUNCTION ${schema}."${name}_f"(INOUT a integer) LANGUAGE sql AS 'SELECT a'`,
+          `CREATE OR REPLACE FUNCTION ${schema}."${name}_f"(INOUT a integer) LANGUAGE sql AS 'SELECT a'`,
           'RESET ROLE',
         );
         break;
