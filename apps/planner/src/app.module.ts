@@ -1,9 +1,12 @@
-// Root module of the planner: turns desired state plus a snapshot into plans, approvals and candidates.
-// Feature modules (consumers with @EventPattern handlers, services) are added to `imports`.
+// Root module of the planner: reconciles PostgresPolicies into plans, execution requests and status.
+// The runtime (NATS, health, metrics, JetStream transport) is imported around it by startService.
 import { Module } from '@nestjs/common';
+import { ExecuteResultController } from './reconcile/execute-result.controller.js';
+import { PlannerHost } from './reconcile/planner-host.js';
 
-/** The planner's own module; the shared runtime (NATS, health, metrics) is imported around it. */
+/** The planner's own module. */
 @Module({
-  imports: [],
+  controllers: [ExecuteResultController],
+  providers: [PlannerHost],
 })
 export class PlannerModule {}

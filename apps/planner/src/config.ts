@@ -1,10 +1,26 @@
 // Environment variables of the planner, validated at start (see README "Configuration").
-// Shared ones come from baseEnvSpec; add the planner's own variables below them.
-import { baseEnvSpec, DEFAULT_HTTP_PORTS, type ConfigOf } from '@rolepolicy/runtime';
+// Shared ones come from baseEnvSpec; the planner's own are lifecycle thresholds and timeouts.
+import { baseEnvSpec, DEFAULT_HTTP_PORTS, env, type ConfigOf } from '@rolepolicy/runtime';
 
 /** Every variable the planner reads. */
 export const plannerEnvSpec = {
   ...baseEnvSpec(DEFAULT_HTTP_PORTS['planner']),
+  PLANNER_RETAIN_APPLIED: env.positiveInt('Applied plans kept per policy (older ones are deleted)', 25),
+  PLANNER_RETAIN_DECIDED: env.positiveInt('Failed plus Rejected plans kept per policy', 10),
+  PLANNER_RETAIN_SUPERSEDED: env.positiveInt('Superseded plans kept per policy', 3),
+  PLANNER_FAILED_RETRY_WINDOW_SECONDS: env.positiveInt(
+    'A plan with the same effects that failed less than this long ago is not re-planned',
+    120,
+  ),
+  PLANNER_STUCK_APPLYING_SECONDS: env.positiveInt(
+    'An Applying plan without an executor report for this long is marked Failed',
+    600,
+  ),
+  PLANNER_INSPECT_TIMEOUT_MS: env.positiveInt('How long the planner waits for an inspector reply', 60_000),
+  PLANNER_SECRET_RETRY_MS: env.positiveInt(
+    'Delay before re-checking a generated password Secret the planner asked the gateway to create',
+    2_000,
+  ),
 } as const;
 
 /** The planner's validated configuration. */

@@ -89,14 +89,16 @@ export const SPINE_CONSUMERS = {
     },
   ],
   inspector: [],
+  // The planner reads resources through an ordered ResourceCache consumer (no durable); it consumes the
+  // executor's results, the only consumer of that subject on the RP_EXECUTE work queue.
   planner: [
     {
-      stream: STREAMS.resources,
-      durable: 'planner-resources',
-      filterSubject: SUBJECTS.resourceAll,
+      stream: STREAMS.execute,
+      durable: 'planner-execute-results',
+      filterSubject: SUBJECTS.executeResult,
       ackWaitMs: 60_000,
       maxDeliver: 5,
-      maxAckPending: 256,
+      maxAckPending: 64,
     },
   ],
   // Executions hold a database lock for a while; a long ack wait plus in-progress heartbeats avoid double runs.

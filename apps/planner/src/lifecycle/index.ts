@@ -19,3 +19,4 @@ export * from './decide.js';
 export * from './execution-report.js';
 export * from './messages.js';
 export * from './password-secret.js';
+export * from './kube-bridge.js';

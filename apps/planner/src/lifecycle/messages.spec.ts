@@ -1,11 +1,22 @@
-// Execution requests leave the planner as valid `rp.execute.request` payloads bound to the approved digest.
+// Execution requests leave the planner as valid `rp.execute.request` v2 payloads bound to the approved digest.
 import { executeRequestContract, validatePayload } from '@rolepolicy/contracts';
 import { decideReconcile } from './decide.js';
-import { toExecuteRequestMessage } from './messages.js';
+import { toExecuteRequestMessage, type ExecutionContext } from './messages.js';
 import { at, computed, policy } from './test-support/fixtures.js';
 
+const context: ExecutionContext = {
+  target: 'team-a/db/DATABASE_URL',
+  content: { roles: [] },
+  mode: 'authoritative',
+  allowSchemaOwnerTransfers: false,
+  requirePhysicalIdentity: false,
+  approvedIdentity: { physical: '7300000000000000001', logical: 'sha256:ab' },
+  passwordSources: { app: 'app-pw:app:12' },
+  appliedPasswordSourceVersions: {},
+};
+
 describe('execution request message', () => {
-  it('is a valid ExecuteRequestV1 carrying the plan and the approved changeDigest', () => {
+  it('is a valid ExecuteRequestV2 carrying plan, policy uid, approved digest and encoding, and the digested target', () => {
     const decision = decideReconcile({
       policy: policy(),
       plans: [],
@@ -16,11 +27,15 @@ describe('execution request message', () => {
     });
     const step = decision.steps.find((s) => s.kind === 'requestExecution');
     if (step?.kind !== 'requestExecution') throw new Error('no execution requested');
-    const message = toExecuteRequestMessage(step.request);
+    const message = toExecuteRequestMessage(step.request, context);
     expect(message).toMatchObject({
-      v: 1,
+      v: 2,
       changeDigest: computed('A').changeDigest,
+      changeDigestEncoding: computed('A').changeDigestEncoding,
       plan: { name: step.request.planName, namespace: 'team-a' },
+      policy: { name: policy().metadata.name, uid: policy().metadata.uid },
+      target: 'team-a/db/DATABASE_URL',
+      passwordSources: { app: 'app-pw:app:12' },
     });
     expect(validatePayload(executeRequestContract, message)).toMatchObject({ ok: true });
   });

@@ -38,6 +38,8 @@ export interface ObjectMeta {
   readonly generation?: number;
   /** RFC 3339, set by the API server. */
   readonly creationTimestamp?: string;
+  /** RFC 3339; set once deletion has started (the object is going away). */
+  readonly deletionTimestamp?: string;
   readonly annotations?: Readonly<Record<string, string>>;
   readonly labels?: Readonly<Record<string, string>>;
   readonly ownerReferences?: readonly OwnerReference[];

@@ -1,0 +1,119 @@
+// Lifecycle steps as k8s-gateway commands (pure): the gateway applies them one at a time in publication
+// order, which keeps the decision's order (ConfigMap, plan with status, supersede, policy status).
+import type { K8sCommandV1 } from '@rolepolicy/contracts';
+import {
+  API_VERSION,
+  toKubePlan,
+  toKubePlanStatus,
+  toKubePolicyStatus,
+  type ConfigMap,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+  type PostgresPolicyStatus,
+  type ReconcileStep,
+} from '../lifecycle/index.js';
+
+type ObjectRef = K8sCommandV1['target'];
+type Json = Record<string, unknown>;
+
+function planRef(namespace: string, name: string): ObjectRef {
+  return { apiVersion: API_VERSION, kind: 'PostgresPolicyPlan', namespace, name };
+}
+
+function configMapRef(namespace: string, name: string): ObjectRef {
+  return { apiVersion: 'v1', kind: 'ConfigMap', namespace, name };
+}
+
+/**
+ * The merge patch that turns `current` into `next`: every top-level field of `next`, and null for each
+ * field only `current` has (a merge patch would otherwise keep it, e.g. a cleared `current_plan_ref`).
+ */
+export function replacingPatch(current: object | null | undefined, next: object): Json {
+  const patch: Json = { ...(next as Json) };
+  for (const key of Object.keys(current ?? {})) if (!(key in patch)) patch[key] = null;
+  return patch;
+}
+
+/** A command without its idempotency key (the caller adds a unique one). */
+export type UnkeyedCommand = K8sCommandV1 extends infer C
+  ? C extends { idempotencyKey: string }
+    ? Omit<C, 'idempotencyKey'>
+    : never
+  : never;
+
+/** The commands of one step, in order; `requestExecution` has none (it goes to the executor). */
+export function commandsOf(step: ReconcileStep, policy: PostgresPolicy): readonly UnkeyedCommand[] {
+  const namespace = policy.metadata.namespace;
+  switch (step.kind) {
+    case 'createPlan': {
+      const out: UnkeyedCommand[] = [];
+      if (step.configMap !== null) out.push(createConfigMap(step.configMap));
+      out.push(createPlan(step.plan));
+      return out;
+    }
+    case 'patchPlanStatus':
+      return [
+        {
+          v: 1,
+          command: 'patch-status',
+          target: planRef(namespace, step.patch.name),
+          status: toKubePlanStatus(step.patch.status) as Json,
+        },
+      ];
+    case 'writePolicyStatus':
+      return [policyStatusCommand(policy, step.status)];
+    case 'deletePlan': {
+      const out: UnkeyedCommand[] = [
+        { v: 1, command: 'delete-resource', target: planRef(namespace, step.planName) },
+      ];
+      if (step.configMapName !== null) {
+        out.push({ v: 1, command: 'delete-resource', target: configMapRef(namespace, step.configMapName) });
+      }
+      return out;
+    }
+    case 'requestExecution':
+      return [];
+    default: {
+      const unreachable: never = step;
+      return unreachable;
+    }
+  }
+}
+
+/** The status write of a policy, bound to its uid so a recreated same-name policy is never touched. */
+export function policyStatusCommand(policy: PostgresPolicy, status: PostgresPolicyStatus): UnkeyedCommand {
+  return {
+    v: 1,
+    command: 'patch-status',
+    target: {
+      apiVersion: API_VERSION,
+      kind: 'PostgresPolicy',
+      namespace: policy.metadata.namespace,
+      name: policy.metadata.name,
+      uid: policy.metadata.uid,
+    },
+    status: replacingPatch(policy.status, toKubePolicyStatus(status) as object),
+  };
+}
+
+function createConfigMap(configMap: ConfigMap): UnkeyedCommand {
+  const { metadata } = configMap;
+  return {
+    v: 1,
+    command: 'apply-resource',
+    target: configMapRef(metadata.namespace, metadata.name),
+    object: configMap as unknown as Json,
+  };
+}
+
+function createPlan(plan: PostgresPolicyPlan): UnkeyedCommand {
+  const kube = toKubePlan(plan) as unknown as Json & { status?: Json | null };
+  const { status, ...object } = kube;
+  return {
+    v: 1,
+    command: 'apply-resource',
+    target: planRef(plan.metadata.namespace, plan.metadata.name),
+    object,
+    ...(status ? { status } : {}),
+  };
+}

@@ -1,0 +1,40 @@
+// Per-key serial work with coalescing: one run per policy at a time, and at most one more queued behind
+// it (a burst of events becomes a single follow-up pass, which re-reads everything anyway).
+
+/** Serialises async work per key. */
+export class KeyedQueue {
+  private readonly tails = new Map<string, Promise<void>>();
+  private readonly queued = new Set<string>();
+
+  constructor(private readonly onError: (key: string, error: unknown) => void) {}
+
+  /** Runs `work` after the key's current run; a second request while one is queued is merged into it. */
+  schedule(key: string, work: () => Promise<void>): Promise<void> {
+    if (this.queued.has(key)) return this.tails.get(key) ?? Promise.resolve();
+    this.queued.add(key);
+    return this.enqueue(key, async () => {
+      this.queued.delete(key);
+      await work();
+    });
+  }
+
+  /** Runs `work` after the key's current run, never merged (for results that must each be handled). */
+  run(key: string, work: () => Promise<void>): Promise<void> {
+    return this.enqueue(key, work);
+  }
+
+  /** Resolves when every key is idle. */
+  async idle(): Promise<void> {
+    while (this.tails.size > 0) await Promise.all([...this.tails.values()]);
+  }
+
+  private enqueue(key: string, work: () => Promise<void>): Promise<void> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const next = previous.then(work).catch((error: unknown) => this.onError(key, error));
+    this.tails.set(key, next);
+    void next.then(() => {
+      if (this.tails.get(key) === next) this.tails.delete(key);
+    });
+    return next;
+  }
+}

@@ -1,0 +1,153 @@
+// Pure planning for one policy: from the expanded content, the resolved target reference, the password
+// source versions and a snapshot to the lifecycle's ComputedPlan; and the reason classes of failures.
+import {
+  ChangeDigestError,
+  changeDigest,
+  computePlan,
+  contentDigest,
+  passwordSourceDigest,
+  renderSql,
+  scramSha256Verifier,
+  SCRAM_SALT_LENGTH,
+  type CatalogSnapshot,
+  type Change,
+  type DesiredState,
+  type ManagedScope,
+} from '@rolepolicy/policy';
+import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
+import type { ComputedPlan, PlanningOutcome, ReconcileError } from '../lifecycle/index.js';
+
+/** Everything one planning pass reads (no I/O left). */
+export interface PlanningInput {
+  readonly namespace: string;
+  /** `spec` of the policy (content digest input). */
+  readonly spec: unknown;
+  readonly desired: DesiredState;
+  readonly scope: ManagedScope;
+  /** The digest's target reference from `resolveConnection`. */
+  readonly target: string;
+  readonly connection: ResolvedConnectionSpec;
+  readonly passwordSources: Readonly<Record<string, string>>;
+  readonly appliedPasswordSourceVersions: Readonly<Record<string, string>>;
+  readonly allowSchemaOwnerTransfers: boolean;
+  readonly snapshot: CatalogSnapshot;
+}
+
+/**
+ * The database a connection addresses, `host:port/dbname` with the host lowercased: the key two
+ * policies conflict on (aliases through different Secrets included), never credentials.
+ */
+export function databaseAddress(connection: ResolvedConnectionSpec): string {
+  if ('params' in connection) {
+    const { host, port, dbname } = connection.params;
+    return `${host.toLowerCase()}:${port}/${dbname}`;
+  }
+  const url = new URL(connection.url.trim());
+  const host = (url.hostname || url.searchParams.get('host') || 'localhost').toLowerCase();
+  const port = url.port === '' ? 5432 : Number(url.port);
+  const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username);
+  return `${host}:${port}/${database}`;
+}
+
+/** Throwaway verifiers so the preview renders; the executor computes the real ones under its lock. */
+function previewVerifiers(changes: readonly Change[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const change of changes) {
+    if (change.kind === 'set_password') {
+      out[change.name] = scramSha256Verifier(`preview-${change.name}`, Buffer.alloc(SCRAM_SALT_LENGTH), 1);
+    }
+  }
+  return out;
+}
+
+/** Computes the plan summary the decision table reads; rendering or digest errors become permanent failures. */
+export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
+  const { desired, scope, snapshot } = input;
+  const mode = desired.reconciliation_mode;
+  try {
+    const plan = computePlan({
+      desired,
+      snapshot,
+      mode,
+      passwordSources: input.passwordSources,
+      appliedPasswordSourceVersions: input.appliedPasswordSourceVersions,
+      allowSchemaOwnerTransfers: input.allowSchemaOwnerTransfers,
+    });
+    const digest = changeDigest({
+      mode,
+      target: input.target,
+      targetPhysicalIdentity: snapshot.identity.physical,
+      targetLogicalFingerprint: snapshot.identity.logical_fingerprint,
+      ownedRoles: scope.roles,
+      ownedSchemas: scope.schemas,
+      changes: plan.changes,
+    });
+    const rendered = renderSql(plan.changes, {
+      serverVersionNum: snapshot.server_version_num,
+      inventory: snapshot.inventory,
+      passwords: previewVerifiers(plan.changes),
+      executorRole: snapshot.executor.role,
+    });
+    const computed: ComputedPlan = {
+      changeDigest: digest.digest,
+      changeDigestEncoding: digest.encoding,
+      changeCount: plan.changes.length,
+      summary: plan.summary,
+      warnings: plan.warnings,
+      ownerTransferBlocked: plan.ownerTransferBlocked,
+      additiveIgnoredAbsence: plan.additiveIgnoredAbsence,
+      blockers: plan.blockers,
+      identity: {
+        physical: snapshot.identity.physical,
+        physicalAvailable: snapshot.identity.physical_available,
+        logicalFingerprint: snapshot.identity.logical_fingerprint,
+      },
+      managedDatabaseIdentity: `${input.namespace}/${databaseAddress(input.connection)}`,
+      reconciliationMode: mode,
+      ownedRoles: scope.roles,
+      ownedSchemas: scope.schemas,
+      contentDigest: contentDigest(input.spec).digest,
+      passwordSourceVersions: input.passwordSources,
+      passwordSourceDigest:
+        Object.keys(input.passwordSources).length === 0 ? null : passwordSourceDigest(input.passwordSources),
+      sql: {
+        sqlHash: rendered.sqlHash,
+        redactedSql: rendered.redactedSql,
+        statementCount: rendered.statementCount,
+      },
+    };
+    return { kind: 'computed', plan: computed };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const reason = error instanceof ChangeDigestError ? 'PlanDigestFailed' : 'PlanRenderFailed';
+    return { kind: 'failed', error: { class: 'permanent', reason, message } };
+  }
+}
+
+/** SQLSTATEs with their own permanent reason (the rest of the permanent ones: DatabaseInspectionFailed). */
+const PERMANENT_REASONS: Readonly<Record<string, string>> = {
+  '42501': 'InsufficientPrivileges',
+  '28000': 'DatabaseAuthenticationFailed',
+  '28P01': 'DatabaseAuthenticationFailed',
+  '3D000': 'MissingDatabaseObject',
+  '3F000': 'MissingDatabaseObject',
+  '42P01': 'MissingDatabaseObject',
+  '42883': 'MissingDatabaseObject',
+  '42704': 'MissingDatabaseObject',
+};
+
+/**
+ * An inspector failure as the decision table's error: transient ones (unreachable, overloaded,
+ * restarting, timeouts) are `DatabaseConnectionFailed`; permanent ones by SQLSTATE.
+ */
+export function inspectFailure(error: {
+  readonly class: 'transient' | 'permanent';
+  readonly code: string | null;
+  readonly message: string;
+}): ReconcileError {
+  if (error.class === 'transient') {
+    return { class: 'transient', reason: 'DatabaseConnectionFailed', message: error.message };
+  }
+  const reason = (error.code !== null && PERMANENT_REASONS[error.code]) || 'DatabaseInspectionFailed';
+  return { class: 'permanent', reason, message: error.message };
+}

@@ -1,0 +1,138 @@
+// Everything a reconcile needs before the database: expansion, connection and password sources resolved
+// against the namespace's cached Secrets, and the conflict claims of every other policy. Pure.
+import {
+  deriveManagedScope,
+  expandPolicy,
+  type DesiredState,
+  type ManagedScope,
+  type PolicyContent,
+} from '@rolepolicy/policy';
+import {
+  passwordSecretRefs,
+  resolveConnection,
+  resolvePasswordSources,
+  type Connection,
+  type PasswordSecretRef,
+  type ResolvedConnectionSpec,
+  type SecretLookup,
+} from '@rolepolicy/kube';
+import type { PolicyClaims, PostgresPolicy, ReconcileError } from '../lifecycle/index.js';
+import { databaseAddress } from './planning.js';
+
+/** A policy ready to inspect. */
+export interface Prepared {
+  readonly ok: true;
+  readonly desired: DesiredState;
+  readonly scope: ManagedScope;
+  readonly connection: ResolvedConnectionSpec;
+  readonly target: string;
+  readonly passwordSources: Readonly<Record<string, string>>;
+  /** Generated password Secrets that do not exist yet. */
+  readonly missingGenerated: readonly PasswordSecretRef[];
+  /** Secret name -> resourceVersion of every Secret read (connection and passwords). */
+  readonly secretVersions: Readonly<Record<string, string>>;
+  readonly claims: PolicyClaims;
+}
+
+/** Why the policy cannot be inspected, plus the Secrets whose appearance should retry it. */
+export interface NotPrepared {
+  readonly ok: false;
+  readonly error: ReconcileError;
+  readonly watchedSecrets: readonly string[];
+}
+
+/** Expands a policy and resolves its connection and passwords (`lookup` reads its namespace). */
+export function preparePolicy(policy: PostgresPolicy, lookup: SecretLookup): Prepared | NotPrepared {
+  const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
+  const connectionSpec = policy.spec.connection as Connection;
+  const connectionSecrets = secretNamesOf(connectionSpec);
+  if (!expansion.ok) {
+    const errors = expansion.errors.slice(0, 5).map((e) => `${e.path}: ${e.message}`);
+    return {
+      ok: false,
+      error: {
+        class: 'permanent',
+        reason: 'InvalidSpec',
+        message: `the policy is invalid: ${errors.join('; ')}`,
+      },
+      watchedSecrets: connectionSecrets,
+    };
+  }
+  const desired = expansion.desired;
+  const namespace = policy.metadata.namespace;
+  const connection = resolveConnection(namespace, connectionSpec, lookup);
+  const refs = passwordSecretRefs(policy.metadata.name, desired.roles);
+  const watched = [...connectionSecrets, ...refs.map((r) => r.secretName)];
+  if (!connection.ok) {
+    return {
+      ok: false,
+      error: {
+        class: 'permanent',
+        reason: connection.reason === 'InvalidConnection' ? 'InvalidSpec' : connection.reason,
+        message: connection.message,
+      },
+      watchedSecrets: watched,
+    };
+  }
+  const passwords = resolvePasswordSources(namespace, refs, lookup);
+  const failure = passwords.failures[0];
+  if (failure !== undefined) {
+    return {
+      ok: false,
+      error: { class: 'permanent', reason: failure.reason, message: failure.message },
+      watchedSecrets: watched,
+    };
+  }
+  const scope = deriveManagedScope(desired);
+  return {
+    ok: true,
+    desired,
+    scope,
+    connection: connection.connection,
+    target: connection.target,
+    passwordSources: passwords.sources,
+    missingGenerated: passwords.missingGenerated,
+    secretVersions: { ...connection.secretVersions, ...passwords.secretVersions },
+    claims: claimsOf(policy, databaseAddress(connection.connection), scope),
+  };
+}
+
+function claimsOf(policy: PostgresPolicy, databaseKey: string, scope: ManagedScope): PolicyClaims {
+  return {
+    namespace: policy.metadata.namespace,
+    name: policy.metadata.name,
+    uid: policy.metadata.uid,
+    creationTimestamp: policy.metadata.creationTimestamp,
+    databaseKey,
+    roles: scope.roles,
+    schemas: scope.schemas,
+  };
+}
+
+/** Claims of a peer policy, or null when it is invalid or unresolvable (it claims nothing then). */
+export function peerClaims(policy: PostgresPolicy, lookup: SecretLookup): PolicyClaims | null {
+  const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
+  if (!expansion.ok) return null;
+  const connection = resolveConnection(
+    policy.metadata.namespace,
+    policy.spec.connection as Connection,
+    lookup,
+  );
+  if (!connection.ok) return null;
+  return claimsOf(policy, databaseAddress(connection.connection), deriveManagedScope(expansion.desired));
+}
+
+function secretNamesOf(connection: Connection | null | undefined): string[] {
+  if (connection == null) return [];
+  if (connection.secretRef != null) return [connection.secretRef.name];
+  const params = connection.params;
+  if (params == null) return [];
+  return [
+    params.hostSecret,
+    params.portSecret,
+    params.dbnameSecret,
+    params.usernameSecret,
+    params.passwordSecret,
+    params.sslModeSecret,
+  ].flatMap((ref) => (ref == null ? [] : [ref.name]));
+}

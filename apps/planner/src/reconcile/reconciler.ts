@@ -1,0 +1,521 @@
+// The planner's reconcile loop: cache changes and timers wake a policy, one pass per policy at a time
+// (one planner replica is assumed), and each pass resolves, inspects, plans, decides and sends the
+// decision's steps as ordered gateway commands. Execution results become policy status here too.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  SUBJECTS,
+  executeRequestContract,
+  k8sCommandContract,
+  k8sCommandSubject,
+  managedScopePayload,
+  type CachedObject,
+  type ExecuteResultV1,
+  type JetStreamPublisher,
+  type K8sCommandV1,
+  type ResourceCache,
+} from '@rolepolicy/contracts';
+import type * as Kube from '@rolepolicy/kube';
+import type { SecretLike } from '@rolepolicy/kube';
+import { SCRAM_SALT_LENGTH, scramSha256Verifier } from '@rolepolicy/policy';
+import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
+import {
+  API_VERSION,
+  buildGeneratedPasswordSecret,
+  decideAfterExecution,
+  decideReconcile,
+  detectConflict,
+  fromKubePlan,
+  fromKubePolicy,
+  passwordFromRandomBytes,
+  reconcileGate,
+  reconcilingStatus,
+  sameStatus,
+  toExecuteRequestMessage,
+  type ConflictVerdict,
+  type ExecutionReport,
+  type LifecycleSettings,
+  type PlanningOutcome,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+  type PostgresPolicyStatus,
+  type ReconcileDecision,
+} from '../lifecycle/index.js';
+import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
+import { KeyedQueue } from './keyed-queue.js';
+import { inspectFailure, planFromSnapshot } from './planning.js';
+import { peerClaims, preparePolicy, type Prepared } from './prepare.js';
+import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
+
+/** What the reconciler needs from the service. */
+export interface ReconcilerDeps {
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange'>;
+  readonly nats: NatsConnection;
+  readonly publisher: Pick<JetStreamPublisher, 'publish'>;
+  readonly settings: LifecycleSettings;
+  readonly inspectTimeoutMs: number;
+  readonly secretRetryMs: number;
+  readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
+}
+
+/** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
+const OVERLAY_TTL_MS = 30_000;
+
+interface PolicyState {
+  signature: string;
+  uid: string | undefined;
+  /** Secret name -> resourceVersion read by the last pass ('' = absent). */
+  secrets: Map<string, string>;
+  timer: NodeJS.Timeout | undefined;
+  /** The status we last wrote, until the cache shows it. */
+  written: { status: PostgresPolicyStatus; at: number } | undefined;
+}
+
+const policyKey = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** The reconcile loop of one planner replica. */
+export class Reconciler {
+  private readonly queue: KeyedQueue;
+  private readonly policies = new Map<string, PolicyState>();
+  private readonly planSignatures = new Map<string, string>();
+  /** Plans we created that the cache has not shown yet (name-keyed per namespace). */
+  private readonly createdPlans = new Map<string, { plan: PostgresPolicyPlan; at: number }>();
+  private readonly session = randomUUID().slice(0, 8);
+  private sequence = 0;
+  private unsubscribe: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.queue = new KeyedQueue((key, error) =>
+      deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
+
+  /** Follows the cache and reconciles every known policy once. */
+  start(): void {
+    this.unsubscribe = this.deps.cache.onChange((change) => this.onChange(change));
+    for (const plan of this.deps.cache.list('postgrespolicyplan')) {
+      this.planSignatures.set(this.objectKey(plan), planSignature(plan));
+    }
+    for (const policy of this.deps.cache.list('postgrespolicy')) this.onPolicy(policy);
+  }
+
+  /** Stops timers and waits for running passes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    for (const state of this.policies.values()) clearTimeout(state.timer);
+    await this.queue.idle();
+  }
+
+  /** Resolves when no pass is running or queued (tests). */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  private objectKey(object: CachedObject): string {
+    return policyKey(object.metadata.namespace ?? '', object.metadata.name);
+  }
+
+  private onChange(change: {
+    type: 'upsert' | 'delete';
+    kind: string;
+    namespace: string;
+    name: string;
+    object?: CachedObject;
+  }): void {
+    const key = policyKey(change.namespace, change.name);
+    if (change.kind === 'postgrespolicy') {
+      if (change.type === 'delete' || change.object === undefined) this.forget(key);
+      else this.onPolicy(change.object);
+    } else if (change.kind === 'postgrespolicyplan') {
+      if (change.type === 'delete' || change.object === undefined) {
+        this.planSignatures.delete(key);
+        return;
+      }
+      const signature = planSignature(change.object);
+      const previous = this.planSignatures.get(key);
+      this.planSignatures.set(key, signature);
+      if (previous === signature) return;
+      const owner = controllerUid(change.object);
+      const policy = this.deps.cache
+        .list('postgrespolicy', change.namespace)
+        .find((p) => (p.metadata as { uid?: string }).uid === owner);
+      if (policy !== undefined) this.trigger(this.objectKey(policy));
+    } else if (change.kind === 'secret') {
+      const version = change.type === 'delete' ? '' : versionOf(change.object);
+      for (const [key2, state] of this.policies) {
+        if (!key2.startsWith(`${change.namespace}/`)) continue;
+        const seen = state.secrets.get(change.name);
+        if (seen !== undefined && seen !== version) this.trigger(key2);
+      }
+    }
+  }
+
+  private onPolicy(object: CachedObject): void {
+    const key = this.objectKey(object);
+    const signature = policySignature(object);
+    const state = this.policies.get(key);
+    if (state !== undefined && state.signature === signature) return;
+    if (state === undefined) {
+      this.policies.set(key, {
+        signature,
+        uid: (object.metadata as { uid?: string }).uid,
+        secrets: new Map(),
+        timer: undefined,
+        written: undefined,
+      });
+    } else {
+      state.signature = signature;
+    }
+    this.trigger(key);
+  }
+
+  private forget(key: string): void {
+    const state = this.policies.get(key);
+    if (state !== undefined) clearTimeout(state.timer);
+    this.policies.delete(key);
+  }
+
+  /** Queues a pass for the policy (merged with one already queued). */
+  trigger(key: string): void {
+    if (this.stopped) return;
+    void this.queue.schedule(key, () => this.reconcile(key));
+  }
+
+  private requeue(key: string, seconds: number): void {
+    const state = this.policies.get(key);
+    if (state === undefined || this.stopped) return;
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => this.trigger(key), Math.max(0, seconds * 1000));
+    state.timer.unref();
+  }
+
+  private requeueMs(key: string, ms: number): void {
+    this.requeue(key, ms / 1000);
+  }
+
+  /** The policy as the next decision must see it: the cache, with our own newer status write on top. */
+  private currentPolicy(namespace: string, name: string): PostgresPolicy | null {
+    const object = this.deps.cache.get('postgrespolicy', namespace, name);
+    if (object === undefined) return null;
+    const policy = fromKubePolicy(object as unknown as Kube.PostgresPolicy);
+    if (policy === null) return null;
+    const state = this.policies.get(policyKey(namespace, name));
+    const written = state?.written;
+    if (written === undefined || state === undefined) return policy;
+    if (sameStatus(policy.status, written.status) || Date.now() - written.at > OVERLAY_TTL_MS) {
+      state.written = undefined;
+      return policy;
+    }
+    return { ...policy, status: written.status };
+  }
+
+  private currentPlans(namespace: string): PostgresPolicyPlan[] {
+    const plans = this.deps.cache
+      .list('postgrespolicyplan', namespace)
+      .map((o) => fromKubePlan(o as unknown as Kube.PostgresPolicyPlan))
+      .filter((p): p is PostgresPolicyPlan => p !== null);
+    const names = new Set(plans.map((p) => p.metadata.name));
+    for (const [key, created] of this.createdPlans) {
+      if (created.plan.metadata.namespace !== namespace) continue;
+      if (names.has(created.plan.metadata.name) || Date.now() - created.at > OVERLAY_TTL_MS) {
+        this.createdPlans.delete(key);
+      } else {
+        plans.push(created.plan);
+      }
+    }
+    return plans;
+  }
+
+  private lookup(namespace: string): (name: string) => SecretLike | undefined {
+    return (name) => this.deps.cache.get('secret', namespace, name) as SecretLike | undefined;
+  }
+
+  private conflictOf(policy: PostgresPolicy, prepared: Prepared): ConflictVerdict {
+    const peers = this.deps.cache
+      .list('postgrespolicy')
+      .map((o) => fromKubePolicy(o as unknown as Kube.PostgresPolicy))
+      .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
+      .filter((p) => p.metadata.deletionTimestamp === undefined && p.spec.suspend !== true)
+      .flatMap((p) => peerClaims(p, this.lookup(p.metadata.namespace)) ?? []);
+    return detectConflict(prepared.claims, peers);
+  }
+
+  /** One level-triggered pass for a policy. */
+  private async reconcile(key: string): Promise<void> {
+    if (this.stopped) return;
+    const [namespace = '', name = ''] = key.split('/');
+    const policy = this.currentPolicy(namespace, name);
+    const state = this.policies.get(key);
+    if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
+    const lookup = this.lookup(namespace);
+    const prepared = preparePolicy(policy, lookup);
+    state.secrets = new Map(
+      prepared.ok
+        ? [
+            ...Object.entries(prepared.secretVersions),
+            ...prepared.missingGenerated.map((m) => [m.secretName, ''] as [string, string]),
+          ]
+        : prepared.watchedSecrets.map((s) => [s, versionOf(lookup(s) as CachedObject | undefined)]),
+    );
+    const conflict: ConflictVerdict = prepared.ok ? this.conflictOf(policy, prepared) : { kind: 'clear' };
+    const gate = reconcileGate(policy, conflict);
+    let outcome: PlanningOutcome | null = null;
+    if (gate.kind === 'inspect') {
+      if (!prepared.ok) {
+        outcome = { kind: 'failed', error: prepared.error };
+      } else if (prepared.missingGenerated.length > 0) {
+        await this.createGeneratedSecrets(policy, prepared);
+        this.requeueMs(key, this.deps.secretRetryMs);
+        return;
+      } else {
+        const early = reconcilingStatus(policy, new Date().toISOString());
+        if (early !== null) await this.writeStatus(policy, early);
+        outcome = await this.inspectAndPlan(policy, prepared);
+      }
+    }
+    const decision = decideReconcile({
+      policy: this.currentPolicy(namespace, name) ?? policy,
+      plans: this.currentPlans(namespace),
+      conflict,
+      outcome,
+      now: new Date().toISOString(),
+      jitter: Math.random(),
+      settings: this.deps.settings,
+    });
+    await this.carryOut(policy, decision, prepared.ok ? prepared : null);
+    this.deps.log.log(
+      `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+    );
+    this.requeue(key, decision.requeueAfterSeconds);
+  }
+
+  private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {
+    let result;
+    try {
+      result = await requestSnapshot(
+        this.deps.nats,
+        {
+          v: 1,
+          requestId: `${policy.metadata.uid}.${policy.metadata.generation}.${this.nextSequence()}`,
+          source: {
+            apiVersion: API_VERSION,
+            kind: 'PostgresPolicy',
+            namespace: policy.metadata.namespace,
+            name: policy.metadata.name,
+            uid: policy.metadata.uid,
+          },
+          generation: policy.metadata.generation,
+          connection: prepared.connection as never,
+          scope: managedScopePayload(prepared.scope),
+        },
+        { timeoutMs: this.deps.inspectTimeoutMs },
+      );
+    } catch (error) {
+      const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      return {
+        kind: 'failed',
+        error: {
+          class: 'transient',
+          reason: 'DatabaseInspectionFailed',
+          message: `no inspector answered: ${text}`,
+        },
+      };
+    }
+    if (!result.ok) return { kind: 'failed', error: inspectFailure(result.error) };
+    return planFromSnapshot({
+      namespace: policy.metadata.namespace,
+      spec: policy.spec,
+      desired: prepared.desired,
+      scope: prepared.scope,
+      target: prepared.target,
+      connection: prepared.connection,
+      passwordSources: prepared.passwordSources,
+      appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
+      allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
+      snapshot: result.snapshot,
+    });
+  }
+
+  /** Asks the gateway to create each missing generated password Secret, exactly once (create-only). */
+  private async createGeneratedSecrets(policy: PostgresPolicy, prepared: Prepared): Promise<void> {
+    for (const ref of prepared.missingGenerated) {
+      const length = ref.length ?? 32;
+      const password = passwordFromRandomBytes(randomBytes(length), length);
+      const secret = buildGeneratedPasswordSecret({
+        policy,
+        role: ref.role,
+        secretName: ref.secretName,
+        secretKey: ref.secretKey,
+        password,
+        verifier: scramSha256Verifier(password, randomBytes(SCRAM_SALT_LENGTH), 4096),
+        now: new Date().toISOString(),
+      });
+      await this.send({
+        v: 1,
+        command: 'apply-resource',
+        target: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          namespace: policy.metadata.namespace,
+          name: ref.secretName,
+        },
+        object: secret as unknown as Record<string, unknown>,
+        createOnly: true,
+      });
+      this.deps.log.log(
+        `policy ${policy.metadata.namespace}/${policy.metadata.name}: creating password Secret ${ref.secretName}`,
+      );
+    }
+  }
+
+  /** Sends the decision's steps in order; each publish is acked by JetStream before the next. */
+  private async carryOut(
+    policy: PostgresPolicy,
+    decision: ReconcileDecision,
+    prepared: Prepared | null,
+  ): Promise<void> {
+    for (const step of decision.steps) {
+      if (step.kind === 'requestExecution') {
+        if (prepared === null) continue;
+        const plan = this.currentPlans(policy.metadata.namespace).find(
+          (p) => p.metadata.name === step.request.planName,
+        );
+        const message = toExecuteRequestMessage(step.request, {
+          target: prepared.target,
+          content: policy.spec,
+          mode: prepared.desired.reconciliation_mode,
+          allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
+          requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
+          approvedIdentity: {
+            physical: plan?.status?.targetPhysicalIdentity ?? null,
+            logical: plan?.status?.targetLogicalFingerprint ?? null,
+          },
+          passwordSources: prepared.passwordSources,
+          appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
+        });
+        await this.deps.publisher.publish(
+          executeRequestContract,
+          SUBJECTS.executeRequest,
+          message,
+          message.idempotencyKey,
+        );
+        continue;
+      }
+      if (step.kind === 'createPlan') {
+        this.createdPlans.set(policyKey(policy.metadata.namespace, step.plan.metadata.name), {
+          plan: step.plan,
+          at: Date.now(),
+        });
+      }
+      if (step.kind === 'writePolicyStatus') {
+        await this.writeStatus(policy, step.status);
+        continue;
+      }
+      for (const command of commandsOf(step, policy)) await this.send(command);
+    }
+  }
+
+  private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
+    const base = this.currentPolicy(policy.metadata.namespace, policy.metadata.name) ?? policy;
+    await this.send(policyStatusCommand(base, status));
+    const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
+    if (state !== undefined) state.written = { status, at: Date.now() };
+  }
+
+  private nextSequence(): string {
+    this.sequence += 1;
+    return `${this.session}-${this.sequence}`;
+  }
+
+  /** Publishes one gateway command with a unique idempotency key (JetStream dedupes publish retries only). */
+  private async send(command: UnkeyedCommand): Promise<void> {
+    const idempotencyKey = `planner/${command.target.namespace}/${command.target.name}/${command.command}/${this.nextSequence()}`;
+    const full = { ...command, idempotencyKey } as K8sCommandV1;
+    await this.deps.publisher.publish(
+      k8sCommandContract,
+      k8sCommandSubject(command.command),
+      full,
+      idempotencyKey,
+    );
+  }
+
+  /** Records an executor result on the policy (the executor itself writes the plan's phase). */
+  async handleResult(result: ExecuteResultV1): Promise<void> {
+    const namespace = result.plan.namespace;
+    const planObject = this.deps.cache.get('postgrespolicyplan', namespace, result.plan.name);
+    const ownerName =
+      result.policy?.name ??
+      this.deps.cache
+        .list('postgrespolicy', namespace)
+        .find(
+          (p) =>
+            planObject !== undefined && (p.metadata as { uid?: string }).uid === controllerUid(planObject),
+        )?.metadata.name;
+    if (ownerName === undefined) return;
+    const key = policyKey(namespace, ownerName);
+    await this.queue.run(key, async () => {
+      const report = reportOf(result);
+      if (report === 'ignore') return;
+      if (report === 'reconcile') {
+        this.trigger(key);
+        return;
+      }
+      const policy = this.currentPolicy(namespace, ownerName);
+      if (policy === null) return;
+      if (result.policy?.uid !== undefined && result.policy.uid !== policy.metadata.uid) return;
+      const plan = this.currentPlans(namespace).find((p) => p.metadata.name === result.plan.name) ?? null;
+      if (plan === null) {
+        this.trigger(key);
+        return;
+      }
+      const decision = decideAfterExecution({
+        policy,
+        plan,
+        report,
+        now: new Date().toISOString(),
+        jitter: Math.random(),
+      });
+      if (decision.status !== null) await this.writeStatus(policy, decision.status);
+      this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
+      if (decision.requeueAfterSeconds === 0) this.trigger(key);
+      else this.requeue(key, decision.requeueAfterSeconds);
+    });
+  }
+}
+
+/** Reasons under which the executor refused to run because the target's identity is not provable. */
+const FAIL_CLOSED_REASONS = new Set(['TargetIdentityUnavailable', 'PhysicalIdentityRequired']);
+
+/** The lifecycle's view of an executor result; `reconcile` means "look again from fresh state". */
+export function reportOf(result: ExecuteResultV1): ExecutionReport | 'ignore' | 'reconcile' {
+  switch (result.phase) {
+    case 'Applying':
+      return 'ignore';
+    case 'Skipped':
+      return 'reconcile';
+    case 'Applied':
+      return { kind: 'applied', appliedPasswordSourceVersions: result.appliedPasswordSourceVersions ?? {} };
+    case 'Superseded':
+      return {
+        kind: 'refused',
+        verdict: { kind: 'superseded', reason: result.reason, message: result.message },
+      };
+    case 'Failed':
+      if (FAIL_CLOSED_REASONS.has(result.reason)) {
+        return {
+          kind: 'refused',
+          verdict: { kind: 'fail_closed', reason: result.reason, message: result.message },
+        };
+      }
+      return {
+        kind: 'failed',
+        error: { class: result.errorClass ?? 'permanent', reason: result.reason, message: result.message },
+      };
+    default: {
+      const unreachable: never = result.phase;
+      return unreachable;
+    }
+  }
+}

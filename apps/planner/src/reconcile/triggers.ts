@@ -1,0 +1,51 @@
+// Which cache changes wake which policy (anti self-wake): a policy on generation, deletion or the
+// force-reconcile annotation; a plan on its phase or Approved/Denied decision; a Secret a policy read.
+import type { CachedObject } from '@rolepolicy/contracts';
+import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../lifecycle/index.js';
+
+type Meta = {
+  readonly uid?: string;
+  readonly generation?: number;
+  readonly deletionTimestamp?: string;
+  readonly resourceVersion?: string;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly ownerReferences?: readonly {
+    readonly uid: string;
+    readonly controller?: boolean;
+    readonly kind: string;
+  }[];
+};
+
+function meta(object: CachedObject): Meta {
+  return object.metadata as Meta;
+}
+
+/** What a policy event must change to start a reconcile (status writes change none of it). */
+export function policySignature(object: CachedObject): string {
+  const m = meta(object);
+  return JSON.stringify([
+    m.uid ?? null,
+    m.generation ?? null,
+    m.deletionTimestamp ?? null,
+    m.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION] ?? null,
+  ]);
+}
+
+/** Phase plus the Approved and Denied condition statuses of a plan. */
+export function planSignature(object: CachedObject): string {
+  const status = (object as { status?: { phase?: string; conditions?: { type: string; status: string }[] } })
+    .status;
+  const decision = (type: string): string | null =>
+    status?.conditions?.find((c) => c.type === type)?.status ?? null;
+  return JSON.stringify([status?.phase ?? null, decision('Approved'), decision('Denied')]);
+}
+
+/** The uid of the policy controlling a plan (its controller ownerReference), if any. */
+export function controllerUid(object: CachedObject): string | undefined {
+  return meta(object).ownerReferences?.find((o) => o.controller === true && o.kind === 'PostgresPolicy')?.uid;
+}
+
+/** The resourceVersion of a cached object ('' when absent). */
+export function versionOf(object: CachedObject | undefined): string {
+  return object === undefined ? '' : (meta(object).resourceVersion ?? '');
+}
