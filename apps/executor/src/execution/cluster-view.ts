@@ -2,6 +2,8 @@
 // the fresh plan and policy, and the Secrets behind the connection and role passwords. No value is logged.
 import type { ResourceCache } from '@rolepolicy/contracts';
 import {
+  DEFAULT_URL_KEY,
+  paramsTarget,
   readPasswordForSource,
   resolveConnection,
   type Connection,
@@ -14,7 +16,7 @@ import { InvalidConnectionError, SecretUnavailableError, type ExecutionSecretRes
 
 /** The executor's read-only view of the cluster. */
 export interface ClusterView {
-  /** The plan and policy a request names, as they are now. */
+  /** The plan and policy a request names, as they are now (the cache is synced to the stream first). */
   fresh(ref: {
     readonly namespace: string;
     readonly plan: string;
@@ -22,6 +24,21 @@ export interface ClusterView {
   }): Promise<FreshState>;
   /** Connection and passwords resolved from the cached Secrets and the policy's current connection. */
   readonly secrets: ExecutionSecretResolver;
+}
+
+/**
+ * The digest target reference a connection resolves to, from the spec alone (the same strings
+ * `resolveConnection` returns), so a changed connection is recognised even when its Secret is not readable.
+ */
+export function connectionTarget(
+  namespace: string,
+  connection: Connection | null | undefined,
+): string | undefined {
+  if (connection?.secretRef != null) {
+    return `${namespace}/${connection.secretRef.name}/${connection.secretKey ?? DEFAULT_URL_KEY}`;
+  }
+  if (connection?.params != null) return paramsTarget(namespace, connection.params);
+  return undefined;
 }
 
 /** A {@link ClusterView} over a started cache following `secret`, `postgrespolicy` and `postgrespolicyplan`. */
@@ -35,10 +52,12 @@ export function cacheClusterView(cache: ResourceCache): ClusterView {
 
   return {
     fresh: async ({ namespace, plan, policy }) => {
-      await cache.ready;
+      await cache.sync();
+      const current = policyOf(namespace, policy);
       return {
-        policy: policyOf(namespace, policy),
+        policy: current,
         plan: cache.get('postgrespolicyplan', namespace, plan) as unknown as PostgresPolicyPlan | undefined,
+        ...(current ? { target: connectionTarget(namespace, current.spec.connection as Connection) } : {}),
       };
     },
     secrets: {

@@ -127,6 +127,7 @@ export class ExecutionService {
       const fresh = await this.freshState(request);
       const present = presenceVerdict(request, fresh);
       if (present.kind !== 'proceed') return verdictFacts(present);
+      if (fresh.target !== request.target) return targetChanged(fresh.target);
       inputs = freshInputs(request, fresh.policy!.spec);
     }
     const expanded = expandRequest(request, inputs);
@@ -156,7 +157,7 @@ export class ExecutionService {
           // request (or while this replica waited for the lock) stops the SQL here.
           const fresh = await this.freshState(request);
           if (this.cluster !== null) {
-            const still = await this.stillSame(request, fresh, inputs);
+            const still = this.stillSame(request, fresh, inputs);
             if (still !== undefined) return { run: false, result: still };
             const verdict = freshVerdict(request, fresh, {
               changeDigest: digest.digest,
@@ -250,18 +251,13 @@ export class ExecutionService {
    * Under the lock: the policy may have changed while this replica waited. A different connection target
    * is refused; different planning inputs are skipped (the planner re-plans and asks again).
    */
-  private async stillSame(
+  private stillSame(
     request: ExecuteRequestV2,
     fresh: FreshState,
     inputs: PlanningInputs,
-  ): Promise<ResultFacts | undefined> {
+  ): ResultFacts | undefined {
     if (fresh.policy === undefined) return undefined; // freshVerdict reports it
-    const resolved = await this.secrets.connection({
-      namespace: request.policy.namespace,
-      target: request.target,
-      policy: request.policy.name,
-    });
-    if (resolved.target !== request.target) return targetChanged(resolved.target);
+    if (fresh.target !== request.target) return targetChanged(fresh.target);
     if (JSON.stringify(freshInputs(request, fresh.policy.spec)) !== JSON.stringify(inputs)) {
       return {
         phase: 'Skipped',
@@ -315,11 +311,11 @@ function verdictFacts(verdict: Exclude<FreshVerdict, { kind: 'proceed' }>): Resu
 }
 
 /** The policy's connection now resolves to another target than the one the digest bound. */
-function targetChanged(now: string): ResultFacts {
+function targetChanged(now: string | undefined): ResultFacts {
   return {
     phase: 'Superseded',
     reason: 'TargetReferenceChanged',
-    message: `the policy's connection now resolves to target ${now}, not the approved one; no SQL was run`,
+    message: `the policy's connection now resolves to target ${now ?? '(none)'}, not the approved one; no SQL was run`,
   };
 }
 

@@ -29,6 +29,8 @@ export type FreshVerdict =
 export interface FreshState {
   readonly policy: PostgresPolicy | undefined;
   readonly plan: PostgresPolicyPlan | undefined;
+  /** The digest target reference of the policy's current `spec.connection` (no Secret read). */
+  readonly target?: string;
 }
 
 /** Checks that need no database: the policy and plan still exist and are the ones the request names. */

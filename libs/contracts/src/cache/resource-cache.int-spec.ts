@@ -32,7 +32,7 @@ function event(kind: string, namespace: string, name: string, data: Record<strin
   return {
     v: 1,
     type: 'upsert',
-    object: { apiVersion: 'v1', kind, metadata: { name, namespace }, data },
+    object: { apiVersion: 'v1', kind, metadata: { name, namespace }, data } as ResourceEventV1['object'],
     observedAt: new Date().toISOString(),
   };
 }
@@ -151,9 +151,27 @@ describe('ResourceCache', () => {
     );
     expect(changes.filter((c) => c.name === 'db')).toHaveLength(5);
 
+    // sync(): whatever was published before the call is applied when it resolves, no polling needed.
+    await publish(nc, names, 'secret', 'team-a', 'db', event('Secret', 'team-a', 'db', { n: '7' }));
+    await publish(nc, names, 'postgrespolicy', 'team-b', 'orders', {
+      ...event('PostgresPolicy', 'team-b', 'orders', {}),
+      type: 'delete',
+    });
+    await early.sync();
+    expect(dataOf(early, 'secret', 'team-a', 'db')).toEqual({ n: '7' });
+    expect(early.get('postgrespolicy', 'team-b', 'orders')).toBeUndefined();
+    await publish(
+      nc,
+      names,
+      'postgrespolicy',
+      'team-b',
+      'orders',
+      event('PostgresPolicy', 'team-b', 'orders', {}),
+    );
+
     const late = await start(['secret', 'postgrespolicy']);
     await late.ready;
-    expect(dataOf(late, 'secret', 'team-a', 'db')).toEqual({ n: '6' });
+    expect(dataOf(late, 'secret', 'team-a', 'db')).toEqual({ n: '7' });
     expect(late.get('secret', 'team-a', 'gone')).toBeUndefined();
     expect(late.get('postgrespolicy', 'team-b', 'orders')?.kind).toBe('PostgresPolicy');
   });

@@ -1,6 +1,6 @@
 // ResourceCache: the latest object per (kind, namespace, name) as the k8s-gateway published it, read from
 // RP_RESOURCES with one ordered (ephemeral) consumer per kind, LastPerSubject first, then every new event.
-import { DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager, type Consumer, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
 import { decodePayload } from '../contract.js';
@@ -47,6 +47,8 @@ export class ResourceCache {
   private readonly objects = new Map<ResourceKindToken, Map<string, CachedObject>>();
   private readonly listeners = new Set<Listener>();
   private readonly stops: (() => Promise<void>)[] = [];
+  /** Per kind: its consumer and the stream sequence of the last event applied. */
+  private readonly followed = new Map<ResourceKindToken, { consumer: Consumer; appliedSeq: number }>();
   private stopped = false;
 
   /** Resolves once every kind has delivered what the stream held when the cache started. */
@@ -117,6 +119,30 @@ export class ResourceCache {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Resolves once every event the stream held when it was called has been applied (read-your-writes for
+   * a caller about to make a decision, e.g. under a database lock). Rejects after `timeoutMs` (the caller
+   * retries later) or when the cache is stopped.
+   */
+  async sync(timeoutMs = 5_000): Promise<void> {
+    await this.ready;
+    const jsm = await jetstreamManager(this.nc);
+    const target = (await jsm.streams.info(this.options.stream)).state.last_seq;
+    const deadline = Date.now() + timeoutMs;
+    for (const [kind, followed] of this.followed) {
+      for (;;) {
+        if (this.stopped) throw new Error('resource cache is stopped');
+        if (followed.appliedSeq >= target) break;
+        // Nothing of this kind left to deliver, and everything delivered is applied.
+        const info = await followed.consumer.info().catch(() => undefined);
+        if (info && info.num_pending === 0 && followed.appliedSeq >= info.delivered.stream_seq) break;
+        if (Date.now() > deadline)
+          throw new Error(`resource cache for ${kind} did not catch up in ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+  }
+
   /** Stops every consumer; reads keep answering from the last state. */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -136,6 +162,8 @@ export class ResourceCache {
       filter_subjects: `${prefix}>`,
       deliver_policy: DeliverPolicy.LastPerSubject,
     });
+    const followed = { consumer, appliedSeq: 0 };
+    this.followed.set(kind, followed);
     const info = await consumer.info(true);
     let caughtUp = info.num_pending === 0;
     if (caughtUp) readiness.resolve();
@@ -151,6 +179,7 @@ export class ResourceCache {
       try {
         for await (const msg of messages) {
           this.apply(kind, prefix, msg);
+          followed.appliedSeq = msg.seq;
           if (!caughtUp && msg.info.pending === 0) {
             caughtUp = true;
             readiness.resolve();
