@@ -31,7 +31,7 @@ export default {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/{apps,libs,tools,bench}/**/*.int-spec.ts'],
+      testMatch: ['<rootDir>/{apps,libs,tools,bench,e2e}/**/*.int-spec.ts'],
     },
   ],
   // Jest reads testTimeout only at the top level, not per project. Integration tests boot servers and

@@ -1,0 +1,182 @@
+// The whole product for one end-to-end test file: a private nats-server (JetStream, own port and store,
+// so the production streams and subjects are used unchanged), the Kubernetes API emulator with the CRDs,
+// and the five services in-process through startService, plus client-node clients and target databases.
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { INestApplication } from '@nestjs/common';
+import { startService, type ServiceDefinition } from '@rolepolicy/runtime';
+import {
+  freePort,
+  sandboxId,
+  startEmulator,
+  startPrivateNatsServer,
+  type Emulator,
+  type PrivateNatsServer,
+} from '@rolepolicy/testing';
+import type { EnvSpec } from '@rolepolicy/runtime';
+import { accessSchedulerService } from '../apps/access-scheduler/src/service.js';
+import { executorService } from '../apps/executor/src/service.js';
+import { inspectorService } from '../apps/inspector/src/service.js';
+import { k8sGatewayService } from '../apps/k8s-gateway/src/service.js';
+import { plannerService } from '../apps/planner/src/service.js';
+import { PolicyResources } from './support/resources.js';
+import { TargetDatabases, type TargetDatabase } from './support/targets.js';
+import { waitFor } from './support/wait.js';
+
+export { waitFor, sleep } from './support/wait.js';
+export { condition, RECONCILE_REQUESTED_AT, type Condition } from './support/resources.js';
+export type { TargetDatabase } from './support/targets.js';
+
+const CRD_DIR = fileURLToPath(new URL('../deploy/crds', import.meta.url));
+
+/** The five services, in start order (the gateway last, so its first events find the consumers ready). */
+export const SERVICE_NAMES = ['inspector', 'executor', 'planner', 'access-scheduler', 'k8s-gateway'] as const;
+/** One of the five services. */
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+// Each definition has its own env spec; startService only needs the common shape here.
+const DEFINITIONS: Readonly<Record<ServiceName, ServiceDefinition<EnvSpec>>> = {
+  inspector: inspectorService as unknown as ServiceDefinition<EnvSpec>,
+  executor: executorService as unknown as ServiceDefinition<EnvSpec>,
+  planner: plannerService as unknown as ServiceDefinition<EnvSpec>,
+  'access-scheduler': accessSchedulerService as unknown as ServiceDefinition<EnvSpec>,
+  'k8s-gateway': k8sGatewayService as unknown as ServiceDefinition<EnvSpec>,
+};
+
+/** Options of {@link startStack}. */
+export type StackOptions = {
+  /** Executor replicas sharing the work queue (default 1). */
+  readonly executors?: number;
+  /** Namespace the tests use; the gateway watches the whole cluster (default `e2e`). */
+  readonly namespace?: string;
+  /** Extra variables for every service (e.g. `LOG_LEVEL: 'debug'` while investigating). */
+  readonly env?: Readonly<Record<string, string>>;
+};
+
+/** One running service instance. */
+export type RunningService = {
+  readonly name: ServiceName;
+  readonly app: INestApplication;
+  /** `http://127.0.0.1:<port>`: `/healthz`, `/readyz`, `/metrics`. */
+  readonly url: string;
+};
+
+/** A running stack; call {@link Stack.stop} in afterAll. */
+export type Stack = {
+  /** Random id of this file's stack; role names must start with {@link Stack.rolePrefix}. */
+  readonly id: string;
+  /** `e2e_<id>_`: prefix of every PostgreSQL role a test declares (roles are cluster-global). */
+  readonly rolePrefix: string;
+  readonly namespace: string;
+  readonly nats: PrivateNatsServer;
+  readonly emulator: Emulator;
+  readonly kubeConfig: KubeConfig;
+  readonly custom: CustomObjectsApi;
+  readonly core: CoreV1Api;
+  /** Policies and plans as a cluster user sees them (create, edit, approve, deny). */
+  readonly resources: PolicyResources;
+  readonly services: readonly RunningService[];
+  /** A sandbox database plus its connection Secret. */
+  createDatabase(label: string, secretName?: string): Promise<TargetDatabase>;
+  /** A role name unique to this file: `<rolePrefix><base>`. */
+  role(base: string): string;
+  /** Resolves once every service answers /readyz 200. */
+  waitReady(timeoutMs?: number): Promise<void>;
+  /** Closes services, nats-server, emulator, databases and roles. */
+  stop(): Promise<void>;
+};
+
+function envFor(
+  name: ServiceName,
+  port: number,
+  nats: PrivateNatsServer,
+  emulator: Emulator,
+  options: StackOptions,
+): Record<string, string> {
+  const common: Record<string, string> = {
+    NATS_URL: nats.url,
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: String(port),
+    LOG_LEVEL: process.env['E2E_LOG_LEVEL'] ?? 'error',
+    ...(process.env['RP_TEST_REDIS_URL'] ? { REDIS_URL: process.env['RP_TEST_REDIS_URL'] } : {}),
+  };
+  const own: Record<string, string> =
+    name === 'k8s-gateway'
+      ? { KUBECONFIG: emulator.kubeconfigPath, LEASE_NAME: 'rolepolicy-k8s-gateway', LEASE_RETRY_MS: '500' }
+      : {};
+  // Every service gets the kubeconfig: the planner and executor may read the cluster through it.
+  return { ...process.env, KUBECONFIG: emulator.kubeconfigPath, ...common, ...own, ...options.env } as Record<
+    string,
+    string
+  >;
+}
+
+/** Starts everything for one test file. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const id = sandboxId();
+  const namespace = options.namespace ?? 'e2e';
+  const started: RunningService[] = [];
+  let nats: PrivateNatsServer | undefined;
+  let emulator: Emulator | undefined;
+  let targets: TargetDatabases | undefined;
+
+  const stop = async (): Promise<void> => {
+    // The gateway first (no new events), then the rest in reverse start order.
+    for (const service of [...started].reverse()) await service.app.close().catch(() => undefined);
+    await targets?.dispose();
+    await nats?.dispose();
+    await emulator?.stop();
+  };
+
+  try {
+    nats = await startPrivateNatsServer();
+    emulator = await startEmulator({ crdDir: CRD_DIR });
+    const kubeConfig = emulator.kubeConfig(namespace);
+    targets = new TargetDatabases(kubeConfig, namespace, `e2e_${id}_`);
+    const instances: ServiceName[] = [];
+    for (const name of SERVICE_NAMES) {
+      const count = name === 'executor' ? (options.executors ?? 1) : 1;
+      for (let i = 0; i < count; i++) instances.push(name);
+    }
+    for (const name of instances) {
+      const port = await freePort();
+      const app = await startService(DEFINITIONS[name], { env: envFor(name, port, nats, emulator, options) });
+      started.push({ name, app, url: `http://127.0.0.1:${port}` });
+    }
+    const services = started;
+    const stack: Stack = {
+      id,
+      rolePrefix: targets.rolePrefix,
+      namespace,
+      nats,
+      emulator,
+      kubeConfig,
+      custom: kubeConfig.makeApiClient(CustomObjectsApi),
+      core: kubeConfig.makeApiClient(CoreV1Api),
+      resources: new PolicyResources(kubeConfig, namespace),
+      services,
+      createDatabase: (label, secretName) => targets!.create(label, secretName),
+      role: (base) => `${targets!.rolePrefix}${base}`,
+      waitReady: async (timeoutMs = 20_000) => {
+        for (const service of services) {
+          await waitFor(`${service.name} /readyz 200`, () => readyz(service.url), { timeoutMs });
+        }
+      },
+      stop,
+    };
+    return stack;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function readyz(base: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(3000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}

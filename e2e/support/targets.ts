@@ -1,0 +1,82 @@
+// Target databases of end-to-end tests: a sandbox PostgreSQL database per target plus the connection
+// Secret a policy names, raw SQL on it, and cleanup of the cluster-global roles the policies created.
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import pg from 'pg';
+import { createPostgresSandbox, DEFAULT_PG_ADMIN_URL, type PostgresSandbox } from '@rolepolicy/testing';
+
+/** A target database and the Secret holding its URL under `DATABASE_URL`. */
+export type TargetDatabase = {
+  readonly database: string;
+  /** Connection URL (the local trust-auth superuser): test-only, never print it from product code. */
+  readonly url: string;
+  /** Name of the Secret holding the URL, in the stack's namespace. */
+  readonly secretName: string;
+  /** The `connection` block of a policy pointing at this database. */
+  readonly connection: { readonly secretRef: { readonly name: string } };
+  /** Runs SQL on the target as the superuser and returns the rows. */
+  sql<R extends Record<string, unknown> = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<R[]>;
+};
+
+/** Creates and tracks target databases; {@link dispose} drops them and the roles named with `rolePrefix`. */
+export class TargetDatabases {
+  private readonly sandboxes: PostgresSandbox[] = [];
+  private readonly pools: pg.Pool[] = [];
+  private readonly core: CoreV1Api;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly namespace: string,
+    /** Every role a test declares starts with this, so cleanup never touches another file's roles. */
+    readonly rolePrefix: string,
+  ) {
+    this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  /** A fresh database plus its connection Secret `<secretName>` (default `<label>-db`). */
+  async create(label: string, secretName = `${label}-db`): Promise<TargetDatabase> {
+    const sandbox = await createPostgresSandbox(`e2e_${label}`);
+    this.sandboxes.push(sandbox);
+    const pool = new pg.Pool({ connectionString: sandbox.url, max: 2 });
+    this.pools.push(pool);
+    await this.core.createNamespacedSecret({
+      namespace: this.namespace,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: secretName, namespace: this.namespace },
+        type: 'Opaque',
+        stringData: { DATABASE_URL: sandbox.url },
+      },
+    });
+    return {
+      database: sandbox.database,
+      url: sandbox.url,
+      secretName,
+      connection: { secretRef: { name: secretName } },
+      sql: async <R extends Record<string, unknown>>(text: string, params?: readonly unknown[]) =>
+        (await pool.query<R>(text, params ? [...params] : undefined)).rows,
+    };
+  }
+
+  /** Closes pools, drops every database, then the roles starting with the prefix. */
+  async dispose(): Promise<void> {
+    await Promise.allSettled(this.pools.map((p) => p.end()));
+    await Promise.allSettled(this.sandboxes.map((s) => s.drop()));
+    const admin = new pg.Client({ connectionString: process.env['RP_TEST_PG_URL'] ?? DEFAULT_PG_ADMIN_URL });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ rolname: string }>(
+        'SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)',
+        [this.rolePrefix],
+      );
+      for (const { rolname } of rows) {
+        await admin.query(`DROP ROLE IF EXISTS "${rolname.replace(/"/g, '""')}"`).catch(() => undefined);
+      }
+    } finally {
+      await admin.end();
+    }
+  }
+}
