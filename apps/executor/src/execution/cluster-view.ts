@@ -12,7 +12,12 @@ import {
 } from '@rolepolicy/kube';
 import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
 import type { FreshState } from './fresh-verdict.js';
-import { InvalidConnectionError, SecretUnavailableError, type ExecutionSecretResolver } from './secrets.js';
+import {
+  InvalidConnectionError,
+  PasswordSourceChangedError,
+  SecretUnavailableError,
+  type ExecutionSecretResolver,
+} from './secrets.js';
 
 /** The executor's read-only view of the cluster. */
 export interface ClusterView {
@@ -80,6 +85,9 @@ export function cacheClusterView(cache: ResourceCache): ClusterView {
       password: async ({ namespace, role, sourceVersion }) => {
         await cache.ready;
         const read = readPasswordForSource(namespace, sourceVersion, secretsOf(namespace));
+        if (!read.ok && read.reason === 'SecretVersionChanged') {
+          throw new PasswordSourceChangedError(`password of role ${role}: ${read.message}`);
+        }
         if (!read.ok)
           throw new SecretUnavailableError(`password of role ${role}: ${read.reason}: ${read.message}`);
         return read.password;

@@ -332,4 +332,122 @@ describe('executor cluster wiring: fresh plan, policy and Secrets from resource 
     expect(patches.map((p) => p.status['phase'])).toEqual(['Failed']);
     expect(patches[0]?.status['lastError']).toContain('plan-cl-nosecret-conn');
   });
+  it('a policy edit with identical effects keeps the approval: the re-plan from the fresh content matches and executes', async () => {
+    const db = await database('cl_same');
+    const [first, second] = [role('same_a'), role('same_b')];
+    const content: PolicyContent = {
+      roles: [
+        { name: first, login: false },
+        { name: second, login: false },
+      ],
+    };
+    const req = await request('plan-cl-same', db.url, content);
+    await publishCluster('plan-cl-same', req, db.url, content);
+    // Reordered roles: a different content digest, the same effects.
+    const reordered: PolicyContent = {
+      roles: [
+        { name: second, login: false },
+        { name: first, login: false },
+      ],
+    };
+    await publishObject(
+      nc,
+      cluster,
+      'postgrespolicy',
+      policyObject(NAMESPACE, req.policy.name, req.policy.uid ?? '', 'plan-cl-same-conn', reordered),
+    );
+    await publishRequest(nc, topology, req);
+
+    expect(await finalResult('plan-cl-same')).toMatchObject({ phase: 'Applied', reason: 'Executed' });
+    expect(await roleExists(db.url, first)).toBe(true);
+    expect(await roleExists(db.url, second)).toBe(true);
+  });
+
+  it('a policy suspended after the request is not executed (Skipped / Suspended)', async () => {
+    const db = await database('cl_suspend');
+    const name = role('suspend');
+    const content: PolicyContent = { roles: [{ name, login: false }] };
+    const req = await request('plan-cl-suspend', db.url, content);
+    await publishCluster('plan-cl-suspend', req, db.url, content);
+    await publishObject(
+      nc,
+      cluster,
+      'postgrespolicy',
+      policyObject(NAMESPACE, req.policy.name, req.policy.uid ?? '', 'plan-cl-suspend-conn', content, {
+        suspend: true,
+      }),
+    );
+    await publishRequest(nc, topology, req);
+
+    expect(await finalResult('plan-cl-suspend')).toMatchObject({ phase: 'Skipped', reason: 'Suspended' });
+    expect(await roleExists(db.url, name)).toBe(false);
+  });
+
+  it('a password Secret rotated after planning supersedes the request; the old version is never applied', async () => {
+    const db = await database('cl_rotated');
+    const name = role('rotated');
+    const version = 'cl-rotated-login:password:7';
+    const content: PolicyContent = {
+      roles: [
+        { name, login: true, password: { secretRef: { name: 'cl-rotated-login' }, secretKey: 'password' } },
+      ],
+    };
+    const req = await request('plan-cl-rotated', db.url, content, { [name]: version });
+    await publishCluster('plan-cl-rotated', req, db.url, content);
+    const rotated = `Rotated-${run}-secret`;
+    await publishObject(
+      nc,
+      cluster,
+      'secret',
+      secretObject(NAMESPACE, 'cl-rotated-login', { password: rotated }, '8'),
+    );
+    await publishRequest(nc, topology, req);
+
+    const result = await finalResult('plan-cl-rotated');
+    expect(result).toMatchObject({
+      phase: 'Superseded',
+      reason: 'PasswordSourceChanged',
+      executedDigest: null,
+    });
+    expect(result.message).toContain('resourceVersion 8, planned 7');
+    expect(JSON.stringify(result)).not.toContain(rotated);
+    expect(await roleExists(db.url, name)).toBe(false);
+  });
+
+  it('a plan left Applying by a crashed attempt whose SQL committed is completed: AlreadyConverged and an Applied patch', async () => {
+    const db = await database('cl_leftover');
+    const name = role('leftover');
+    const content: PolicyContent = { roles: [{ name, login: false }] };
+    const req = await request('plan-cl-leftover', db.url, content);
+    await publishCluster('plan-cl-leftover', req, db.url, content);
+    const approved = planObject(
+      NAMESPACE,
+      'plan-cl-leftover',
+      req.policy.name,
+      {
+        digest: req.changeDigest,
+        encoding: req.changeDigestEncoding,
+        physical: req.approvedIdentity.physical,
+        logical: req.approvedIdentity.logical,
+      },
+      'Approved',
+    );
+    await publishObject(nc, cluster, 'postgrespolicyplan', {
+      ...approved,
+      status: { ...approved.status, phase: 'Applying', applyingSince: new Date().toISOString() },
+    });
+    // The earlier attempt committed, then died before reporting.
+    await query(db.url, `CREATE ROLE "${name}" NOLOGIN`);
+    await publishRequest(nc, topology, req);
+
+    expect(await finalResult('plan-cl-leftover')).toMatchObject({
+      phase: 'Applied',
+      reason: 'AlreadyConverged',
+    });
+    const patches = await eventually('an Applied patch', async () => {
+      const found = await patchesOf('plan-cl-leftover');
+      return found.length > 0 ? found : undefined;
+    });
+    expect(patches.map((p) => p.status['phase'])).toEqual(['Applied']);
+  });
 });

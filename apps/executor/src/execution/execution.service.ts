@@ -30,7 +30,7 @@ import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
 import type { PlanStatusWrite } from './plan-status.js';
 import { expandRequest, freshInputs, replan, requestInputs, type PlanningInputs } from './replan.js';
 import { resultFor, type ResultFacts } from './result.js';
-import type { ExecutionSecretResolver } from './secrets.js';
+import { PasswordSourceChangedError, type ExecutionSecretResolver } from './secrets.js';
 
 /** Handles execution requests; one instance per executor replica. */
 @Injectable()
@@ -180,10 +180,24 @@ export class ExecutionService {
           if (decision.kind !== 'execute') {
             return { run: false, result: refusal(decision, digest.digest) };
           }
+          let passwords: Record<string, string>;
+          try {
+            passwords = await this.verifiers(namespace, plan.changes, request);
+          } catch (error) {
+            // A rotated password Secret needs a new plan (the digest bound the old version), not a failure.
+            if (!(error instanceof PasswordSourceChangedError)) throw error;
+            const facts: ResultFacts = {
+              phase: 'Superseded',
+              reason: 'PasswordSourceChanged',
+              message: error.message,
+              recomputedDigest: digest.digest,
+            };
+            return { run: false, result: facts };
+          }
           const rendered = renderSql(plan.changes, {
             serverVersionNum: snapshot.server_version_num,
             inventory: snapshot.inventory,
-            passwords: await this.verifiers(namespace, plan.changes, request),
+            passwords,
             executorRole: snapshot.executor.role,
           });
           const probe = this.options.probe?.around(request);

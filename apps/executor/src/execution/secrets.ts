@@ -27,15 +27,20 @@ export interface ExecutionSecretResolver {
   }): Promise<string>;
 }
 
-/** Injection token of the {@link ExecutionSecretResolver}. */
-export const EXECUTION_SECRETS = Symbol('rp.executor.secrets');
-
 /**
  * Raised when a secret cannot be resolved; the message names references, never values (a SafeError,
  * so the catalog's redaction passes it through with its type).
  */
 export class SecretUnavailableError extends SafeError {
   override readonly name = 'SecretUnavailableError';
+}
+
+/**
+ * Raised when a password Secret moved past the version the digest bound (rotated after planning): the
+ * request is superseded and the planner plans the new version.
+ */
+export class PasswordSourceChangedError extends SafeError {
+  override readonly name = 'PasswordSourceChangedError';
 }
 
 /** Raised when the policy's connection is not usable as written (the message names fields, never values). */

@@ -89,11 +89,13 @@ export async function startClusterExecutor(
 type Kind = 'secret' | 'postgrespolicy' | 'postgrespolicyplan';
 
 /** Publishes an object as the gateway would (`upsert`), or its deletion. */
-export async function publishObject(
+export async function publishObject<
+  T extends { readonly metadata: { readonly name: string; readonly namespace?: string } },
+>(
   nc: NatsConnection,
   names: ClusterNames,
   kind: Kind,
-  object: { readonly metadata: { readonly name: string; readonly namespace?: string } },
+  object: T,
   type: 'upsert' | 'delete' = 'upsert',
 ): Promise<void> {
   const { name, namespace } = object.metadata;
