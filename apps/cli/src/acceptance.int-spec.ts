@@ -9,6 +9,7 @@ import {
 } from '@rolepolicy/testing';
 import pg from 'pg';
 
+import { withClusterLock } from './test-support/cluster-lock.js';
 import { runCli } from './test-support/run-cli.js';
 
 let sandbox: PostgresSandbox;
@@ -157,19 +158,22 @@ schemas: [{ name: app, owner: ${r('owner')} }]
 describe('acceptance: exclusive memberships of predefined roles', () => {
   it(
     'exclusive: true with members: [] revokes every live member of the pg_* role',
-    async () => {
-      await query(`CREATE ROLE "${r('monitor')}"; GRANT pg_monitor TO "${r('monitor')}"`);
-      const stdin = `memberships: [{ role: pg_monitor, exclusive: true, members: [] }]\n`;
-      const args = ['-f', '-', '--database-url', sandbox.url];
-      const applied = await runCli(['apply', ...args, '--yes'], { stdin });
-      expect(applied.code).toBe(0);
-      const members = await query(
-        "SELECT 1 FROM pg_auth_members WHERE roleid = 'pg_monitor'::regrole AND member = $1::regrole",
-        [r('monitor')],
-      );
-      expect(members).toHaveLength(0);
-      expect((await runCli(['plan', ...args], { stdin })).code).toBe(0);
-    },
+    // pg_monitor's members are cluster-wide: a concurrent run of this test (CI beside a session) would
+    // drop its member between our plan and our apply, or grant one before our second plan.
+    () =>
+      withClusterLock('pg_monitor members', async () => {
+        await query(`CREATE ROLE "${r('monitor')}"; GRANT pg_monitor TO "${r('monitor')}"`);
+        const stdin = `memberships: [{ role: pg_monitor, exclusive: true, members: [] }]\n`;
+        const args = ['-f', '-', '--database-url', sandbox.url];
+        const applied = await runCli(['apply', ...args, '--yes'], { stdin });
+        expect(applied.code).toBe(0);
+        const members = await query(
+          "SELECT 1 FROM pg_auth_members WHERE roleid = 'pg_monitor'::regrole AND member = $1::regrole",
+          [r('monitor')],
+        );
+        expect(members).toHaveLength(0);
+        expect((await runCli(['plan', ...args], { stdin })).code).toBe(0);
+      }),
     SLOW,
   );
 });
