@@ -1,9 +1,12 @@
+// The server itself computes a verifier (random salt); ours, given the same salt and iterations, must be identical.
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { parseScramVerifier, scramSha256Verifier } from './scram.js';
 
-// The server itself computes a verifier (random salt); ours, given the same salt and iterations, must be identical.
-const DB = `rp_scram_${process.pid}`;
-const ROLE_PREFIX = `rp_scram_${process.pid}_`;
+// Random, not the pid: roles are cluster-global and a killed run's leftovers must never collide.
+const RUN = randomBytes(5).toString('hex');
+const DB = `rp_scram_${RUN}`;
+const ROLE_PREFIX = `rp_scram_${RUN}_`;
 const admin = (database = 'postgres'): pg.Client =>
   new pg.Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database });
 

@@ -1,5 +1,6 @@
 // The rendered SQL runs on the real server: a policy with hostile names goes through expandPolicy + computePlan +
 // renderSql, every statement executes in one transaction, and the catalog then shows exactly the intended access.
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expandPolicy } from '../expansion/index.js';
 import type { PolicyContent } from '../model/content.js';
@@ -8,8 +9,10 @@ import { computePlan } from '../plan/index.js';
 import { scramSha256Verifier } from '../password/scram.js';
 import { renderSql } from './render.js';
 
-const DB = `rp_sqlexec_${process.pid}`;
-const P = `rp${process.pid}_`;
+// Random, not the pid: roles are cluster-global and a killed run's leftovers must never collide.
+const RUN = randomBytes(5).toString('hex');
+const DB = `rp_sqlexec_${RUN}`;
+const P = `rp${RUN}_`;
 const OWNER = `${P}owner`;
 const LEGACY = `${P}legacy`;
 const VIEWER = `${P}viewer`;
