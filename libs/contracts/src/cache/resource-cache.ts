@@ -1,6 +1,13 @@
 // ResourceCache: the latest object per (kind, namespace, name) as the k8s-gateway published it, read from
 // RP_RESOURCES with one ordered (ephemeral) consumer per kind, LastPerSubject first, then every new event.
-import { DeliverPolicy, jetstream, jetstreamManager, type Consumer, type JsMsg } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type Consumer,
+  type ConsumerMessages,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
 import { decodePayload } from '../contract.js';
@@ -34,6 +41,13 @@ export type ResourceCacheOptions = {
 
 type Listener = (change: ResourceChange) => void;
 
+/** Per kind: its current consumer and message stream, and the stream sequence of the last event applied. */
+type Followed = {
+  consumer: Consumer | undefined;
+  messages: ConsumerMessages | undefined;
+  appliedSeq: number;
+};
+
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /**
@@ -47,8 +61,7 @@ export class ResourceCache {
   private readonly objects = new Map<ResourceKindToken, Map<string, CachedObject>>();
   private readonly listeners = new Set<Listener>();
   private readonly stops: (() => Promise<void>)[] = [];
-  /** Per kind: its consumer and the stream sequence of the last event applied. */
-  private readonly followed = new Map<ResourceKindToken, { consumer: Consumer; appliedSeq: number }>();
+  private readonly followed = new Map<ResourceKindToken, Followed>();
   private stopped = false;
 
   /** Resolves once every kind has delivered what the stream held when the cache started. */
@@ -134,7 +147,7 @@ export class ResourceCache {
         if (this.stopped) throw new Error('resource cache is stopped');
         if (followed.appliedSeq >= target) break;
         // Nothing of this kind left to deliver, and everything delivered is applied.
-        const info = await followed.consumer.info().catch(() => undefined);
+        const info = await followed.consumer?.info().catch(() => undefined);
         if (info && info.num_pending === 0 && followed.appliedSeq >= info.delivered.stream_seq) break;
         if (Date.now() > deadline)
           throw new Error(`resource cache for ${kind} did not catch up in ${timeoutMs} ms`);
@@ -156,55 +169,95 @@ export class ResourceCache {
     kind: ResourceKindToken,
     readiness: { resolve: () => void; reject: (e: Error) => void },
   ): Promise<void> {
-    const js = jetstream(this.nc);
+    const state: Followed = { consumer: undefined, messages: undefined, appliedSeq: 0 };
+    this.followed.set(kind, state);
+    let caughtUp = false;
+    this.stops.push(async () => {
+      if (!caughtUp) readiness.reject(new Error(`resource cache stopped before ${kind} caught up`));
+      await state.messages?.close().catch(() => undefined);
+    });
+    await this.subscribe(kind, state, false, () => {
+      caughtUp = true;
+      readiness.resolve();
+    });
+  }
+
+  /**
+   * Creates the kind's ordered consumer (LastPerSubject) and applies what it delivers. Ordered consumers
+   * recreate themselves after a reconnect; if one gives up for good, the kind is followed again from the
+   * last message per subject and objects whose subject no longer holds a message are dropped (`rebuild`).
+   */
+  private async subscribe(
+    kind: ResourceKindToken,
+    state: Followed,
+    rebuild: boolean,
+    onCaughtUp: () => void,
+  ): Promise<void> {
     const prefix = `${this.options.subjectRoot}.resource.${kind}.`;
-    const consumer = await js.consumers.get(this.options.stream, {
+    const consumer = await jetstream(this.nc).consumers.get(this.options.stream, {
       filter_subjects: `${prefix}>`,
       deliver_policy: DeliverPolicy.LastPerSubject,
     });
-    const followed = { consumer, appliedSeq: 0 };
-    this.followed.set(kind, followed);
-    const info = await consumer.info(true);
-    let caughtUp = info.num_pending === 0;
-    if (caughtUp) readiness.resolve();
+    state.consumer = consumer;
+    const seen = rebuild ? new Set<string>() : undefined;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      if (seen) this.prune(kind, seen);
+      onCaughtUp();
+    };
+    if ((await consumer.info(true)).num_pending === 0) finish();
     const messages = await consumer.consume({ max_messages: 256 });
-    this.stops.push(() => {
-      if (!caughtUp) readiness.reject(new Error(`resource cache stopped before ${kind} caught up`));
-      return messages.close().then(
-        () => undefined,
-        () => undefined,
-      );
-    });
+    state.messages = messages;
     void (async () => {
       try {
         for await (const msg of messages) {
-          this.apply(kind, prefix, msg);
-          followed.appliedSeq = msg.seq;
-          if (!caughtUp && msg.info.pending === 0) {
-            caughtUp = true;
-            readiness.resolve();
-          }
+          const applied = this.apply(kind, prefix, msg);
+          if (seen && applied) seen.add(applied);
+          state.appliedSeq = msg.seq;
+          if (!done && msg.info.pending === 0) finish();
         }
       } catch (error) {
-        if (!this.stopped) {
-          this.logger.warn(`resource cache for ${kind} stopped: ${(error as Error).message}`);
-        }
+        if (!this.stopped) this.logger.warn(`resource cache for ${kind} failed: ${(error as Error).message}`);
       }
+      if (!this.stopped) this.resubscribe(kind, state, 1_000);
     })();
   }
 
+  /** Follows the kind again after `delayMs`, doubling the delay (up to 30 s) while that fails. */
+  private resubscribe(kind: ResourceKindToken, state: Followed, delayMs: number): void {
+    this.logger.warn(`resource cache for ${kind} lost its consumer; following again in ${delayMs} ms`);
+    setTimeout(() => {
+      if (this.stopped) return;
+      this.subscribe(kind, state, true, () => undefined).catch(() =>
+        this.resubscribe(kind, state, Math.min(delayMs * 2, 30_000)),
+      );
+    }, delayMs).unref();
+  }
+
+  /** After a rebuild: drops objects whose subject held no message any more. */
+  private prune(kind: ResourceKindToken, seen: ReadonlySet<string>): void {
+    const byName = this.objects.get(kind)!;
+    for (const [k, object] of byName) {
+      if (seen.has(k)) continue;
+      byName.delete(k);
+      this.notify({ type: 'delete', kind, namespace: object.metadata.namespace, name: object.metadata.name });
+    }
+  }
+
   /** Applies one event; invalid ones are skipped with a warning that names the subject only. */
-  private apply(kind: ResourceKindToken, prefix: string, msg: JsMsg): void {
+  private apply(kind: ResourceKindToken, prefix: string, msg: JsMsg): string | undefined {
     const rest = msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length).split('.') : [];
     const [namespace, name] = rest;
     if (rest.length !== 2 || !namespace || !name) {
       this.logger.warn(`resource cache skipped an event on unexpected subject ${msg.subject}`);
-      return;
+      return undefined;
     }
     const decoded = decodePayload(resourceEventContract, msg.data);
     if (!decoded.ok) {
       this.logger.warn(`resource cache skipped an invalid event on ${msg.subject}: ${decoded.detail}`);
-      return;
+      return undefined;
     }
     const event = decoded.value;
     const byName = this.objects.get(kind)!;
@@ -217,13 +270,17 @@ export class ResourceCache {
       event.type === 'delete'
         ? { type: 'delete', kind, namespace, name }
         : { type: 'upsert', kind, namespace, name, object: event.object };
+    this.notify(change);
+    return key(namespace, name);
+  }
+
+  private notify(change: ResourceChange): void {
     for (const listener of this.listeners) {
       try {
         listener(change);
       } catch (error) {
-        this.logger.warn(
-          `resource cache listener failed on ${kind} ${namespace}/${name}: ${(error as Error).message}`,
-        );
+        const where = `${change.kind} ${change.namespace}/${change.name}`;
+        this.logger.warn(`resource cache listener failed on ${where}: ${(error as Error).message}`);
       }
     }
   }
