@@ -1,7 +1,14 @@
 // Pure parts of the CLI: the password environment variable naming rule, reading -f input as bare
 // content or as a PostgresPolicy manifest (exit codes are covered end to end in cli.int-spec.ts).
 
+import { Readable } from 'node:stream';
+
+import type { PlanResult } from '@rolepolicy/policy';
+
+import { ADDITIVE_IGNORES_ABSENCE, reportPlanProblems } from './commands/plan.js';
+import type { CliIo } from './io.js';
 import { generatePassword, passwordEnvName } from './passwords.js';
+import type { CliPlan } from './planning.js';
 import { parsePolicyText, requireContent } from './policy-file.js';
 
 describe('secretRef passwords come from ROLEPOLICY_PASSWORD_<SECRETNAME>_<SECRETKEY>', () => {
@@ -52,5 +59,26 @@ metadata: { name: x }
 spec: {}
 `);
     expect(() => requireContent(loaded)).toThrow('exactly one PostgresPolicy');
+  });
+});
+
+describe('plan problems are reported on stderr', () => {
+  const report = (plan: Partial<PlanResult>): string => {
+    let stderr = '';
+    const io: CliIo = {
+      stdout: () => undefined,
+      stderr: (text) => void (stderr += text),
+      stdin: Readable.from([]),
+      env: {},
+      interactive: false,
+    };
+    const full = { warnings: [], blockers: [], ownerTransferBlocked: false, additiveIgnoredAbsence: false };
+    reportPlanProblems({ plan: { ...full, ...plan } } as unknown as CliPlan, io);
+    return stderr;
+  };
+
+  it('additive mode says that it ignores ensure: absent assertions (the spec asks for a warning)', () => {
+    expect(report({ additiveIgnoredAbsence: true })).toBe(`warning: ${ADDITIVE_IGNORES_ABSENCE}\n`);
+    expect(report({ additiveIgnoredAbsence: false })).toBe('');
   });
 });

@@ -16,9 +16,15 @@ export interface PlanOptions extends ConnectionOptions {
   readonly rotatePasswords?: boolean;
 }
 
+/** Printed when additive mode leaves `ensure: absent` assertions or exclusive memberships unenforced. */
+export const ADDITIVE_IGNORES_ABSENCE =
+  'additive mode ignores ensure: absent assertions and exclusive memberships: nothing is revoked';
+
 /** Prints warnings and raises blockers; shared with apply. */
 export function reportPlanProblems(result: CliPlan, io: CliIo): void {
   for (const warning of result.plan.warnings) io.stderr(`warning: ${warning}\n`);
+  // The spec: additive mode ignores `ensure: absent` (and exclusive stanzas) "with a warning".
+  if (result.plan.additiveIgnoredAbsence) io.stderr(`warning: ${ADDITIVE_IGNORES_ABSENCE}\n`);
   if (result.plan.blockers.length > 0) {
     throw new CliError(['the plan is blocked:', ...result.plan.blockers.map((b) => `  ${b}`)].join('\n'));
   }
