@@ -171,7 +171,7 @@ describe('executor cluster wiring: fresh plan, policy and Secrets from resource 
     cluster = clusterNames(sandbox, topology);
     await ensureClusterStreams(nc, cluster);
     ({ results, stop: stopResults } = await collectResults(nc, topology));
-    apps.push(await startClusterExecutor(topology, cluster, sandbox.url));
+    apps.push(await startClusterExecutor(topology, cluster, sandbox.url, 1_000));
   }, 60_000);
 
   afterAll(async () => {
@@ -450,4 +450,53 @@ describe('executor cluster wiring: fresh plan, policy and Secrets from resource 
     });
     expect(patches.map((p) => p.status['phase'])).toEqual(['Applied']);
   });
+  it('a request that arrives before the gateway published its plan waits for it, then executes', async () => {
+    const db = await database('cl_early');
+    const name = role('early');
+    const content: PolicyContent = { roles: [{ name, login: false }] };
+    const req = await request('plan-cl-early', db.url, content);
+    await publishObject(
+      nc,
+      cluster,
+      'secret',
+      secretObject(NAMESPACE, 'plan-cl-early-conn', { DATABASE_URL: db.url }),
+    );
+    await publishObject(
+      nc,
+      cluster,
+      'postgrespolicy',
+      policyObject(NAMESPACE, req.policy.name, req.policy.uid ?? '', 'plan-cl-early-conn', content),
+    );
+    await publishRequest(nc, topology, req);
+    // The plan (and its approval) land later than the request, beyond one visibility wait.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await publishCluster('plan-cl-early', req, db.url, content);
+
+    expect(await finalResult('plan-cl-early')).toMatchObject({ phase: 'Applied', reason: 'Executed' });
+    expect(await roleExists(db.url, name)).toBe(true);
+  });
+
+  it('a plan that never becomes visible is retried, then reported Skipped / PlanGone on the last delivery', async () => {
+    const db = await database('cl_never');
+    const name = role('never');
+    const content: PolicyContent = { roles: [{ name, login: false }] };
+    const req = await request('plan-cl-never', db.url, content);
+    await publishObject(
+      nc,
+      cluster,
+      'secret',
+      secretObject(NAMESPACE, 'plan-cl-never-conn', { DATABASE_URL: db.url }),
+    );
+    await publishObject(
+      nc,
+      cluster,
+      'postgrespolicy',
+      policyObject(NAMESPACE, req.policy.name, req.policy.uid ?? '', 'plan-cl-never-conn', content),
+    );
+    await publishRequest(nc, topology, req);
+
+    expect(await finalResult('plan-cl-never')).toMatchObject({ phase: 'Skipped', reason: 'PlanGone' });
+    expect(resultsOf('plan-cl-never')).toHaveLength(1);
+    expect(await roleExists(db.url, name)).toBe(false);
+  }, 60_000);
 });

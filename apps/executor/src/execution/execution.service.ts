@@ -25,12 +25,18 @@ import { planDecision, planPhase } from '../../../planner/src/lifecycle/approval
 import { decideExecution, type ExecutionDecision } from './decide.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
 import { classifyFailure, transientCode } from './failures.js';
-import { freshVerdict, presenceVerdict, type FreshState, type FreshVerdict } from './fresh-verdict.js';
+import {
+  freshVerdict,
+  planVisible,
+  presenceVerdict,
+  type FreshState,
+  type FreshVerdict,
+} from './fresh-verdict.js';
 import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
 import type { PlanStatusWrite } from './plan-status.js';
 import { expandRequest, freshInputs, replan, requestInputs, type PlanningInputs } from './replan.js';
 import { resultFor, type ResultFacts } from './result.js';
-import { PasswordSourceChangedError, type ExecutionSecretResolver } from './secrets.js';
+import { PasswordSourceChangedError, PlanNotVisibleError, type ExecutionSecretResolver } from './secrets.js';
 
 /** Handles execution requests; one instance per executor replica. */
 @Injectable()
@@ -70,7 +76,7 @@ export class ExecutionService {
   /** Runs the request; a transient failure is rethrown (redelivery) unless this is the last delivery. */
   private async attempt(request: ExecuteRequestV2, finalAttempt: boolean): Promise<ResultFacts> {
     try {
-      return await this.execute(request);
+      return await this.execute(request, finalAttempt);
     } catch (error) {
       const failure = classifyFailure(error);
       if (failure.class === 'transient' && !finalAttempt) throw error;
@@ -99,6 +105,16 @@ export class ExecutionService {
     if (write) await this.cluster.status.write(request, plan, write, new Date());
   }
 
+  /** The fresh state, waiting up to `visibilityWaitMs` for the plan and its decision to become visible. */
+  private async visibleState(request: ExecuteRequestV2): Promise<FreshState> {
+    const deadline = Date.now() + (this.options.cluster?.visibilityWaitMs ?? 5_000);
+    for (;;) {
+      const fresh = await this.freshState(request);
+      if (planVisible(fresh) || Date.now() >= deadline) return fresh;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   private freshState(request: ExecuteRequestV2): Promise<FreshState> {
     if (this.cluster === null) return Promise.resolve({ policy: undefined, plan: undefined });
     return this.cluster.view.fresh({
@@ -119,12 +135,19 @@ export class ExecutionService {
     );
   }
 
-  private async execute(request: ExecuteRequestV2): Promise<ResultFacts> {
+  private async execute(request: ExecuteRequestV2, finalAttempt: boolean): Promise<ResultFacts> {
     // With the cluster wired, plan from the policy as it is now (an edit with different effects then shows
     // as a digest mismatch), and stop early when the plan or policy is gone.
     let inputs: PlanningInputs = requestInputs(request);
     if (this.cluster !== null) {
-      const fresh = await this.freshState(request);
+      const fresh = await this.visibleState(request);
+      // The planner may send the request before the gateway has published the plan or its approval; that
+      // is retried (redelivery with backoff), and only the last delivery reports what it found.
+      if (!finalAttempt && !planVisible(fresh)) {
+        throw new PlanNotVisibleError(
+          `plan ${request.plan.namespace}/${request.plan.name} with a decision is not visible yet`,
+        );
+      }
       const present = presenceVerdict(request, fresh);
       if (present.kind !== 'proceed') return verdictFacts(present);
       if (fresh.target !== request.target) return targetChanged(fresh.target);

@@ -1,7 +1,7 @@
 // Sorts a failure outside SQL execution: transient ones (target unreachable, timeouts, lock waits) are
 // retried by redelivery; permanent ones, and transient ones on the last delivery, become a Failed result.
 import { DatabaseError, SafeError } from '@rolepolicy/catalog';
-import { InvalidConnectionError, SecretUnavailableError } from './secrets.js';
+import { InvalidConnectionError, PlanNotVisibleError, SecretUnavailableError } from './secrets.js';
 
 /** How the executor reacts to a failure that happened before or around the SQL. */
 export type ClassifiedFailure = {
@@ -41,6 +41,9 @@ export function transientCode(code: string | null): boolean {
 export function classifyFailure(error: unknown): ClassifiedFailure {
   if (error instanceof SecretUnavailableError) {
     return { class: 'permanent', reason: 'SecretUnavailable', message: error.message };
+  }
+  if (error instanceof PlanNotVisibleError) {
+    return { class: 'transient', reason: 'PreparationFailed', message: error.message };
   }
   if (error instanceof InvalidConnectionError) {
     return { class: 'permanent', reason: 'InvalidConnection', message: error.message };

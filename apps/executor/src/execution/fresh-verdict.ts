@@ -3,6 +3,7 @@
 // Pure. The lifecycle's `executionVerdict` is imported from the planner (tolerated until it moves to a lib).
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import type { TargetIdentityReading } from '@rolepolicy/policy';
+import { planDecision } from '../../../planner/src/lifecycle/approval.js';
 import { executionVerdict } from '../../../planner/src/lifecycle/execution-verdict.js';
 import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
 
@@ -55,6 +56,17 @@ export function presenceVerdict(request: ExecuteRequestV2, fresh: FreshState): F
     };
   }
   return { kind: 'proceed' };
+}
+
+/**
+ * True once the plan the request names is visible with a recorded decision (or the policy is gone, which
+ * no wait fixes). The planner writes the plan's digest before its decision, so a decided plan carries the
+ * digest too. Until then the planner's writes may still be on their way through the gateway, so the
+ * executor waits and retries instead of reporting `PlanGone` / `NotApproved`.
+ */
+export function planVisible(fresh: FreshState): boolean {
+  if (fresh.policy === undefined) return true;
+  return fresh.plan !== undefined && planDecision(fresh.plan) !== 'undecided';
 }
 
 /** What the executor recomputed under the lock. */

@@ -39,6 +39,11 @@ export interface ExecutionOptions {
 export interface ClusterOptions {
   readonly subjectRoot?: string;
   readonly resourceStream?: string;
+  /**
+   * How long a request waits for its plan to become visible with a decision before it is retried by
+   * redelivery (default 5000 ms); the planner may send it before the gateway published the plan.
+   */
+  readonly visibilityWaitMs?: number;
 }
 
 /** Injection token of the resolved {@link ExecutionOptions}. */

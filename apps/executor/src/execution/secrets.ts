@@ -43,6 +43,11 @@ export class PasswordSourceChangedError extends SafeError {
   override readonly name = 'PasswordSourceChangedError';
 }
 
+/** The plan or its decision has not reached the executor's view yet; retried by redelivery. */
+export class PlanNotVisibleError extends SafeError {
+  override readonly name = 'PlanNotVisibleError';
+}
+
 /** Raised when the policy's connection is not usable as written (the message names fields, never values). */
 export class InvalidConnectionError extends SafeError {
   override readonly name = 'InvalidConnectionError';

@@ -54,13 +54,14 @@ export async function startClusterExecutor(
   topology: ExecutorTopology,
   names: ClusterNames,
   natsUrl: string,
+  visibilityWaitMs = 5_000,
 ): Promise<INestApplication> {
   @Module({
     imports: [
       ExecutionModule.register({
         requestSubject: topology.requestSubject,
         resultSubject: topology.resultSubject,
-        cluster: { subjectRoot: names.root, resourceStream: names.resources.name },
+        cluster: { subjectRoot: names.root, resourceStream: names.resources.name, visibilityWaitMs },
       }),
     ],
   })
