@@ -3,7 +3,7 @@
 // are cluster-global, so two runs of the same seed (CI beside a developer, or a killed run's leftovers)
 // must never share a role.
 
-import type { PolicyContent } from '@rolepolicy/policy';
+import type { PolicyContent, ProfileSpec } from '@rolepolicy/policy';
 
 /** A small deterministic PRNG (mulberry32): the same seed always builds the same world. */
 export function prng(seed: number): () => number {
@@ -313,8 +313,40 @@ export function buildWorld(seed: number, database: string, runTag: string): Worl
     });
   }
 
+  // Profiles bound to schemas (drawn last, so that earlier seeds keep their shape): a generated role per
+  // bound schema named by role_pattern, templated wildcard grants, default privileges of default_owner.
+  const profiles: Record<string, ProfileSpec> = {};
+  let bound: readonly string[] = [];
+  if (dice.chance(0.5)) {
+    const templates: NonNullable<ProfileSpec['grants']>[number][] = [
+      { object: { type: 'table', name: '*' }, privileges: ['SELECT'] },
+      { object: { type: 'view', name: '*' }, privileges: ['SELECT'] },
+      { object: { type: 'sequence', name: '*' }, privileges: ['USAGE'] },
+      { object: { type: 'function', name: '*' }, privileges: ['EXECUTE'] },
+      { object: { type: 'type', name: '*' }, privileges: ['USAGE'] },
+    ];
+    profiles['ro'] = {
+      ...(dice.chance(0.3) ? { login: true } : {}),
+      ...(dice.chance(0.3) ? { config: { search_path: '{schema}, public' } } : {}),
+      grants: [{ object: { type: 'schema' }, privileges: ['USAGE'] }, ...dice.subset(templates)],
+      ...(dice.chance(0.6) ? { default_privileges: [{ on_type: 'table', privileges: ['SELECT'] }] } : {}),
+    };
+    bound = dice.subset(schemas);
+    for (const schema of bound) {
+      if (!dice.chance(0.5)) continue;
+      const member = dice.pick(roles);
+      memberships.push({
+        role: `${prefix}ro_${schema}`,
+        members: [{ name: member, ...(inheritOf.get(member) ? {} : { inherit: false }) }],
+      });
+    }
+  }
+
   const content: PolicyContent = {
     reconciliation_mode: 'authoritative',
+    ...(bound.length > 0
+      ? { default_owner: owner, role_pattern: `${prefix}{profile}_{schema}`, profiles }
+      : {}),
     roles: [
       ...roleSpecs,
       ownerSpec,
@@ -322,7 +354,7 @@ export function buildWorld(seed: number, database: string, runTag: string): Worl
         ? [{ name: 'pg_read_all_stats', external: true }]
         : []),
     ],
-    schemas: schemas.map((name) => ({ name })),
+    schemas: schemas.map((name) => (bound.includes(name) ? { name, profiles: ['ro'] } : { name })),
     grants,
     default_privileges: defaults,
     memberships,
