@@ -82,7 +82,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await connection.close();
+  // When beforeAll failed, its error is the one to see, not a TypeError from here.
+  if ((sandbox as PostgresSandbox | undefined) === undefined) return;
+  await (connection as CatalogConnection | undefined)?.close();
   const client = new pg.Client({ connectionString: sandbox.url });
   await client.connect();
   try {
@@ -145,32 +147,35 @@ async function apply(desired: DesiredState) {
   });
   await executeStatements(connection.db, rendered.statements);
   const after = await plan();
-  expect(after.result.changes).toEqual([]);
+  // Short lines, not a deep diff of every change: a CI log once cut this test's error off entirely.
+  expect(after.result.changes.map((change) => JSON.stringify(change)).slice(0, 5)).toEqual([]);
   return after.snapshot;
 }
 
 describe('hostile identifiers end to end', () => {
   it('are created, granted and read back exactly, then revoked', async () => {
     const granted = await apply(expand(policy(true)));
-    expect(granted.roles.map((role) => [role.name, role.state.comment])).toEqual(
-      expect.arrayContaining(CORPUS.map((name) => [roleOf(name), name])),
-    );
-    expect(granted.roles).toHaveLength(CORPUS.length);
+    // Each check lists only what differs, so a failure stays readable in a truncated CI log.
+    const roles = new Set(granted.roles.map((role) => JSON.stringify([role.name, role.state.comment])));
+    const wantedRoles = CORPUS.map((name) => JSON.stringify([roleOf(name), name]));
+    expect(wantedRoles.filter((role) => !roles.has(role))).toEqual([]);
+    expect([...roles].filter((role) => !wantedRoles.includes(role))).toEqual([]);
     const everything = [...CORPUS, ...LONG];
-    const seen = new Set(
-      granted.grants.map((grant) =>
-        JSON.stringify([grant.object_type, grant.schema, grant.name, grant.grantee]),
-      ),
+    const seen = granted.grants.map((grant) =>
+      JSON.stringify([grant.object_type, grant.schema, grant.name, grant.grantee]),
     );
-    everything.forEach((name, index) => {
+    const wanted = everything.flatMap((name, index) => {
       const role = roleOf(CORPUS[index % CORPUS.length]!);
-      expect(seen).toContain(JSON.stringify(['schema', null, name, role]));
-      expect(seen).toContain(JSON.stringify(['table', name, name, role]));
-      expect(seen).toContain(JSON.stringify(['function', name, `${name}(a integer)`, role]));
+      return [
+        JSON.stringify(['schema', null, name, role]),
+        JSON.stringify(['table', name, name, role]),
+        JSON.stringify(['function', name, `${name}(a integer)`, role]),
+      ];
     });
-    expect(granted.grants).toHaveLength(everything.length * 3);
+    expect(wanted.filter((grant) => !seen.includes(grant))).toEqual([]);
+    expect(seen.filter((grant) => !wanted.includes(grant))).toEqual([]);
 
     const revoked = await apply(expand(policy(false)));
-    expect(revoked.grants).toEqual([]);
+    expect(revoked.grants.map((grant) => JSON.stringify(grant))).toEqual([]);
   }, 120_000);
 });
