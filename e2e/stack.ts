@@ -102,7 +102,7 @@ function envFor(
   };
   const own: Record<string, string> =
     name === 'k8s-gateway'
-      ? { KUBECONFIG: emulator.kubeconfigPath, LEASE_NAME: 'rolepolicy-k8s-gateway', LEASE_RETRY_MS: '500' }
+      ? { KUBECONFIG: emulator.kubeconfigPath, LEASE_NAMESPACE: options.namespace ?? 'e2e' }
       : {};
   // Every service gets the kubeconfig: the planner and executor may read the cluster through it.
   return { ...process.env, KUBECONFIG: emulator.kubeconfigPath, ...common, ...own, ...options.env } as Record<
