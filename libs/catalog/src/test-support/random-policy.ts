@@ -60,6 +60,8 @@ export interface World {
   /** Non-null when the plan runs as a non-superuser CREATEROLE executor (SET ROLE). */
   readonly executor: string | null;
   readonly schemas: readonly string[];
+  /** Roles generated from the 'ro' profile, one per bound schema (empty when no profile is bound). */
+  readonly generated: readonly { readonly role: string; readonly schema: string }[];
   readonly objects: readonly WorldObject[];
   readonly setupSql: string;
   readonly content: PolicyContent;
@@ -368,6 +370,7 @@ export function buildWorld(seed: number, database: string, runTag: string): Worl
     owner,
     executor: useExecutor ? owner : null,
     schemas,
+    generated: bound.map((schema) => ({ role: `${prefix}ro_${schema}`, schema })),
     objects,
     setupSql: setup.join(';\n'),
     content,
@@ -447,6 +450,31 @@ export function driftSql(world: World, seed: number): string[] {
         break;
       default:
         statements.push(`GRANT CREATE ON SCHEMA ${q(dice.pick(schemas))} TO ${role}`);
+        break;
+    }
+  }
+  // Drift on generated profile roles, from its own stream so that the steps above keep their shape.
+  // Never memberships: generated roles sort after the numbered ones, so an edge could close a cycle.
+  const more = new Dice(prng(seed ^ 0x27d4eb2f));
+  for (const { role: name, schema } of world.generated) {
+    const role = q(name);
+    switch (more.int(0, 5)) {
+      case 0:
+        statements.push(`REVOKE ALL ON SCHEMA ${q(schema)} FROM ${role}`);
+        break;
+      case 1:
+        statements.push(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(schema)} FROM ${role}`);
+        break;
+      case 2:
+        statements.push(`GRANT DELETE ON ALL TABLES IN SCHEMA ${q(schema)} TO ${role}`);
+        break;
+      case 3:
+        statements.push(`ALTER ROLE ${role} ${more.pick(['LOGIN', 'NOINHERIT', 'CONNECTION LIMIT 3'])}`);
+        break;
+      case 4:
+        statements.push(`DROP OWNED BY ${role}`, `DROP ROLE ${role}`);
+        break;
+      default:
         break;
     }
   }
