@@ -9,6 +9,8 @@ import {
   inspect,
   openConnection,
   withRedaction,
+  type CatalogConnection,
+  type ConnectionSpec,
   type ExecutableStatement,
   type LockedDecision,
 } from '@rolepolicy/catalog';
@@ -22,19 +24,30 @@ import {
 } from '@rolepolicy/contracts';
 import { SCRAM_SALT_LENGTH, renderSql, scramSha256Verifier, type Change } from '@rolepolicy/policy';
 import { planDecision, planPhase } from '../../../planner/src/lifecycle/approval.js';
-import { decideExecution, type ExecutionDecision } from './decide.js';
+import { decideExecution } from './decide.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
-import { classifyFailure, transientCode } from './failures.js';
+import { classifyFailure } from './failures.js';
+import { freshVerdict, planVisible, presenceVerdict, type FreshState } from './fresh-verdict.js';
+import { EXECUTION_OPTIONS, type ExecutionOptions, type LockHolderProbe } from './options.js';
 import {
-  freshVerdict,
-  planVisible,
-  presenceVerdict,
-  type FreshState,
-  type FreshVerdict,
-} from './fresh-verdict.js';
-import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
+  INCOMPLETE,
+  changedWhileWaiting,
+  executedFacts,
+  executionFailed,
+  passwordSourceChanged,
+  refusal,
+  targetChanged,
+  verdictFacts,
+} from './outcomes.js';
 import type { PlanStatusWrite } from './plan-status.js';
-import { expandRequest, freshInputs, replan, requestInputs, type PlanningInputs } from './replan.js';
+import {
+  expandRequest,
+  freshInputs,
+  replan,
+  requestInputs,
+  type Expanded,
+  type PlanningInputs,
+} from './replan.js';
 import { resultFor, type ResultFacts } from './result.js';
 import { PasswordSourceChangedError, PlanNotVisibleError, type ExecutionSecretResolver } from './secrets.js';
 
@@ -64,7 +77,17 @@ export class ExecutionService {
     delivery: { readonly finalAttempt: boolean } = { finalAttempt: false },
   ): Promise<ExecuteResultV1> {
     const facts = request.v === 1 ? INCOMPLETE : await this.attempt(request, delivery.finalAttempt);
-    if (request.v === 2) await this.recordOutcome(request, facts);
+    if (request.v === 2) {
+      try {
+        await this.recordOutcome(request, facts);
+      } catch (error) {
+        // Retried by redelivery; on the last delivery the result still goes out (the planner records it).
+        if (!delivery.finalAttempt) throw error;
+        this.logger.warn(
+          `${request.plan.namespace}/${request.plan.name}: plan status not written (${(error as Error).name})`,
+        );
+      }
+    }
     const result = resultFor(request, facts, new Date());
     await this.publish(result);
     this.logger.log(
@@ -136,173 +159,127 @@ export class ExecutionService {
   }
 
   private async execute(request: ExecuteRequestV2, finalAttempt: boolean): Promise<ResultFacts> {
-    // With the cluster wired, plan from the policy as it is now (an edit with different effects then shows
-    // as a digest mismatch), and stop early when the plan or policy is gone.
-    let inputs: PlanningInputs = requestInputs(request);
-    if (this.cluster !== null) {
-      const fresh = await this.visibleState(request);
-      // The planner may send the request before the gateway has published the plan or its approval; that
-      // is retried (redelivery with backoff), and only the last delivery reports what it found.
-      if (!finalAttempt && !planVisible(fresh)) {
-        throw new PlanNotVisibleError(
-          `plan ${request.plan.namespace}/${request.plan.name} with a decision is not visible yet`,
-        );
-      }
-      const present = presenceVerdict(request, fresh);
-      if (present.kind !== 'proceed') return verdictFacts(present);
-      if (fresh.target !== request.target) return targetChanged(fresh.target);
-      inputs = freshInputs(request, fresh.policy!.spec);
-    }
-    const expanded = expandRequest(request, inputs);
-    if (!expanded.ok) return { phase: 'Failed', reason: 'InvalidPolicy', message: expanded.message };
-    const namespace = request.policy.namespace;
-    // Resolved before the lock: a bad credential must not hold the database lock for a pool timeout.
-    const query = { namespace, target: request.target, policy: request.policy.name };
-    const resolved = await this.secrets.connection(query);
-    if (resolved.target !== request.target) return targetChanged(resolved.target);
+    const prepared = await this.prepare(request, finalAttempt);
+    if (!prepared.ok) return prepared.facts;
     // The transaction holding the lock uses one connection; inspection reads on another.
     const connection = openConnection({
-      ...resolved.connection,
+      ...prepared.connection,
       maxConnections: 4,
       applicationName: 'rolepolicy-executor',
     });
-    let before = 0;
+    const probe = this.options.probe?.around(request);
     try {
       return await withRedaction(connection, () =>
-        executeUnderLock<ResultFacts>(connection.db, async (): Promise<LockedDecision<ResultFacts>> => {
-          const snapshot = await inspect(connection.db, expanded.scope, connection.target);
-          const { plan, digest } = replan(request, expanded, snapshot, inputs);
-          const observed = {
-            physical: snapshot.identity.physical,
-            logical: snapshot.identity.logical_fingerprint,
-          };
-          // The plan and policy as they are now, under the lock: a denial, suspend or edit since the
-          // request (or while this replica waited for the lock) stops the SQL here.
-          const fresh = await this.freshState(request);
-          if (this.cluster !== null) {
-            const still = this.stillSame(request, fresh, inputs);
-            if (still !== undefined) return { run: false, result: still };
-            const verdict = freshVerdict(request, fresh, {
-              changeDigest: digest.digest,
-              changeDigestEncoding: digest.encoding,
-              changeCount: plan.changes.length,
-              observed,
-            });
-            if (verdict.kind !== 'proceed') {
-              return { run: false, result: { ...verdictFacts(verdict), recomputedDigest: digest.digest } };
-            }
-          }
-          const decision = decideExecution(request, {
-            changeDigest: digest.digest,
-            changeDigestEncoding: digest.encoding,
-            changeCount: plan.changes.length,
-            blockers: plan.blockers,
-            ownerTransferBlocked: plan.ownerTransferBlocked,
-            observed,
-          });
-          if (decision.kind !== 'execute') {
-            return { run: false, result: refusal(decision, digest.digest) };
-          }
-          let passwords: Record<string, string>;
-          try {
-            passwords = await this.verifiers(namespace, plan.changes, request);
-          } catch (error) {
-            // A rotated password Secret needs a new plan (the digest bound the old version), not a failure.
-            if (!(error instanceof PasswordSourceChangedError)) throw error;
-            const facts: ResultFacts = {
-              phase: 'Superseded',
-              reason: 'PasswordSourceChanged',
-              message: error.message,
-              recomputedDigest: digest.digest,
-            };
-            return { run: false, result: facts };
-          }
-          const rendered = renderSql(plan.changes, {
-            serverVersionNum: snapshot.server_version_num,
-            inventory: snapshot.inventory,
-            passwords,
-            executorRole: snapshot.executor.role,
-          });
-          const probe = this.options.probe?.around(request);
-          before = probe?.before.length ?? 0;
-          const statements: ExecutableStatement[] = [
-            ...(probe?.before ?? []),
-            ...rendered.statements,
-            ...(probe?.after ?? []),
-          ];
-          // Written and reported while the lock is held and before any statement, so Applying always
-          // precedes the outcome; a failed write leaves the transaction without SQL (retried later).
-          if (this.cluster !== null && fresh.plan !== undefined) {
-            await this.cluster.status.write(request, fresh.plan, { phase: 'Applying' }, new Date());
-          }
-          await this.publish(
-            resultFor(
-              request,
-              {
-                phase: 'Applying',
-                reason: 'Executing',
-                message: `running ${rendered.statementCount} statements in one transaction`,
-                recomputedDigest: digest.digest,
-                executedDigest: digest.digest,
-                statementCount: rendered.statements.length,
-              },
-              new Date(),
-            ),
-          );
-          return {
-            run: true,
-            statements,
-            result: {
-              phase: 'Applied',
-              reason: 'Executed',
-              message: `applied ${rendered.statements.length} statements in one transaction`,
-              recomputedDigest: digest.digest,
-              executedDigest: digest.digest,
-              statementCount: rendered.statements.length,
-            },
-          };
-        }),
+        executeUnderLock<ResultFacts>(connection.db, () =>
+          this.underLock(request, connection, prepared, probe),
+        ),
       );
     } catch (error) {
       if (!(error instanceof ExecutionError)) throw error;
-      const index = error.statementIndex - before;
-      return {
-        phase: 'Failed',
-        reason: 'ExecutionFailed',
-        message: error.message,
-        errorClass: transientCode(error.sqlState) ? 'transient' : 'permanent',
-        recomputedDigest: request.changeDigest,
-        lastError: {
-          message: error.message,
-          statementIndex: index >= 0 ? index : null,
-          statement: error.statement,
-          sqlState: error.sqlState !== null && error.sqlState.length === 5 ? error.sqlState : null,
-        },
-      };
+      return executionFailed(request, error, probe?.before.length ?? 0);
     } finally {
       await connection.close().catch(() => undefined);
     }
   }
 
   /**
-   * Under the lock: the policy may have changed while this replica waited. A different connection target
-   * is refused; different planning inputs are skipped (the planner re-plans and asks again).
+   * Everything before the lock: with the cluster wired, the fresh plan and policy (waiting for the plan to
+   * become visible) and planning from the policy as it is now (an edit with different effects then shows
+   * as a digest mismatch); then expansion and the connection, resolved before the lock so a bad credential
+   * never holds the database lock for a pool timeout.
    */
-  private stillSame(
-    request: ExecuteRequestV2,
-    fresh: FreshState,
-    inputs: PlanningInputs,
-  ): ResultFacts | undefined {
-    if (fresh.policy === undefined) return undefined; // freshVerdict reports it
-    if (fresh.target !== request.target) return targetChanged(fresh.target);
-    if (JSON.stringify(freshInputs(request, fresh.policy.spec)) !== JSON.stringify(inputs)) {
-      return {
-        phase: 'Skipped',
-        reason: 'PolicyChanged',
-        message: 'the policy changed while the executor waited for the database lock; no SQL was run',
-      };
+  private async prepare(request: ExecuteRequestV2, finalAttempt: boolean): Promise<Prepared> {
+    let inputs: PlanningInputs = requestInputs(request);
+    if (this.cluster !== null) {
+      const fresh = await this.visibleState(request);
+      // Sent before the gateway published the plan or its decision: retried by redelivery with backoff;
+      // only the last delivery reports what it found.
+      if (!finalAttempt && !planVisible(fresh)) {
+        throw new PlanNotVisibleError(
+          `plan ${request.plan.namespace}/${request.plan.name} with a decision is not visible yet`,
+        );
+      }
+      const present = presenceVerdict(request, fresh);
+      if (present.kind !== 'proceed') return { ok: false, facts: verdictFacts(present) };
+      if (fresh.target !== request.target) return { ok: false, facts: targetChanged(fresh.target) };
+      inputs = freshInputs(request, fresh.policy!.spec);
     }
-    return undefined;
+    const expanded = expandRequest(request, inputs);
+    if (!expanded.ok) {
+      return { ok: false, facts: { phase: 'Failed', reason: 'InvalidPolicy', message: expanded.message } };
+    }
+    const resolved = await this.secrets.connection({
+      namespace: request.policy.namespace,
+      target: request.target,
+      policy: request.policy.name,
+    });
+    if (resolved.target !== request.target) return { ok: false, facts: targetChanged(resolved.target) };
+    return { ok: true, inputs, expanded, connection: resolved.connection };
+  }
+
+  /**
+   * While the lock is held: re-inspect, re-plan, judge the fresh plan and policy (a denial, suspend or edit
+   * since the request, or while this replica waited, stops the SQL here), decide, write Applying and run.
+   */
+  private async underLock(
+    request: ExecuteRequestV2,
+    connection: CatalogConnection,
+    prepared: Extract<Prepared, { ok: true }>,
+    probe: ReturnType<LockHolderProbe['around']> | undefined,
+  ): Promise<LockedDecision<ResultFacts>> {
+    const { inputs, expanded } = prepared;
+    const snapshot = await inspect(connection.db, expanded.scope, connection.target);
+    const { plan, digest } = replan(request, expanded, snapshot, inputs);
+    const observed = { physical: snapshot.identity.physical, logical: snapshot.identity.logical_fingerprint };
+    const fresh = await this.freshState(request);
+    if (this.cluster !== null) {
+      const changed = changedWhileWaiting(request, fresh, inputs);
+      if (changed !== undefined) return { run: false, result: changed };
+      const verdict = freshVerdict(request, fresh, {
+        changeDigest: digest.digest,
+        changeDigestEncoding: digest.encoding,
+        changeCount: plan.changes.length,
+        observed,
+      });
+      if (verdict.kind !== 'proceed') {
+        return { run: false, result: { ...verdictFacts(verdict), recomputedDigest: digest.digest } };
+      }
+    }
+    const decision = decideExecution(request, {
+      changeDigest: digest.digest,
+      changeDigestEncoding: digest.encoding,
+      changeCount: plan.changes.length,
+      blockers: plan.blockers,
+      ownerTransferBlocked: plan.ownerTransferBlocked,
+      observed,
+    });
+    if (decision.kind !== 'execute') return { run: false, result: refusal(decision, digest.digest) };
+    let passwords: Record<string, string>;
+    try {
+      passwords = await this.verifiers(request.policy.namespace, plan.changes, request);
+    } catch (error) {
+      if (!(error instanceof PasswordSourceChangedError)) throw error;
+      return { run: false, result: passwordSourceChanged(error.message, digest.digest) };
+    }
+    const rendered = renderSql(plan.changes, {
+      serverVersionNum: snapshot.server_version_num,
+      inventory: snapshot.inventory,
+      passwords,
+      executorRole: snapshot.executor.role,
+    });
+    const count = rendered.statements.length;
+    // Written and reported while the lock is held and before any statement, so Applying always precedes
+    // the outcome; a failed write leaves the transaction without SQL (retried later).
+    if (this.cluster !== null && fresh.plan !== undefined) {
+      await this.cluster.status.write(request, fresh.plan, { phase: 'Applying' }, new Date());
+    }
+    await this.publish(resultFor(request, executedFacts('Applying', digest.digest, count), new Date()));
+    const statements: ExecutableStatement[] = [
+      ...(probe?.before ?? []),
+      ...rendered.statements,
+      ...(probe?.after ?? []),
+    ];
+    return { run: true, statements, result: executedFacts('Applied', digest.digest, count) };
   }
 
   /** SCRAM verifiers for the plan's set_password changes; the cleartext never leaves this method. */
@@ -325,64 +302,12 @@ export class ExecutionService {
   }
 }
 
-const INCOMPLETE: ResultFacts = {
-  phase: 'Failed',
-  reason: 'RequestIncomplete',
-  message: 'execute request v1 carries no planning inputs; the executor needs v2 to re-plan',
-};
-
-/** The result of a fresh-state verdict that stops the request (never `proceed`). */
-function verdictFacts(verdict: Exclude<FreshVerdict, { kind: 'proceed' }>): ResultFacts {
-  switch (verdict.kind) {
-    case 'skip':
-      return { phase: 'Skipped', reason: verdict.reason, message: verdict.message };
-    case 'superseded':
-      return { phase: 'Superseded', reason: verdict.reason, message: verdict.message };
-    case 'fail_closed':
-      return { phase: 'Failed', reason: verdict.reason, message: verdict.message };
-    default: {
-      const unreachable: never = verdict;
-      return unreachable;
+/** What {@link ExecutionService} has before taking the lock, or the outcome that ends the request early. */
+type Prepared =
+  | {
+      readonly ok: true;
+      readonly inputs: PlanningInputs;
+      readonly expanded: Extract<Expanded, { ok: true }>;
+      readonly connection: ConnectionSpec;
     }
-  }
-}
-
-/** The policy's connection now resolves to another target than the one the digest bound. */
-function targetChanged(now: string | undefined): ResultFacts {
-  return {
-    phase: 'Superseded',
-    reason: 'TargetReferenceChanged',
-    message: `the policy's connection now resolves to target ${now ?? '(none)'}, not the approved one; no SQL was run`,
-  };
-}
-
-/** The result of a decision that runs no SQL. */
-function refusal(decision: Exclude<ExecutionDecision, { kind: 'execute' }>, recomputed: string): ResultFacts {
-  switch (decision.kind) {
-    case 'converged':
-      return {
-        phase: 'Applied',
-        reason: decision.reason,
-        message: decision.message,
-        recomputedDigest: recomputed,
-      };
-    case 'superseded':
-      return {
-        phase: 'Superseded',
-        reason: decision.reason,
-        message: decision.message,
-        recomputedDigest: recomputed,
-      };
-    case 'fail_closed':
-      return {
-        phase: 'Failed',
-        reason: decision.reason,
-        message: decision.message,
-        recomputedDigest: recomputed,
-      };
-    default: {
-      const unreachable: never = decision;
-      return unreachable;
-    }
-  }
-}
+  | { readonly ok: false; readonly facts: ResultFacts };
