@@ -567,6 +567,24 @@ describe('schema owners and grants', () => {
     });
     expect(computePlan(planInput(desired, snapshot)).changes).toEqual([]);
   });
+
+  it('a per-object grant to the object owner (known from the inventory) is satisfied (no grant forever)', () => {
+    const desired = desiredState({
+      roles: [desiredRole('o'), desiredRole('r')],
+      grants: [
+        g('o', 'table', 's', '*', ['SELECT']),
+        g('o', 'table', 's', 'a', ['INSERT']),
+        g('r', 'table', 's', 'a', ['INSERT']),
+      ],
+    });
+    const snapshot = catalogSnapshot({
+      roles: [liveRole('o'), liveRole('r')],
+      inventory: [{ kind: 'table', schema: 's', name: 'a', owner: 'o' }],
+    });
+    expect(diff(desired, snapshot).changes).toEqual([
+      { kind: 'grant', role: 'r', privileges: ['INSERT'], object_type: 'table', name: 'a', schema: 's' },
+    ]);
+  });
 });
 
 describe('default privileges', () => {

@@ -3,17 +3,17 @@
 
 import type { Change } from '../model/change.js';
 import type { DesiredState } from '../model/desired.js';
-import type { CatalogSnapshot } from '../model/snapshot.js';
+import type { CatalogSnapshot, InventoryObject } from '../model/snapshot.js';
 import type { MembershipEdge, RoleEntry, SchemaEntry } from '../model/state.js';
 import { PUBLIC_GRANTEE, type Privilege } from '../model/vocabulary.js';
-import { grantKeyId } from './keys.js';
+import { grantKeyId, WILDCARD } from './keys.js';
 import { diffDefaultPrivileges } from './diff-defaults.js';
 import { diffGrants } from './diff-grants.js';
 import { diffMemberships } from './diff-memberships.js';
 import { diffRoles } from './diff-roles.js';
 import { diffSchemas } from './diff-schemas.js';
 import { resolveFunctionGrants } from './function-signatures.js';
-import { defaultPrivilegeMap, grantMap } from './grant-map.js';
+import { defaultPrivilegeMap, grantMap, type GrantMap } from './grant-map.js';
 import { unmanagedRoles } from './unmanaged.js';
 import { retirementChanges } from './retirements.js';
 import { normaliseWildcards, wildcardBlockers } from './wildcards.js';
@@ -30,6 +30,25 @@ function ownerHeldPrivileges(
       grantKeyId({ grantee: s.owner, object_type: 'schema', schema: null, name: s.name }),
       s.owner_privileges,
     );
+  }
+  return held;
+}
+
+/**
+ * Declared per-object grants to the object's owner (owner known from the inventory) -> the declared
+ * privileges: an owner holds every privilege on its own objects implicitly and the catalog reports no
+ * owner rows, so without this the grant was re-issued on every plan.
+ */
+function objectOwnerHeldPrivileges(
+  desired: GrantMap,
+  inventory: readonly InventoryObject[],
+): ReadonlyMap<string, readonly Privilege[]> {
+  const owners = new Map(inventory.map((o) => [JSON.stringify([o.kind, o.schema, o.name]), o.owner]));
+  const held = new Map<string, readonly Privilege[]>();
+  for (const [id, want] of desired) {
+    if (want.name === null || want.name === WILDCARD || want.schema === null) continue;
+    if (owners.get(JSON.stringify([want.object_type, want.schema, want.name])) === want.grantee)
+      held.set(id, want.privileges);
   }
   return held;
 }
@@ -105,10 +124,13 @@ export function diff(
     starCovered: normalised.starCovered,
     preserveGrantees: new Set(desired.roles.filter((r) => r.preserve_undeclared_grants).map((r) => r.name)),
     incomingOwners: schemas.incomingOwners,
-    ownerHeld: ownerHeldPrivileges(
-      currentSchemas,
-      options.ownerTransfersApply === false ? new Map() : schemas.incomingOwners,
-    ),
+    ownerHeld: new Map([
+      ...ownerHeldPrivileges(
+        currentSchemas,
+        options.ownerTransfersApply === false ? new Map() : schemas.incomingOwners,
+      ),
+      ...objectOwnerHeldPrivileges(desiredGrants, snapshot.inventory),
+    ]),
   });
   const defaults = diffDefaultPrivileges({
     desired: desiredDefaults,
