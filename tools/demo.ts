@@ -1,11 +1,13 @@
 // `npm run demo`: checks the local PostgreSQL, NATS and Redis, starts the embedded Kubernetes API emulator
 // with the project's CRDs, boots the five services as child processes against it, prints each one's health
-// and metrics URL, and keeps them running until Ctrl-C (or exits when healthy).
+// and metrics URL, then runs the reconcile loop (tools/demo-loop.ts) and keeps everything running until
+// Ctrl-C (`--exit-when-healthy` stops before the loop, `--exit-when-done` after it).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmulator, type Emulator } from '@rolepolicy/testing';
+import { runDemoLoop, type DemoCleanup } from './demo-loop.js';
 
 /** The five services in start order, with their offset from the HTTP port base. */
 const SERVICES = ['k8s-gateway', 'inspector', 'planner', 'executor', 'access-scheduler'] as const;
@@ -24,6 +26,9 @@ const extension = path.extname(fileURLToPath(import.meta.url));
 
 type Options = {
   readonly exitWhenHealthy: boolean;
+  readonly exitWhenDone: boolean;
+  /** Bound of each loop step (convergence, a plan appearing, an approval applying). */
+  readonly stepTimeoutMs: number;
   readonly portBase: number;
   readonly host: string;
   /** How long to wait for every /readyz; 30 s by default, longer for tests on a loaded CI machine. */
@@ -41,8 +46,15 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
     console.error('DEMO_HEALTH_TIMEOUT_MS must be a positive integer (milliseconds)');
     process.exit(2);
   }
+  const stepTimeoutMs = Number(env['DEMO_STEP_TIMEOUT_MS'] ?? '60000');
+  if (!Number.isInteger(stepTimeoutMs) || stepTimeoutMs <= 0) {
+    console.error('DEMO_STEP_TIMEOUT_MS must be a positive integer (milliseconds)');
+    process.exit(2);
+  }
   return {
     healthDeadlineMs,
+    stepTimeoutMs,
+    exitWhenDone: argv.includes('--exit-when-done') || env['DEMO_EXIT_WHEN_DONE'] === '1',
     exitWhenHealthy: argv.includes('--exit-when-healthy') || env['DEMO_EXIT_WHEN_HEALTHY'] === '1',
     portBase,
     host: '127.0.0.1',
@@ -127,6 +139,9 @@ async function health(base: string): Promise<Health | undefined> {
   }
 }
 
+/** Drops the demo database and roles; runs after the services stopped (they hold connections to it). */
+let cleanupLoop: DemoCleanup = async () => undefined;
+
 async function stopAll(children: readonly ChildProcess[], cluster?: Emulator): Promise<void> {
   await Promise.all(
     children.map(
@@ -139,6 +154,7 @@ async function stopAll(children: readonly ChildProcess[], cluster?: Emulator): P
     ),
   );
   await cluster?.stop();
+  await cleanupLoop();
 }
 
 async function main(): Promise<void> {
@@ -212,7 +228,25 @@ async function main(): Promise<void> {
     console.log('all services healthy; stopped them (--exit-when-healthy)');
     process.exit(0);
   }
-  console.log(`\ntry: KUBECONFIG=${cluster.kubeconfigPath} kubectl get crds`);
+  try {
+    await runDemoLoop(cluster.kubeConfig('demo'), options.stepTimeoutMs, (cleanup) => {
+      cleanupLoop = cleanup;
+    });
+  } catch (err) {
+    stopping = true;
+    console.error(`\ndemo loop did not complete: ${err instanceof Error ? err.message : String(err)}`);
+    await stopAll(children, cluster);
+    process.exit(1);
+  }
+  if (options.exitWhenDone) {
+    stopping = true;
+    await stopAll(children, cluster);
+    console.log('stopped the services (--exit-when-done)');
+    process.exit(0);
+  }
+  console.log(
+    `\ntry: KUBECONFIG=${cluster.kubeconfigPath} kubectl get postgrespolicies,postgrespolicyplans -n demo`,
+  );
   console.log('services keep running; press Ctrl-C to stop.');
 }
 
