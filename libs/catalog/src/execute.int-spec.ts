@@ -69,6 +69,15 @@ describe('plan execution', () => {
     expect(await roleExists(r('never'))).toBe(false);
   });
 
+  it('the error names the failing statement once, without a doubled semicolon', async () => {
+    const error = await executeStatements(connection.db, [plain(`DROP ROLE "${r('absent')}";`)]).catch(
+      (e: unknown) => e,
+    );
+    expect((error as ExecutionError).message).toContain(
+      `statement: DROP ROLE "${r('absent')}"; the transaction was rolled back`,
+    );
+  });
+
   it('a failing statement that carries a secret is reported only in its redacted form', async () => {
     const secret = 'SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy';
     const error = await executeStatements(connection.db, [

@@ -79,7 +79,7 @@ async function runStatements(
         : redactText(error instanceof Error ? error.message : String(error), []);
       throw new ExecutionError(
         `statement ${index + 1} of ${statements.length} failed (SQLSTATE ${state ?? 'unknown'}): ${detail}; ` +
-          `statement: ${statement.redacted}; the transaction was rolled back`,
+          `statement: ${statement.redacted.replace(/;\s*$/, '')}; the transaction was rolled back`,
         index,
         statement.redacted,
         state,
