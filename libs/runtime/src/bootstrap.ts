@@ -78,11 +78,14 @@ export async function startService<S extends EnvSpec>(
       observe: metrics.observe,
       ...(options.backoff ? { backoff: options.backoff } : {}),
     });
-    // Deferred so the filter is in place before Nest wraps the handlers.
-    app
-      .connectMicroservice({ strategy }, { deferInitialization: true })
-      .useGlobalFilters(new RpcErrorPassthroughFilter());
+    // Deferred so the filter is in place before Nest wraps the handlers. A deferred hybrid microservice
+    // would run every module's init and bootstrap hooks a second time on the shared container (services
+    // would start their informers, leases and timers twice), so the application runs them, once, here.
+    const microservice = app.connectMicroservice({ strategy }, { deferInitialization: true });
+    microservice.useGlobalFilters(new RpcErrorPassthroughFilter());
+    markHooksCalled(microservice);
     app.enableShutdownHooks();
+    await app.init();
     await app.startAllMicroservices();
     await app.listen(base.HTTP_PORT, base.HTTP_HOST);
     return app;
@@ -90,6 +93,15 @@ export async function startService<S extends EnvSpec>(
     await app.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** Tells a hybrid microservice that the application already ran the lifecycle hooks. */
+function markHooksCalled(microservice: unknown): void {
+  const target = microservice as { setIsInitHookCalled?: (called: boolean) => void };
+  if (typeof target.setIsInitHookCalled !== 'function') {
+    throw new Error('@nestjs/microservices no longer exposes setIsInitHookCalled; review bootstrap.ts');
+  }
+  target.setIsInitHookCalled(true);
 }
 
 /**
