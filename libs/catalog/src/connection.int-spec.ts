@@ -120,3 +120,31 @@ describe('setRole', () => {
     }
   });
 });
+
+describe('a target that drops the connection', () => {
+  it('a held connection terminated between queries does not crash the process; the next query works', async () => {
+    const connection = openConnection({ url: sandbox.url });
+    const admin = openConnection({ url: sandbox.url });
+    try {
+      const failure = await connection.db
+        .connection()
+        .execute(async (held) => {
+          const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(held);
+          await sql`SELECT pg_terminate_backend(${rows[0]?.pid})`.execute(admin.db);
+          // The termination notice arrives while no query is running on the held client.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          await sql`SELECT 1`.execute(held);
+        })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      expect(failure).toBeInstanceOf(Error);
+      const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(connection.db);
+      expect(rows).toEqual([{ one: 1 }]);
+    } finally {
+      await connection.close().catch(() => undefined);
+      await admin.close();
+    }
+  });
+});

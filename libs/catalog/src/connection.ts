@@ -128,8 +128,11 @@ export function openConnection(spec: ConnectionSpec): CatalogConnection {
     lock_timeout: spec.lockTimeoutMs ?? 10_000,
     application_name: spec.applicationName ?? 'rolepolicy',
   });
-  // An idle client's network error must not crash the process; the next query reports it (redacted).
+  // A network error or a server-side termination (57P01: restart, DROP DATABASE ... FORCE) must not crash
+  // the process: pg emits it on the pool for idle clients and on the client itself for a checked-out one
+  // between queries. The next query on that client reports it (redacted) and the pool discards it.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({
     dialect: new PostgresDialect({
