@@ -433,12 +433,20 @@ export class Reconciler {
   private async send(command: UnkeyedCommand): Promise<void> {
     const idempotencyKey = `planner/${command.target.namespace}/${command.target.name}/${command.command}/${this.nextSequence()}`;
     const full = { ...command, idempotencyKey } as K8sCommandV1;
-    await this.deps.publisher.publish(
-      k8sCommandContract,
-      k8sCommandSubject(command.command),
-      full,
-      idempotencyKey,
-    );
+    try {
+      await this.deps.publisher.publish(
+        k8sCommandContract,
+        k8sCommandSubject(command.command),
+        full,
+        idempotencyKey,
+      );
+    } catch (error) {
+      // Names only (never object contents): which write could not be sent.
+      const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
+      throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
   }
 
   /** Records an executor result on the policy (the executor itself writes the plan's phase). */

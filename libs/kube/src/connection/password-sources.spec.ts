@@ -69,6 +69,17 @@ describe('passwordSecretRefs', () => {
       length: null,
     });
   });
+
+  it("reads the CRD's literal default {policy}-gen-{role} as the default name", () => {
+    const refs = passwordSecretRefs('shop', [
+      {
+        name: 'Tmpl_Role',
+        password: { kind: 'generate', secretName: '{policy}-gen-{role}', secretKey: 'password', length: 16 },
+      },
+    ]);
+    expect(refs[0]?.secretName).toBe(generatedSecretName('shop', 'Tmpl_Role'));
+    expect(refs[0]?.secretName).toMatch(DNS);
+  });
 });
 
 describe('resolvePasswordSources', () => {

@@ -6,6 +6,11 @@ import { readSecretKey, resourceVersionOf, type SecretLookup } from './secret-da
 
 /** Key of a generated password in its Secret unless `generate.secretKey` is set. */
 export const GENERATED_PASSWORD_KEY = 'password';
+/**
+ * The CRD's literal default of `password.generate.secretName`: an admitted object carries this text, which
+ * means "the default name", never a Secret called that.
+ */
+export const GENERATED_NAME_TEMPLATE = '{policy}-gen-{role}';
 /** Version suffix of a generated password whose Secret does not exist yet (the engine's sentinel). */
 export const MISSING_VERSION = 'missing';
 
@@ -59,7 +64,8 @@ export function generatedSecretName(policyName: string, role: string): string {
 
 /**
  * Password Secret references of the password-managed roles (external roles skipped), sorted by role.
- * A generated source still carrying the engine's raw default name gets {@link generatedSecretName};
+ * A generated source carrying the engine's raw default name or the CRD's literal default
+ * {@link GENERATED_NAME_TEMPLATE} gets {@link generatedSecretName};
  * an explicit `generate.secretName` is kept as written.
  */
 export function passwordSecretRefs(
@@ -79,7 +85,9 @@ export function passwordSecretRefs(
         length: null,
       });
     } else {
-      const isDefault = source.secretName === `${policyName}-gen-${role.name}`;
+      const isDefault =
+        source.secretName === `${policyName}-gen-${role.name}` ||
+        source.secretName === GENERATED_NAME_TEMPLATE;
       refs.push({
         role: role.name,
         kind: 'generate',

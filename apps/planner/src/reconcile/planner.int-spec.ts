@@ -1,0 +1,241 @@
+// The planner wired for real: a private nats-server (production streams and subjects), the API emulator
+// with the CRDs, the real k8s-gateway, inspector and planner, and a sandbox PostgreSQL database. A policy
+// created through client-node gets a Pending plan whose digest equals an independent re-plan with the
+// same target reference, and status conditions; a generated password Secret is created once, owned.
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { INestApplication } from '@nestjs/common';
+import { inspect, openConnection } from '@rolepolicy/catalog';
+import { GROUP, KIND_NAMES, VERSION, generatedSecretName } from '@rolepolicy/kube';
+import {
+  changeDigest,
+  computePlan,
+  deriveManagedScope,
+  expandPolicy,
+  type PolicyContent,
+} from '@rolepolicy/policy';
+import { startService, type EnvSpec, type ServiceDefinition } from '@rolepolicy/runtime';
+import {
+  createPostgresSandbox,
+  eventually,
+  freePort,
+  sandboxId,
+  startEmulator,
+  startPrivateNatsServer,
+  type Emulator,
+  type PostgresSandbox,
+  type PrivateNatsServer,
+} from '@rolepolicy/testing';
+import { inspectorService } from '../../../inspector/src/service.js';
+import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
+import { plannerService } from '../service.js';
+
+const CRD_DIR = fileURLToPath(new URL('../../../../deploy/crds', import.meta.url));
+const NS = 'planner-int';
+const TIMEOUT_MS = 60_000;
+const id = sandboxId();
+const role = (base: string): string => `rp_pl_${id}_${base}`;
+
+let nats: PrivateNatsServer;
+let emulator: Emulator;
+let db: PostgresSandbox;
+let custom: CustomObjectsApi;
+let core: CoreV1Api;
+const apps: INestApplication[] = [];
+
+async function start(def: unknown, extra: Record<string, string> = {}): Promise<void> {
+  const env = {
+    NATS_URL: nats.url,
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: String(await freePort()),
+    LOG_LEVEL: process.env['RP_TEST_VERBOSE'] ? 'log' : 'error',
+    ...extra,
+  };
+  apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));
+}
+
+const coords = (kind: 'PostgresPolicy' | 'PostgresPolicyPlan') => ({
+  group: GROUP,
+  version: VERSION,
+  plural: KIND_NAMES[kind].plural,
+  namespace: NS,
+});
+
+type Obj = { metadata: Record<string, any>; spec?: any; status?: any };
+
+async function plansOf(policyUid: string): Promise<Obj[]> {
+  const list = (await custom.listNamespacedCustomObject(coords('PostgresPolicyPlan'))) as { items: Obj[] };
+  return list.items.filter((p) =>
+    (p.metadata['ownerReferences'] ?? []).some((o: { uid: string }) => o.uid === policyUid),
+  );
+}
+
+async function readPolicy(name: string): Promise<Obj> {
+  return (await custom.getNamespacedCustomObject({ ...coords('PostgresPolicy'), name })) as Obj;
+}
+
+const condition = (obj: Obj, type: string) =>
+  (obj.status?.conditions ?? []).find((c: { type: string }) => c.type === type);
+
+beforeAll(async () => {
+  nats = await startPrivateNatsServer();
+  emulator = await startEmulator({ crdDir: CRD_DIR });
+  db = await createPostgresSandbox('planner');
+  const kc = emulator.kubeConfig(NS);
+  custom = kc.makeApiClient(CustomObjectsApi);
+  core = kc.makeApiClient(CoreV1Api);
+  await start(inspectorService);
+  await start(plannerService, { PLANNER_SECRET_RETRY_MS: '300' });
+  await start(k8sGatewayService, {
+    KUBECONFIG: emulator.kubeconfigPath,
+    LEASE_NAMESPACE: NS,
+    LEASE_RETRY_MS: '250',
+    WATCH_NAMESPACE: '',
+  });
+  await core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: { name: 'db' },
+      data: { DATABASE_URL: Buffer.from(db.url).toString('base64') },
+    },
+  });
+}, TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const app of apps.reverse()) await app.close().catch(() => undefined);
+  await db?.drop();
+  await nats?.dispose();
+  await emulator?.stop();
+});
+
+test(
+  'a plan-mode policy gets a Pending plan whose digest matches an independent re-plan, and Planned status',
+  async () => {
+    const content = {
+      roles: [{ name: role('reader'), login: false }],
+    };
+    const created = (await custom.createNamespacedCustomObject({
+      ...coords('PostgresPolicy'),
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PostgresPolicy',
+        metadata: { name: 'orders' },
+        spec: { connection: { secretRef: { name: 'db' } }, mode: 'plan', approval: 'manual', ...content },
+      },
+    })) as Obj;
+    const uid = created.metadata['uid'] as string;
+
+    const plan = await eventually(
+      'a Pending plan',
+      async () => (await plansOf(uid)).find((p) => p.status?.phase === 'Pending'),
+      30_000,
+    );
+    expect(plan.spec.policyRef.name).toBe('orders');
+    expect(plan.status.sqlInline).toContain('CREATE ROLE');
+    expect(condition(plan, 'Approved')).toMatchObject({ status: 'False' });
+
+    // The digest binds the target reference the executor will receive: `namespace/secret/key`.
+    const expanded = expandPolicy(created.spec as PolicyContent, { policyName: 'orders' });
+    if (!expanded.ok) throw new Error('fixture policy is invalid');
+    const scope = deriveManagedScope(expanded.desired);
+    const connection = openConnection({ url: db.url });
+    try {
+      const snapshot = await inspect(connection.db, scope, connection.target);
+      const replanned = computePlan({
+        desired: expanded.desired,
+        snapshot,
+        mode: expanded.desired.reconciliation_mode,
+        passwordSources: {},
+        appliedPasswordSourceVersions: {},
+        allowSchemaOwnerTransfers: false,
+      });
+      const digest = changeDigest({
+        mode: expanded.desired.reconciliation_mode,
+        target: `${NS}/db/DATABASE_URL`,
+        targetPhysicalIdentity: snapshot.identity.physical,
+        targetLogicalFingerprint: snapshot.identity.logical_fingerprint,
+        ownedRoles: scope.roles,
+        ownedSchemas: scope.schemas,
+        changes: replanned.changes,
+      });
+      expect(plan.status.changeDigest).toBe(digest.digest);
+      expect(plan.status.changeDigestEncoding).toBe(digest.encoding);
+    } finally {
+      await connection.close();
+    }
+
+    const policy = await eventually(
+      'the policy status naming the plan',
+      async () => {
+        const p = await readPolicy('orders');
+        return p.status?.current_plan_ref?.name === plan.metadata['name'] ? p : undefined;
+      },
+      15_000,
+    );
+    expect(condition(policy, 'Ready')).toMatchObject({ status: 'True', reason: 'Planned' });
+    expect(condition(policy, 'Drifted')).toMatchObject({ status: 'True' });
+    expect(policy.status.owned_roles).toEqual([role('reader')]);
+    expect(policy.status.managed_database_identity).toBe(
+      `${NS}/127.0.0.1:${new URL(db.url).port || 5432}/${db.database}`,
+    );
+    expect(JSON.stringify(policy.status)).not.toContain(db.url);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a generated password Secret is created once, owned by the policy, before the plan binds its version',
+  async () => {
+    const login = role('App');
+    const created = (await custom.createNamespacedCustomObject({
+      ...coords('PostgresPolicy'),
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PostgresPolicy',
+        metadata: { name: 'billing' },
+        spec: {
+          connection: { secretRef: { name: 'db' } },
+          mode: 'plan',
+          approval: 'manual',
+          roles: [{ name: login, login: true, password: { generate: { length: 20 } } }],
+        },
+      },
+    })) as Obj;
+    const uid = created.metadata['uid'] as string;
+    const secretName = generatedSecretName('billing', login);
+    expect(secretName).toMatch(/^billing-gen-rp-pl-[a-z0-9-]+$/);
+
+    const plan = await eventually(
+      'a Pending plan with a password source',
+      async () => (await plansOf(uid)).find((p) => p.status?.phase === 'Pending'),
+      30_000,
+    );
+    const secret = await core.readNamespacedSecret({ namespace: NS, name: secretName });
+    const password = Buffer.from(secret.data?.['password'] ?? '', 'base64').toString('utf8');
+    expect(password).toHaveLength(20);
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'PostgresPolicy', uid });
+    expect(plan.status.passwordSourceDigest).toMatch(/^sha256:/);
+    expect(plan.status.sqlInline).toContain("PASSWORD '[REDACTED]'");
+
+    // A forced reconcile re-plans against the same Secret: it is not replaced, the plan is kept.
+    await custom.patchNamespacedCustomObject(
+      {
+        ...coords('PostgresPolicy'),
+        name: 'billing',
+        body: { metadata: { annotations: { 'rolepolicy.io/reconcile-requested-at': 'now-1' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      'the forced reconcile handled',
+      async () => (await readPolicy('billing')).status?.lastHandledReconcileAt === 'now-1',
+      15_000,
+    );
+    const again = await core.readNamespacedSecret({ namespace: NS, name: secretName });
+    expect(again.metadata?.resourceVersion).toBe(secret.metadata?.resourceVersion);
+    expect((await plansOf(uid)).map((p) => p.metadata['name'])).toEqual([plan.metadata['name']]);
+    const everything = JSON.stringify([await readPolicy('billing'), await plansOf(uid)]);
+    expect(everything).not.toContain(password);
+  },
+  TIMEOUT_MS,
+);
