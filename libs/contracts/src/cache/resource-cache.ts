@@ -41,11 +41,16 @@ export type ResourceCacheOptions = {
 
 type Listener = (change: ResourceChange) => void;
 
+/** How long {@link ResourceCache.sync} lets a kind lag before it replaces that kind's consumer. */
+const STALL_MS = 1_000;
+
 /** Per kind: its current consumer and message stream, and the stream sequence of the last event applied. */
 type Followed = {
   consumer: Consumer | undefined;
   messages: ConsumerMessages | undefined;
   appliedSeq: number;
+  /** Bumped on every (re)subscription, so only the current consumer's end triggers a resubscribe. */
+  generation: number;
 };
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -138,22 +143,63 @@ export class ResourceCache {
    * retries later) or when the cache is stopped.
    */
   async sync(timeoutMs = 5_000): Promise<void> {
-    await this.ready;
+    const deadline = Date.now() + timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`resource cache not ready after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.ready, late]);
+    } finally {
+      clearTimeout(timer);
+    }
     const jsm = await jetstreamManager(this.nc);
     const target = (await jsm.streams.info(this.options.stream)).state.last_seq;
-    const deadline = Date.now() + timeoutMs;
     for (const [kind, followed] of this.followed) {
+      const started = Date.now();
+      let restarted = false;
       for (;;) {
         if (this.stopped) throw new Error('resource cache is stopped');
         if (followed.appliedSeq >= target) break;
-        // Nothing of this kind left to deliver, and everything delivered is applied.
-        const info = await followed.consumer?.info().catch(() => undefined);
+        // Nothing of this kind left to deliver, and everything delivered is applied. Asked by name (the
+        // consumer object's own info() would race with the ordered consumer's resets).
+        const name = (await followed.consumer?.info(true))?.name;
+        const info = name
+          ? await jsm.consumers.info(this.options.stream, name).catch(() => undefined)
+          : undefined;
         if (info && info.num_pending === 0 && followed.appliedSeq >= info.delivered.stream_seq) break;
-        if (Date.now() > deadline)
-          throw new Error(`resource cache for ${kind} did not catch up in ${timeoutMs} ms`);
+        if (Date.now() > deadline) {
+          const server = info
+            ? `server: pending ${info.num_pending}, delivered ${info.delivered.stream_seq}`
+            : 'server: consumer info unavailable';
+          throw new Error(
+            `resource cache for ${kind} did not catch up in ${timeoutMs} ms (applied ${followed.appliedSeq} of ${target}; ${server})`,
+          );
+        }
+        // A consumer that stalls (seen on nats-server 2.9: a delivered message that never reaches the
+        // iterator until the pull expires) is replaced once: the kind is followed again from the last
+        // message per subject.
+        if (!restarted && Date.now() - started > STALL_MS) {
+          restarted = true;
+          this.logger.warn(
+            `resource cache for ${kind} stalled at ${followed.appliedSeq} of ${target}; following again`,
+          );
+          await this.restart(kind, followed).catch(() => undefined);
+          continue;
+        }
         await new Promise((r) => setTimeout(r, 10));
       }
     }
+  }
+
+  /** Replaces a kind's consumer with a fresh one (LastPerSubject, rebuilding). */
+  private async restart(kind: ResourceKindToken, state: Followed): Promise<void> {
+    state.generation++;
+    await state.messages?.close().catch(() => undefined);
+    await this.subscribe(kind, state, true, () => undefined);
   }
 
   /** Stops every consumer; reads keep answering from the last state. */
@@ -169,7 +215,7 @@ export class ResourceCache {
     kind: ResourceKindToken,
     readiness: { resolve: () => void; reject: (e: Error) => void },
   ): Promise<void> {
-    const state: Followed = { consumer: undefined, messages: undefined, appliedSeq: 0 };
+    const state: Followed = { consumer: undefined, messages: undefined, appliedSeq: 0, generation: 0 };
     this.followed.set(kind, state);
     let caughtUp = false;
     this.stops.push(async () => {
@@ -198,7 +244,9 @@ export class ResourceCache {
       filter_subjects: `${prefix}>`,
       deliver_policy: DeliverPolicy.LastPerSubject,
     });
+    const generation = ++state.generation;
     state.consumer = consumer;
+    state.appliedSeq = 0;
     const seen = rebuild ? new Set<string>() : undefined;
     let done = false;
     const finish = (): void => {
@@ -213,6 +261,8 @@ export class ResourceCache {
     void (async () => {
       try {
         for await (const msg of messages) {
+          // A replaced consumer's buffered messages are older than what its successor delivers.
+          if (state.generation !== generation) break;
           const applied = this.apply(kind, prefix, msg);
           if (seen && applied) seen.add(applied);
           state.appliedSeq = msg.seq;
@@ -221,7 +271,7 @@ export class ResourceCache {
       } catch (error) {
         if (!this.stopped) this.logger.warn(`resource cache for ${kind} failed: ${(error as Error).message}`);
       }
-      if (!this.stopped) this.resubscribe(kind, state, 1_000);
+      if (!this.stopped && state.generation === generation) this.resubscribe(kind, state, 1_000);
     })();
   }
 
