@@ -32,6 +32,8 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
+    // Idempotent: a hook run twice (HTTP app and microservice init) must not start a second loop.
+    if (this.starting !== undefined) return;
     this.starting = this.start();
   }
 

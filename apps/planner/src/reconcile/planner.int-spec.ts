@@ -1,7 +1,8 @@
 // The planner wired for real: a private nats-server (production streams and subjects), the API emulator
 // with the CRDs, the real k8s-gateway, inspector and planner, and a sandbox PostgreSQL database. A policy
 // created through client-node gets a Pending plan whose digest equals an independent re-plan with the
-// same target reference, and status conditions; a generated password Secret is created once, owned.
+// same target reference, and status conditions; a generated password Secret is created once, owned;
+// with the real executor an apply-mode policy converges (roles created, password set, status Reconciled).
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { INestApplication } from '@nestjs/common';
@@ -26,6 +27,8 @@ import {
   type PostgresSandbox,
   type PrivateNatsServer,
 } from '@rolepolicy/testing';
+import pg from 'pg';
+import { executorService } from '../../../executor/src/service.js';
 import { inspectorService } from '../../../inspector/src/service.js';
 import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
 import { plannerService } from '../service.js';
@@ -85,6 +88,7 @@ beforeAll(async () => {
   custom = kc.makeApiClient(CustomObjectsApi);
   core = kc.makeApiClient(CoreV1Api);
   await start(inspectorService);
+  await start(executorService);
   await start(plannerService, { PLANNER_SECRET_RETRY_MS: '300' });
   await start(k8sGatewayService, {
     KUBECONFIG: emulator.kubeconfigPath,
@@ -103,6 +107,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const app of apps.reverse()) await app.close().catch(() => undefined);
+  if (db !== undefined) {
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    for (const name of [role('writer'), role('svc')]) await admin.query(`DROP ROLE IF EXISTS "${name}"`);
+    await admin.end();
+  }
   await db?.drop();
   await nats?.dispose();
   await emulator?.stop();
@@ -236,6 +246,93 @@ test(
     expect((await plansOf(uid)).map((p) => p.metadata['name'])).toEqual([plan.metadata['name']]);
     const everything = JSON.stringify([await readPolicy('billing'), await plansOf(uid)]);
     expect(everything).not.toContain(password);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'an apply-mode policy converges through the executor: plan Applied, roles in PostgreSQL, Ready=Reconciled',
+  async () => {
+    const writer = role('writer');
+    const svc = role('svc');
+    const created = (await custom.createNamespacedCustomObject({
+      ...coords('PostgresPolicy'),
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PostgresPolicy',
+        metadata: { name: 'ledger' },
+        spec: {
+          connection: { secretRef: { name: 'db' } },
+          mode: 'apply',
+          approval: 'auto',
+          roles: [
+            { name: writer, login: false },
+            { name: svc, login: true, password: { generate: {} } },
+          ],
+        },
+      },
+    })) as Obj;
+    const uid = created.metadata['uid'] as string;
+    const plan = await eventually(
+      'an Applied plan',
+      async () => (await plansOf(uid)).find((p) => p.status?.phase === 'Applied'),
+      45_000,
+    );
+    expect(condition(plan, 'Approved')).toMatchObject({ status: 'True', reason: 'AutoApproved' });
+    const policy = await eventually(
+      'the policy Reconciled',
+      async () => {
+        const p = await readPolicy('ledger');
+        return condition(p, 'Ready')?.reason === 'Reconciled' ? p : undefined;
+      },
+      20_000,
+    );
+    expect(condition(policy, 'Ready')).toMatchObject({ status: 'True' });
+    const secretName = generatedSecretName('ledger', svc);
+    const secret = await core.readNamespacedSecret({ namespace: NS, name: secretName });
+    expect(policy.status.applied_password_source_versions).toEqual({
+      [svc]: `${secretName}:password:${secret.metadata?.resourceVersion}`,
+    });
+    expect(policy.status.observed_generation).toBe(1);
+
+    // Converged: a forced reconcile finds nothing to do (the applied password version is recorded).
+    await custom.patchNamespacedCustomObject(
+      {
+        ...coords('PostgresPolicy'),
+        name: 'ledger',
+        body: { metadata: { annotations: { 'rolepolicy.io/reconcile-requested-at': 'again' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const after = await eventually(
+      'the forced reconcile handled',
+      async () => {
+        const p = await readPolicy('ledger');
+        return p.status?.lastHandledReconcileAt === 'again' ? p : undefined;
+      },
+      15_000,
+    );
+    expect(condition(after, 'Ready')).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    expect(condition(after, 'Drifted')).toMatchObject({ status: 'False' });
+    expect((await plansOf(uid)).map((p) => p.metadata['name'])).toEqual([plan.metadata['name']]);
+
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const rows = await client.query(
+        'SELECT rolname, rolcanlogin, rolpassword FROM pg_authid WHERE rolname = ANY($1) ORDER BY rolname',
+        [[writer, svc]],
+      );
+      expect(rows.rows.map((r) => [r.rolname, r.rolcanlogin])).toEqual(
+        [
+          [svc, true],
+          [writer, false],
+        ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      );
+      expect(rows.rows.find((r) => r.rolname === svc)?.rolpassword).toMatch(/^SCRAM-SHA-256\$/);
+    } finally {
+      await client.end();
+    }
   },
   TIMEOUT_MS,
 );

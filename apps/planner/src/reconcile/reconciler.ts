@@ -60,6 +60,8 @@ export interface ReconcilerDeps {
 
 /** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
 const OVERLAY_TTL_MS = 30_000;
+/** How long a pass defers to a pending execution result before planning anyway. */
+const RESULT_WAIT_MS = 30_000;
 
 interface PolicyState {
   signature: string;
@@ -69,6 +71,8 @@ interface PolicyState {
   timer: NodeJS.Timeout | undefined;
   /** The status we last wrote, until the cache shows it. */
   written: { status: PostgresPolicyStatus; at: number } | undefined;
+  /** Plans sent for execution whose result has not been handled yet, with the send time. */
+  awaiting: Map<string, number>;
 }
 
 const policyKey = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -164,6 +168,7 @@ export class Reconciler {
         secrets: new Map(),
         timer: undefined,
         written: undefined,
+        awaiting: new Map(),
       });
     } else {
       state.signature = signature;
@@ -249,6 +254,7 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
+    if (this.resultPending(namespace, state)) return;
     const lookup = this.lookup(namespace);
     const prepared = preparePolicy(policy, lookup);
     state.secrets = new Map(
@@ -289,6 +295,25 @@ export class Reconciler {
       `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
     );
     this.requeue(key, decision.requeueAfterSeconds);
+  }
+
+  /**
+   * True while a plan we sent for execution is already terminal in the cache but its result is not handled
+   * yet: planning now would read the policy status from before the apply (e.g. without the applied
+   * password version) and plan the same effects again. The result handler wakes the policy.
+   */
+  private resultPending(namespace: string, state: PolicyState): boolean {
+    for (const [planName, sentAt] of state.awaiting) {
+      if (Date.now() - sentAt > RESULT_WAIT_MS) {
+        state.awaiting.delete(planName);
+        continue;
+      }
+      const phase = (
+        this.deps.cache.get('postgrespolicyplan', namespace, planName) as { status?: { phase?: string } }
+      )?.status?.phase;
+      if (phase === 'Applied' || phase === 'Failed' || phase === 'Superseded') return true;
+    }
+    return false;
   }
 
   private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {
@@ -401,6 +426,9 @@ export class Reconciler {
           message,
           message.idempotencyKey,
         );
+        this.policies
+          .get(policyKey(policy.metadata.namespace, policy.metadata.name))
+          ?.awaiting.set(step.request.planName, Date.now());
         continue;
       }
       if (step.kind === 'createPlan') {
@@ -466,6 +494,7 @@ export class Reconciler {
     await this.queue.run(key, async () => {
       const report = reportOf(result);
       if (report === 'ignore') return;
+      this.policies.get(key)?.awaiting.delete(result.plan.name);
       if (report === 'reconcile') {
         this.trigger(key);
         return;

@@ -1,5 +1,5 @@
 // Which cache changes wake which policy (anti self-wake): a policy on generation, deletion or the
-// force-reconcile annotation; a plan on its phase or Approved/Denied decision; a Secret a policy read.
+// force-reconcile annotation; a plan on its Approved/Denied decision; a Secret a policy read.
 import type { CachedObject } from '@rolepolicy/contracts';
 import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../lifecycle/index.js';
 
@@ -31,13 +31,16 @@ export function policySignature(object: CachedObject): string {
   ]);
 }
 
-/** Phase plus the Approved and Denied condition statuses of a plan. */
+/**
+ * The Approved and Denied condition statuses of a plan: a person's decision wakes its policy. Phase
+ * changes do not: the executor writes them and reports each on `rp.execute.result`, and a pass woken by
+ * the phase alone could run before that report and plan the applied effects (e.g. a password) again.
+ */
 export function planSignature(object: CachedObject): string {
-  const status = (object as { status?: { phase?: string; conditions?: { type: string; status: string }[] } })
-    .status;
+  const status = (object as { status?: { conditions?: { type: string; status: string }[] } }).status;
   const decision = (type: string): string | null =>
     status?.conditions?.find((c) => c.type === type)?.status ?? null;
-  return JSON.stringify([status?.phase ?? null, decision('Approved'), decision('Denied')]);
+  return JSON.stringify([decision('Approved'), decision('Denied')]);
 }
 
 /** The uid of the policy controlling a plan (its controller ownerReference), if any. */
