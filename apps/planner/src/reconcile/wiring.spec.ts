@@ -1,0 +1,208 @@
+// Pure parts of the planner wiring: error reasons, database address keys, commands for steps (order,
+// cleared fields, uid binding), the trigger signatures, executor results as lifecycle reports, the queue.
+import type { CachedObject, ExecuteResultV1 } from '@rolepolicy/contracts';
+import { commandsOf, policyStatusCommand, replacingPatch } from './gateway-commands.js';
+import { KeyedQueue } from './keyed-queue.js';
+import { databaseAddress, inspectFailure } from './planning.js';
+import { reportOf } from './reconciler.js';
+import { controllerUid, planSignature, policySignature } from './triggers.js';
+import { decideReconcile } from '../lifecycle/index.js';
+import { at, computed, policy } from '../lifecycle/test-support/fixtures.js';
+
+describe('inspectFailure', () => {
+  it('maps transient failures to DatabaseConnectionFailed and permanent ones by SQLSTATE', () => {
+    expect(inspectFailure({ class: 'transient', code: 'ECONNREFUSED', message: 'm' })).toEqual({
+      class: 'transient',
+      reason: 'DatabaseConnectionFailed',
+      message: 'm',
+    });
+    expect(inspectFailure({ class: 'permanent', code: '42501', message: 'm' }).reason).toBe(
+      'InsufficientPrivileges',
+    );
+    expect(inspectFailure({ class: 'permanent', code: '3D000', message: 'm' }).reason).toBe(
+      'MissingDatabaseObject',
+    );
+    expect(inspectFailure({ class: 'permanent', code: '28P01', message: 'm' }).reason).toBe(
+      'DatabaseAuthenticationFailed',
+    );
+    expect(inspectFailure({ class: 'permanent', code: null, message: 'm' }).reason).toBe(
+      'DatabaseInspectionFailed',
+    );
+  });
+});
+
+describe('databaseAddress', () => {
+  it('keys URL and params connections by host:port/dbname without credentials', () => {
+    expect(databaseAddress({ url: 'postgres://u:secret@DB.Example:6543/app', setRole: null })).toBe(
+      'db.example:6543/app',
+    );
+    expect(databaseAddress({ url: 'postgresql://u:secret@db.example/app', setRole: null })).toBe(
+      'db.example:5432/app',
+    );
+    expect(
+      databaseAddress({
+        params: {
+          host: 'DB.example',
+          port: 5432,
+          dbname: 'app',
+          username: 'u',
+          password: 'secret',
+          sslMode: null,
+        },
+        setRole: null,
+      }),
+    ).toBe('db.example:5432/app');
+  });
+});
+
+describe('gateway commands', () => {
+  it('sends nulls for status fields the new status drops, so a merge patch clears them', () => {
+    expect(replacingPatch({ a: 1, current_plan_ref: { name: 'p' } }, { a: 2 })).toEqual({
+      a: 2,
+      current_plan_ref: null,
+    });
+  });
+
+  it('creates a plan with its status in one apply-resource, and binds policy status writes to the uid', () => {
+    const self = policy();
+    const decision = decideReconcile({
+      policy: self,
+      plans: [],
+      conflict: { kind: 'clear' },
+      outcome: { kind: 'computed', plan: computed('A') },
+      now: at(0),
+      jitter: 0,
+    });
+    const commands = decision.steps.flatMap((step) => commandsOf(step, self));
+    const create = commands.find((c) => c.command === 'apply-resource');
+    expect(create).toMatchObject({
+      target: { kind: 'PostgresPolicyPlan' },
+      status: { phase: expect.any(String) },
+    });
+    expect((create as { object: Record<string, unknown> }).object['status']).toBeUndefined();
+    const statusWrite = policyStatusCommand(self, decision.status);
+    expect(statusWrite.target).toMatchObject({ kind: 'PostgresPolicy', uid: self.metadata.uid });
+    // The plan exists before the policy status names it.
+    const order = commands.map((c) => `${c.command}:${c.target.kind}`);
+    expect(order.indexOf('apply-resource:PostgresPolicyPlan')).toBeLessThan(
+      order.indexOf('patch-status:PostgresPolicy') === -1
+        ? Infinity
+        : order.indexOf('patch-status:PostgresPolicy'),
+    );
+  });
+});
+
+const obj = (metadata: Record<string, unknown>, status?: unknown): CachedObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'X',
+    metadata: { name: 'n', namespace: 'ns', ...metadata },
+    status,
+  }) as CachedObject;
+
+describe('trigger signatures', () => {
+  it('ignore status-only policy updates but see generation and the force annotation', () => {
+    const base = policySignature(obj({ uid: 'u', generation: 1, resourceVersion: '1' }));
+    expect(policySignature(obj({ uid: 'u', generation: 1, resourceVersion: '2' }, { x: 1 }))).toBe(base);
+    expect(policySignature(obj({ uid: 'u', generation: 2 }))).not.toBe(base);
+    expect(
+      policySignature(
+        obj({ uid: 'u', generation: 1, annotations: { 'rolepolicy.io/reconcile-requested-at': 't' } }),
+      ),
+    ).not.toBe(base);
+  });
+
+  it('wake a policy on a plan decision, not on a phase the executor writes', () => {
+    const pending = planSignature(
+      obj({}, { phase: 'Pending', conditions: [{ type: 'Approved', status: 'False' }] }),
+    );
+    const approved = planSignature(
+      obj({}, { phase: 'Pending', conditions: [{ type: 'Approved', status: 'True' }] }),
+    );
+    const applied = planSignature(
+      obj({}, { phase: 'Applied', conditions: [{ type: 'Approved', status: 'True' }] }),
+    );
+    expect(approved).not.toBe(pending);
+    expect(applied).toBe(approved);
+  });
+
+  it('map a plan to its controlling policy by uid', () => {
+    const plan = obj({
+      ownerReferences: [
+        { kind: 'PostgresPolicy', uid: 'other', controller: false },
+        { kind: 'PostgresPolicy', uid: 'owner', controller: true },
+      ],
+    });
+    expect(controllerUid(plan)).toBe('owner');
+  });
+});
+
+describe('reportOf', () => {
+  const base: ExecuteResultV1 = {
+    v: 1,
+    plan: { apiVersion: 'rolepolicy.io/v1alpha1', kind: 'PostgresPolicyPlan', namespace: 'ns', name: 'p' },
+    idempotencyKey: 'k',
+    phase: 'Applied',
+    reason: 'Executed',
+    message: 'ok',
+    approvedDigest: 'sha256:a',
+    recomputedDigest: 'sha256:a',
+    executedDigest: 'sha256:a',
+    statementCount: 1,
+    reportedAt: '2026-01-01T00:00:00Z',
+  };
+
+  it('turns executor phases into lifecycle reports', () => {
+    expect(reportOf({ ...base, appliedPasswordSourceVersions: { r: 's:k:1' } })).toEqual({
+      kind: 'applied',
+      appliedPasswordSourceVersions: { r: 's:k:1' },
+    });
+    expect(reportOf({ ...base, phase: 'Applying' })).toBe('ignore');
+    expect(reportOf({ ...base, phase: 'Skipped' })).toBe('reconcile');
+    expect(reportOf({ ...base, phase: 'Superseded', reason: 'DigestMismatch' })).toMatchObject({
+      kind: 'refused',
+      verdict: { kind: 'superseded', reason: 'DigestMismatch' },
+    });
+    expect(reportOf({ ...base, phase: 'Failed', reason: 'TargetIdentityUnavailable' })).toMatchObject({
+      kind: 'refused',
+      verdict: { kind: 'fail_closed' },
+    });
+    expect(
+      reportOf({ ...base, phase: 'Failed', reason: 'ExecutionFailed', errorClass: 'transient' }),
+    ).toEqual({
+      kind: 'failed',
+      error: { class: 'transient', reason: 'ExecutionFailed', message: 'ok' },
+    });
+  });
+});
+
+describe('KeyedQueue', () => {
+  it('merges requests made before a queued pass starts into that pass', async () => {
+    const queue = new KeyedQueue(() => undefined);
+    let runs = 0;
+    for (let i = 0; i < 3; i++) void queue.schedule('a', async () => void (runs += 1));
+    await queue.idle();
+    expect(runs).toBe(1);
+  });
+
+  it('runs one pass per key at a time and merges a burst into one follow-up', async () => {
+    const queue = new KeyedQueue(() => undefined);
+    const log: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    void queue.schedule('a', async () => {
+      log.push('a1 start');
+      await gate;
+      log.push('a1 end');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    // a1 is running: a burst queues exactly one follow-up pass.
+    for (let i = 0; i < 5; i++) void queue.schedule('a', async () => void log.push('a2'));
+    void queue.schedule('b', async () => void log.push('b'));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(log).toEqual(['a1 start', 'b']);
+    release();
+    await queue.idle();
+    expect(log).toEqual(['a1 start', 'b', 'a1 end', 'a2']);
+  });
+});
