@@ -155,6 +155,26 @@ schemas: [{ name: app, owner: ${r('owner')} }]
   );
 });
 
+describe('acceptance: grants to an object owner', () => {
+  it(
+    "a per-object grant to the object's owner converges (owners hold privileges implicitly)",
+    async () => {
+      await query(`CREATE ROLE "${r('tbl_owner')}"; CREATE TABLE app.owned (id int);
+        ALTER TABLE app.owned OWNER TO "${r('tbl_owner')}"`);
+      const stdin = `roles: [{ name: ${r('tbl_owner')} }]
+grants:
+  - { role: ${r('tbl_owner')}, object: { type: table, schema: app, name: owned }, privileges: [INSERT] }
+`;
+      const args = ['-f', '-', '--database-url', sandbox.url];
+      expect((await runCli(['apply', ...args, '--yes'], { stdin })).code).toBe(0);
+      const again = await runCli(['plan', ...args], { stdin });
+      expect(again.stdout).toContain('No changes');
+      expect(again.code).toBe(0);
+    },
+    SLOW,
+  );
+});
+
 describe('acceptance: exclusive memberships of predefined roles', () => {
   it(
     'exclusive: true with members: [] revokes every live member of the pg_* role',

@@ -175,7 +175,9 @@ async function readScope(
     aclRows.push(...(await acls.databaseGrants(scope.roles)));
   }
   aclRows.push(...narrowPublicRows(await readPublicRows(acls, scope), scope.public_objects, signatures));
-  const grants = groupAclRows(aclRows);
+  // An owner's own row only marks ownership (it feeds the inventory below): owners hold every privilege
+  // implicitly, so it is never a grant (reporting it made authoritative mode revoke owners' privileges).
+  const grants = groupAclRows(aclRows.filter((row) => row.grantee !== row.owner));
 
   const defaults = new DefaultPrivilegeRepository(trx);
   const defaultRows = scope.schemas.length > 0 ? await defaults.schemaLayer(scope.schemas) : [];

@@ -36,14 +36,16 @@ export class ObjectAclRepository {
 
   /**
    * Explicit grants on tables, views, materialized views and sequences to the given roles. The owner's own
-   * entry (materialised by the first GRANT) is not a grant: owners hold every privilege implicitly.
+   * entry (materialised by the first GRANT) is not a grant: owners hold every privilege implicitly. One
+   * row of it (SELECT) is kept as an ownership marker (`grantee = owner`): inspection lists the object
+   * with its owner in the inventory, so a declared grant to the owner counts as held, and drops the row.
    */
   async relationGrants(schemas: readonly string[], roles: readonly string[]): Promise<AclRow[]> {
     return this.relations(sql`c.relacl`, schemas)
       .innerJoin('pg_catalog.pg_roles as g', 'g.oid', 'a.grantee')
       .select('g.rolname as grantee')
       .where(inTextArray('g.rolname', roles))
-      .where(sql<boolean>`a.grantee <> c.relowner`)
+      .where(sql<boolean>`(a.grantee <> c.relowner OR a.privilege_type = 'SELECT')`)
       .execute();
   }
 
@@ -58,13 +60,15 @@ export class ObjectAclRepository {
       .execute();
   }
 
-  /** Explicit grants on functions and procedures (keyed by identity signature) to roles other than the owner. */
+  /**
+   * Explicit grants on functions and procedures (keyed by identity signature) to the given roles; the
+   * owner's own EXECUTE row is an ownership marker only (see relationGrants).
+   */
   async functionGrants(schemas: readonly string[], roles: readonly string[]): Promise<AclRow[]> {
     return this.functions(sql`p.proacl`, schemas)
       .innerJoin('pg_catalog.pg_roles as g', 'g.oid', 'a.grantee')
       .select('g.rolname as grantee')
       .where(inTextArray('g.rolname', roles))
-      .where(sql<boolean>`a.grantee <> p.proowner`)
       .execute();
   }
 
@@ -76,13 +80,15 @@ export class ObjectAclRepository {
       .execute();
   }
 
-  /** Explicit grants on types (no array, pseudo or table row types) to roles other than the owner. */
+  /**
+   * Explicit grants on types (no array, pseudo or table row types) to the given roles; the owner's own
+   * USAGE row is an ownership marker only (see relationGrants).
+   */
   async typeGrants(schemas: readonly string[], roles: readonly string[]): Promise<AclRow[]> {
     return this.types(sql`t.typacl`, schemas)
       .innerJoin('pg_catalog.pg_roles as g', 'g.oid', 'a.grantee')
       .select('g.rolname as grantee')
       .where(inTextArray('g.rolname', roles))
-      .where(sql<boolean>`a.grantee <> t.typowner`)
       .execute();
   }
 

@@ -84,6 +84,11 @@ export function liveMismatches(desired: DesiredState, live: CatalogSnapshot): st
           ?.identity ?? grant.name)
       : grant.name;
   const expected = new Map<string, Set<Privilege>>();
+  // Owners hold every privilege on their objects implicitly; the catalog reports no grant rows for them.
+  const owns = (grantee: string, type: string, schema: string | null, name: string | null): boolean =>
+    live.inventory.some(
+      (o) => o.kind === type && o.schema === schema && o.name === name && o.owner === grantee,
+    );
   const add = (key: string, privileges: readonly Privilege[]): void => {
     const set = expected.get(key) ?? new Set<Privilege>();
     for (const privilege of privileges) set.add(privilege);
@@ -93,11 +98,13 @@ export function liveMismatches(desired: DesiredState, live: CatalogSnapshot): st
     if (grant.grantee === PUBLIC_GRANTEE) continue;
     if (grant.name === '*') {
       for (const object of live.inventory.filter(
-        (o) => o.kind === grant.object_type && o.schema === grant.schema,
+        (o) => o.kind === grant.object_type && o.schema === grant.schema && o.owner !== grant.grantee,
       )) {
         add(grantKey(object.kind, object.schema, object.name, grant.grantee), grant.privileges);
       }
-    } else add(grantKey(grant.object_type, grant.schema, identity(grant), grant.grantee), grant.privileges);
+    } else if (!owns(grant.grantee, grant.object_type, grant.schema, identity(grant))) {
+      add(grantKey(grant.object_type, grant.schema, identity(grant), grant.grantee), grant.privileges);
+    }
   }
   const actual = new Map<string, Set<Privilege>>();
   for (const grant of live.grants.filter((g) => g.grantee !== PUBLIC_GRANTEE)) {

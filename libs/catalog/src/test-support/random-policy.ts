@@ -344,6 +344,16 @@ export function buildWorld(seed: number, database: string, runTag: string): Worl
     }
   }
 
+  // A per-object grant to the objects' owner (drawn last): held implicitly, never re-issued.
+  if (dice.chance(0.3)) {
+    const object = dice.pick(objects);
+    grants.push({
+      role: owner,
+      privileges: dice.subset(object.privileges) as never,
+      object: { type: object.type, schema: object.schema, name: object.name },
+    });
+  }
+
   const content: PolicyContent = {
     reconciliation_mode: 'authoritative',
     ...(bound.length > 0
