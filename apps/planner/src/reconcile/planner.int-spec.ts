@@ -110,7 +110,8 @@ afterAll(async () => {
   if (db !== undefined) {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    for (const name of [role('writer'), role('svc')]) await admin.query(`DROP ROLE IF EXISTS "${name}"`);
+    for (const name of [role('writer'), role('svc'), role('shared'), role('reader')])
+      await admin.query(`DROP ROLE IF EXISTS "${name}"`);
     await admin.end();
   }
   await db?.drop();
@@ -333,6 +334,51 @@ test(
     } finally {
       await client.end();
     }
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'two policies claiming one role on one database through different Secrets: the later gets Conflict and no plan',
+  async () => {
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: 'db-alias' }, stringData: { DATABASE_URL: db.url } },
+    });
+    const shared = role('shared');
+    const body = (name: string, secret: string) => ({
+      ...coords('PostgresPolicy'),
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PostgresPolicy',
+        metadata: { name },
+        spec: {
+          connection: { secretRef: { name: secret } },
+          mode: 'plan',
+          approval: 'manual',
+          roles: [{ name: shared, login: false }],
+        },
+      },
+    });
+    const first = (await custom.createNamespacedCustomObject(body('first', 'db'))) as Obj;
+    await eventually(
+      'the first policy planned',
+      async () => (await plansOf(first.metadata['uid'] as string)).length === 1,
+      20_000,
+    );
+    const second = (await custom.createNamespacedCustomObject(body('second', 'db-alias'))) as Obj;
+    const blocked = await eventually(
+      'the second policy in conflict',
+      async () => {
+        const p = await readPolicy('second');
+        return condition(p, 'Conflict')?.status === 'True' ? p : undefined;
+      },
+      20_000,
+    );
+    expect(condition(blocked, 'Ready')).toMatchObject({ status: 'False', reason: 'ConflictingPolicy' });
+    expect(blocked.status.last_error).toContain('first');
+    expect(await plansOf(second.metadata['uid'] as string)).toEqual([]);
+    expect(condition(await readPolicy('first'), 'Conflict')?.status ?? 'False').toBe('False');
   },
   TIMEOUT_MS,
 );

@@ -242,7 +242,7 @@ export class Reconciler {
       .list('postgrespolicy')
       .map((o) => fromKubePolicy(o as unknown as Kube.PostgresPolicy))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
-      .filter((p) => p.metadata.deletionTimestamp === undefined && p.spec.suspend !== true)
+      .filter((p) => p.metadata.deletionTimestamp === undefined)
       .flatMap((p) => peerClaims(p, this.lookup(p.metadata.namespace)) ?? []);
     return detectConflict(prepared.claims, peers);
   }

@@ -217,7 +217,7 @@ describe('resolveConnection with params', () => {
     );
     expect(badPort).toMatchObject({
       reason: 'InvalidConnection',
-      message: 'Secret n/creds key badport is not a port number (0..65535)',
+      message: 'Secret n/creds key badport is not a port number (1..65535)',
     });
     expect(
       resolveConnection(
@@ -226,6 +226,21 @@ describe('resolveConnection with params', () => {
         lookup({ creds }),
       ),
     ).toMatchObject({ reason: 'InvalidConnection' });
+  });
+
+  it('rejects port 0 and an unknown sslMode, naming where they came from', () => {
+    expect(resolveConnection('n', { params: { host: 'h', dbname: 'd', port: 0 } }, lookup({}))).toMatchObject(
+      {
+        reason: 'InvalidConnection',
+        message: 'connection.params.port is not a port number (1..65535)',
+      },
+    );
+    expect(
+      resolveConnection('n', { params: { host: 'h', dbname: 'd', sslMode: 'sometimes' } }, lookup({})),
+    ).toMatchObject({
+      reason: 'InvalidConnection',
+      message: expect.stringContaining('connection.params.sslMode must be one of disable'),
+    });
   });
 
   it('refuses cloud workload identity with a clear message', () => {

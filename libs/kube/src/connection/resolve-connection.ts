@@ -5,6 +5,15 @@ import { readSecretKey, type SecretLookup } from './secret-data.js';
 
 /** Default key of the connection URL in `connection.secretRef`. */
 export const DEFAULT_URL_KEY = 'DATABASE_URL';
+/** libpq `sslmode` values. */
+export const SSL_MODES: readonly string[] = [
+  'disable',
+  'allow',
+  'prefer',
+  'require',
+  'verify-ca',
+  'verify-full',
+];
 /** Default PostgreSQL port when neither `port` nor `portSecret` is set. */
 export const DEFAULT_PORT = 5432;
 
@@ -116,13 +125,20 @@ function resolveParams(namespace: string, params: Params, lookupSecret: SecretLo
   if (values.dbname === undefined || values.dbname.trim() === '') {
     return invalid('connection.params needs dbname or dbnameSecret');
   }
+  if (values.sslMode !== undefined && !SSL_MODES.includes(values.sslMode)) {
+    const from =
+      params.sslModeSecret != null
+        ? `Secret ${namespace}/${params.sslModeSecret.name} key ${params.sslModeSecret.key}`
+        : 'connection.params.sslMode';
+    return invalid(`${from} must be one of ${SSL_MODES.join(', ')}`);
+  }
   const port = values.port === undefined ? DEFAULT_PORT : parsePort(values.port);
   if (port === null) {
     const from =
       params.portSecret != null
         ? `Secret ${namespace}/${params.portSecret.name} key ${params.portSecret.key}`
         : 'connection.params.port';
-    return invalid(`${from} is not a port number (0..65535)`);
+    return invalid(`${from} is not a port number (1..65535)`);
   }
   return {
     ok: true,
@@ -145,7 +161,7 @@ function resolveParams(namespace: string, params: Params, lookupSecret: SecretLo
 function parsePort(text: string): number | null {
   if (!/^\d{1,5}$/.test(text.trim())) return null;
   const port = Number(text.trim());
-  return port <= 65535 ? port : null;
+  return port >= 1 && port <= 65535 ? port : null;
 }
 
 /**
