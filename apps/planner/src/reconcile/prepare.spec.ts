@@ -1,0 +1,82 @@
+// preparePolicy: what stops a policy before the database (invalid content, missing Secrets) and which
+// Secrets a blocked policy watches; generated password Secrets that must be created first.
+import type { SecretLike } from '@rolepolicy/kube';
+import { generatedSecretName } from '@rolepolicy/kube';
+import { policy } from '../lifecycle/test-support/fixtures.js';
+import { peerClaims, preparePolicy } from './prepare.js';
+
+const url = (db: string): SecretLike => ({
+  metadata: { resourceVersion: '5' },
+  stringData: { DATABASE_URL: `postgres://u:pw@Db.Example:5432/${db}` },
+});
+const lookup =
+  (secrets: Record<string, SecretLike>) =>
+  (name: string): SecretLike | undefined =>
+    secrets[name];
+
+describe('preparePolicy', () => {
+  it('resolves target, claims and password sources; lists generated Secrets still to create', () => {
+    const self = policy({
+      roles: [
+        { name: 'app_user', login: true, password: { generate: { length: 24 } } },
+        { name: 'svc', login: true, password: { secretRef: { name: 'pw' } } },
+      ],
+    } as never);
+    const prepared = preparePolicy(
+      self,
+      lookup({
+        'db-credentials': url('app'),
+        pw: { metadata: { resourceVersion: '9' }, stringData: { svc: 'x' } },
+      }),
+    );
+    if (!prepared.ok) throw new Error(prepared.error.message);
+    expect(prepared.target).toBe('team-a/db-credentials/DATABASE_URL');
+    expect(prepared.claims).toMatchObject({ databaseKey: 'db.example:5432/app', roles: ['app_user', 'svc'] });
+    expect(prepared.passwordSources).toEqual({ svc: 'pw:svc:9' });
+    expect(prepared.missingGenerated).toEqual([
+      expect.objectContaining({
+        role: 'app_user',
+        secretName: generatedSecretName('orders', 'app_user'),
+        length: 24,
+      }),
+    ]);
+    expect(prepared.secretVersions).toEqual({ 'db-credentials': '5', pw: '9' });
+  });
+
+  it('fails permanently with SecretMissing and watches the Secret so its creation retries', () => {
+    const prepared = preparePolicy(policy(), lookup({}));
+    expect(prepared).toMatchObject({
+      ok: false,
+      error: {
+        class: 'permanent',
+        reason: 'SecretMissing',
+        message: 'Secret team-a/db-credentials not found',
+      },
+      watchedSecrets: ['db-credentials'],
+    });
+  });
+
+  it('reports invalid content as InvalidSpec with paths, and a missing referenced password Secret', () => {
+    const invalid = preparePolicy(
+      policy({ roles: [{ name: '' }] } as never),
+      lookup({ 'db-credentials': url('a') }),
+    );
+    expect(invalid).toMatchObject({ ok: false, error: { reason: 'InvalidSpec' } });
+    const noPassword = preparePolicy(
+      policy({ roles: [{ name: 'svc', login: true, password: { secretRef: { name: 'pw' } } }] } as never),
+      lookup({ 'db-credentials': url('a') }),
+    );
+    expect(noPassword).toMatchObject({
+      ok: false,
+      error: { reason: 'SecretMissing', message: 'password of role svc: Secret team-a/pw not found' },
+      watchedSecrets: ['db-credentials', 'pw'],
+    });
+  });
+
+  it('gives peers no claims when they cannot be resolved', () => {
+    expect(peerClaims(policy(), lookup({}))).toBeNull();
+    expect(peerClaims(policy(), lookup({ 'db-credentials': url('b') }))?.databaseKey).toBe(
+      'db.example:5432/b',
+    );
+  });
+});
