@@ -33,7 +33,6 @@ import {
   sameStatus,
   toExecuteRequestMessage,
   type ConflictVerdict,
-  type ExecutionReport,
   type LifecycleSettings,
   type PlanningOutcome,
   type PostgresPolicy,
@@ -43,6 +42,7 @@ import {
 } from '../lifecycle/index.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { KeyedQueue } from './keyed-queue.js';
+import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot } from './planning.js';
 import { peerClaims, preparePolicy, type Prepared } from './prepare.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
@@ -62,6 +62,8 @@ export interface ReconcilerDeps {
 const OVERLAY_TTL_MS = 30_000;
 /** How long a pass defers to a pending execution result before planning anyway. */
 const RESULT_WAIT_MS = 30_000;
+/** Re-check delay of a pass that deferred to a pending result. */
+const RESULT_RECHECK_MS = 5_000;
 
 interface PolicyState {
   signature: string;
@@ -254,7 +256,11 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
-    if (this.resultPending(namespace, state)) return;
+    if (this.resultPending(namespace, state)) {
+      // The result handler wakes the policy; this timer only covers a result that never comes.
+      this.requeueMs(key, RESULT_RECHECK_MS);
+      return;
+    }
     const lookup = this.lookup(namespace);
     const prepared = preparePolicy(policy, lookup);
     state.secrets = new Map(
@@ -519,40 +525,5 @@ export class Reconciler {
       if (decision.requeueAfterSeconds === 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
     });
-  }
-}
-
-/** Reasons under which the executor refused to run because the target's identity is not provable. */
-const FAIL_CLOSED_REASONS = new Set(['TargetIdentityUnavailable', 'PhysicalIdentityRequired']);
-
-/** The lifecycle's view of an executor result; `reconcile` means "look again from fresh state". */
-export function reportOf(result: ExecuteResultV1): ExecutionReport | 'ignore' | 'reconcile' {
-  switch (result.phase) {
-    case 'Applying':
-      return 'ignore';
-    case 'Skipped':
-      return 'reconcile';
-    case 'Applied':
-      return { kind: 'applied', appliedPasswordSourceVersions: result.appliedPasswordSourceVersions ?? {} };
-    case 'Superseded':
-      return {
-        kind: 'refused',
-        verdict: { kind: 'superseded', reason: result.reason, message: result.message },
-      };
-    case 'Failed':
-      if (FAIL_CLOSED_REASONS.has(result.reason)) {
-        return {
-          kind: 'refused',
-          verdict: { kind: 'fail_closed', reason: result.reason, message: result.message },
-        };
-      }
-      return {
-        kind: 'failed',
-        error: { class: result.errorClass ?? 'permanent', reason: result.reason, message: result.message },
-      };
-    default: {
-      const unreachable: never = result.phase;
-      return unreachable;
-    }
   }
 }

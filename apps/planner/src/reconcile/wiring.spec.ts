@@ -4,7 +4,7 @@ import type { CachedObject, ExecuteResultV1 } from '@rolepolicy/contracts';
 import { commandsOf, policyStatusCommand, replacingPatch } from './gateway-commands.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { databaseAddress, inspectFailure } from './planning.js';
-import { reportOf } from './reconciler.js';
+import { reportOf } from './execution-results.js';
 import { controllerUid, planSignature, policySignature } from './triggers.js';
 import { decideReconcile } from '../lifecycle/index.js';
 import { at, computed, policy } from '../lifecycle/test-support/fixtures.js';
