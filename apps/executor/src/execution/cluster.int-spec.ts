@@ -499,4 +499,44 @@ describe('executor cluster wiring: fresh plan, policy and Secrets from resource 
     expect(resultsOf('plan-cl-never')).toHaveLength(1);
     expect(await roleExists(db.url, name)).toBe(false);
   }, 60_000);
+  it('two replicas, 6 databases, each request sent twice: applied once each, one Applying and one Applied patch per plan', async () => {
+    apps.push(await startClusterExecutor(topology, cluster, sandbox.url, 1_000));
+    const plans = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const db = await database(`cl_pair_${i}`);
+        const name = role(`pair_${i}`);
+        const content: PolicyContent = { roles: [{ name, login: false }] };
+        const planName = `plan-cl-pair-${i}`;
+        const req = await request(planName, db.url, content);
+        await publishCluster(planName, req, db.url, content);
+        return { db, name, planName, req };
+      }),
+    );
+    for (const { req } of plans) {
+      await publishRequest(nc, topology, req);
+      await publishRequest(nc, topology, req);
+    }
+    for (const { db, name, planName } of plans) {
+      const done = await eventually(
+        `two final results of ${planName}`,
+        () => {
+          const found = resultsOf(planName).filter((r) => r.phase !== 'Applying');
+          return found.length >= 2 ? found : undefined;
+        },
+        60_000,
+      );
+      expect(done.map((r) => r.reason).sort()).toEqual(['AlreadyConverged', 'Executed']);
+      expect(await roleExists(db.url, name)).toBe(true);
+    }
+    const patches = await eventually('every plan patched Applying and Applied', async () => {
+      const all = (await commandsSent(nc, cluster)).filter((c) => c.target.name.startsWith('plan-cl-pair-'));
+      return all.length >= 12 ? all : undefined;
+    });
+    for (const { planName } of plans) {
+      const phases = patches
+        .filter((p) => p.target.name === planName)
+        .map((p) => (p.command === 'patch-status' ? p.status['phase'] : p.command));
+      expect(phases).toEqual(['Applying', 'Applied']);
+    }
+  }, 120_000);
 });

@@ -176,6 +176,44 @@ describe('ResourceCache', () => {
     expect(late.get('postgrespolicy', 'team-b', 'orders')?.kind).toBe('PostgresPolicy');
   });
 
+  it('sync() is not held up by events of kinds it does not follow', async () => {
+    await publish(
+      nc,
+      names,
+      'ephemeralaccesspolicy',
+      'team-d',
+      'one',
+      event('EphemeralAccessPolicy', 'team-d', 'one', {}),
+    );
+    for (let i = 0; i < 5; i++) {
+      await publish(
+        nc,
+        names,
+        'ephemeralaccessrequest',
+        'team-d',
+        `r${i}`,
+        event('EphemeralAccessRequest', 'team-d', `r${i}`, {}),
+      );
+    }
+    // Started after them: the server's position of a LastPerSubject consumer can sit past messages it
+    // never delivers, so catching up is judged by deliveries, not stream sequences.
+    const cache = await start(['ephemeralaccesspolicy']);
+    await cache.ready;
+    await cache.sync(2_000);
+    for (let i = 5; i < 10; i++) {
+      await publish(
+        nc,
+        names,
+        'ephemeralaccessrequest',
+        'team-d',
+        `r${i}`,
+        event('EphemeralAccessRequest', 'team-d', `r${i}`, {}),
+      );
+    }
+    await cache.sync(2_000);
+    expect(cache.get('ephemeralaccesspolicy', 'team-d', 'one')).toBeDefined();
+  });
+
   it('skips invalid payloads with a warning that carries no payload value, and keeps going', async () => {
     const cache = await start(['postgrespolicyplan']);
     await cache.ready;

@@ -41,19 +41,29 @@ export type ResourceCacheOptions = {
 
 type Listener = (change: ResourceChange) => void;
 
-/** How long {@link ResourceCache.sync} lets a kind lag before it replaces that kind's consumer. */
-const STALL_MS = 1_000;
-
 /** Per kind: its current consumer and message stream, and the stream sequence of the last event applied. */
 type Followed = {
   consumer: Consumer | undefined;
   messages: ConsumerMessages | undefined;
+  /** Stream sequence of the last event applied. */
   appliedSeq: number;
+  /** Consumer name and delivery sequence of the last event applied. */
+  appliedConsumer: string;
+  appliedDelivery: number;
   /** Bumped on every (re)subscription, so only the current consumer's end triggers a resubscribe. */
   generation: number;
 };
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/**
+ * True when everything consumer `name` delivered (`delivered` messages) has been applied and nothing a
+ * replaced consumer delivered still waits in the iterator.
+ */
+function appliedAll(state: Followed, name: string, delivered: number): boolean {
+  if ((state.messages?.getPending() ?? 0) > 0) return false;
+  return delivered === 0 || (state.appliedConsumer === name && state.appliedDelivery >= delivered);
+}
 
 /**
  * Read-only view of the cluster objects the k8s-gateway publishes, kept current from JetStream.
@@ -159,8 +169,6 @@ export class ResourceCache {
     const jsm = await jetstreamManager(this.nc);
     const target = (await jsm.streams.info(this.options.stream)).state.last_seq;
     for (const [kind, followed] of this.followed) {
-      const started = Date.now();
-      let restarted = false;
       for (;;) {
         if (this.stopped) throw new Error('resource cache is stopped');
         if (followed.appliedSeq >= target) break;
@@ -170,36 +178,20 @@ export class ResourceCache {
         const info = name
           ? await jsm.consumers.info(this.options.stream, name).catch(() => undefined)
           : undefined;
-        if (info && info.num_pending === 0 && followed.appliedSeq >= info.delivered.stream_seq) break;
+        // `delivered.stream_seq` also advances over other kinds' messages, so compare deliveries instead.
+        if (info && info.num_pending === 0 && appliedAll(followed, info.name, info.delivered.consumer_seq))
+          break;
         if (Date.now() > deadline) {
           const server = info
-            ? `server: pending ${info.num_pending}, delivered ${info.delivered.stream_seq}`
+            ? `server: pending ${info.num_pending}, delivered ${info.delivered.consumer_seq} by ${info.name}`
             : 'server: consumer info unavailable';
           throw new Error(
-            `resource cache for ${kind} did not catch up in ${timeoutMs} ms (applied ${followed.appliedSeq} of ${target}; ${server})`,
+            `resource cache for ${kind} did not catch up in ${timeoutMs} ms (applied ${followed.appliedDelivery} by ${followed.appliedConsumer}; ${server})`,
           );
-        }
-        // A consumer that stalls (seen on nats-server 2.9: a delivered message that never reaches the
-        // iterator until the pull expires) is replaced once: the kind is followed again from the last
-        // message per subject.
-        if (!restarted && Date.now() - started > STALL_MS) {
-          restarted = true;
-          this.logger.warn(
-            `resource cache for ${kind} stalled at ${followed.appliedSeq} of ${target}; following again`,
-          );
-          await this.restart(kind, followed).catch(() => undefined);
-          continue;
         }
         await new Promise((r) => setTimeout(r, 10));
       }
     }
-  }
-
-  /** Replaces a kind's consumer with a fresh one (LastPerSubject, rebuilding). */
-  private async restart(kind: ResourceKindToken, state: Followed): Promise<void> {
-    state.generation++;
-    await state.messages?.close().catch(() => undefined);
-    await this.subscribe(kind, state, true, () => undefined);
   }
 
   /** Stops every consumer; reads keep answering from the last state. */
@@ -215,7 +207,14 @@ export class ResourceCache {
     kind: ResourceKindToken,
     readiness: { resolve: () => void; reject: (e: Error) => void },
   ): Promise<void> {
-    const state: Followed = { consumer: undefined, messages: undefined, appliedSeq: 0, generation: 0 };
+    const state: Followed = {
+      consumer: undefined,
+      messages: undefined,
+      appliedSeq: 0,
+      appliedConsumer: '',
+      appliedDelivery: 0,
+      generation: 0,
+    };
     this.followed.set(kind, state);
     let caughtUp = false;
     this.stops.push(async () => {
@@ -266,6 +265,8 @@ export class ResourceCache {
           const applied = this.apply(kind, prefix, msg);
           if (seen && applied) seen.add(applied);
           state.appliedSeq = msg.seq;
+          state.appliedConsumer = msg.info.consumer;
+          state.appliedDelivery = msg.info.deliverySequence;
           if (!done && msg.info.pending === 0) finish();
         }
       } catch (error) {
