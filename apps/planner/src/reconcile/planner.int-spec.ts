@@ -45,13 +45,34 @@ let db: PostgresSandbox;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
 const apps: INestApplication[] = [];
+/** Everything the services logged (the planner at `log` level), to prove no Secret value is printed. */
+const logged: string[] = [];
+const writes = {
+  out: process.stdout.write.bind(process.stdout),
+  err: process.stderr.write.bind(process.stderr),
+};
+
+function captureServiceLogs(): void {
+  const capture =
+    (forward: (chunk: string | Uint8Array) => boolean) =>
+    (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (!text.includes('[Nest]')) return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
+      logged.push(text);
+      return process.env['RP_TEST_VERBOSE'] ? forward(chunk) : true;
+    };
+  process.stdout.write = capture(writes.out) as typeof process.stdout.write;
+  process.stderr.write = capture(writes.err) as typeof process.stderr.write;
+}
 
 async function start(def: unknown, extra: Record<string, string> = {}): Promise<void> {
   const env = {
     NATS_URL: nats.url,
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: String(await freePort()),
-    LOG_LEVEL: process.env['RP_TEST_VERBOSE'] ? 'log' : 'error',
+    // Nest's log levels are process-global (the last app wins), so every service logs at `log`; the
+    // capture below keeps it out of the test output unless RP_TEST_VERBOSE is set.
+    LOG_LEVEL: 'log',
     ...extra,
   };
   apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));
@@ -81,6 +102,7 @@ const condition = (obj: Obj, type: string) =>
   (obj.status?.conditions ?? []).find((c: { type: string }) => c.type === type);
 
 beforeAll(async () => {
+  captureServiceLogs();
   nats = await startPrivateNatsServer();
   emulator = await startEmulator({ crdDir: CRD_DIR });
   db = await createPostgresSandbox('planner');
@@ -107,6 +129,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const app of apps.reverse()) await app.close().catch(() => undefined);
+  process.stdout.write = writes.out;
+  process.stderr.write = writes.err;
   if (db !== undefined) {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
@@ -247,6 +271,8 @@ test(
     expect((await plansOf(uid)).map((p) => p.metadata['name'])).toEqual([plan.metadata['name']]);
     const everything = JSON.stringify([await readPolicy('billing'), await plansOf(uid)]);
     expect(everything).not.toContain(password);
+    expect(logged.some((line) => line.includes(`creating password Secret ${secretName}`))).toBe(true);
+    expect(logged.join('')).not.toContain(password);
   },
   TIMEOUT_MS,
 );
