@@ -408,3 +408,47 @@ test(
   },
   TIMEOUT_MS,
 );
+
+test(
+  'an unreachable database is a transient failure: counted, retried with backoff, credentials never shown',
+  async () => {
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: 'down' },
+        stringData: { DATABASE_URL: 'postgres://app:topsecret-pw@127.0.0.1:1/x' },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...coords('PostgresPolicy'),
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PostgresPolicy',
+        metadata: { name: 'unreachable' },
+        spec: {
+          connection: { secretRef: { name: 'down' } },
+          mode: 'plan',
+          approval: 'manual',
+          roles: [{ name: role('never'), login: false }],
+        },
+      },
+    });
+    const failing = await eventually(
+      'two counted transient failures',
+      async () => {
+        const p = await readPolicy('unreachable');
+        return (p.status?.transient_failure_count ?? 0) >= 2 ? p : undefined;
+      },
+      20_000,
+    );
+    expect(condition(failing, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'DatabaseConnectionFailed',
+    });
+    expect(condition(failing, 'Degraded')).toMatchObject({ status: 'True' });
+    expect(failing.status.last_error).toEqual(expect.any(String));
+    expect(JSON.stringify(failing.status)).not.toContain('topsecret-pw');
+    expect(logged.join('')).not.toContain('topsecret-pw');
+  },
+  TIMEOUT_MS,
+);
