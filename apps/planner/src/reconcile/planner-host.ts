@@ -9,7 +9,8 @@ import {
 } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamPublisher, ResourceCache, type ExecuteResultV1 } from '@rolepolicy/contracts';
-import { NATS_CONNECTION, SERVICE_CONFIG } from '@rolepolicy/runtime';
+import { Histogram } from 'prom-client';
+import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '../lifecycle/index.js';
 import { Reconciler } from './reconciler.js';
@@ -29,6 +30,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
     @Inject(SERVICE_CONFIG) private readonly config: PlannerConfig,
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
+    @Inject(SERVICE_METRICS) private readonly metrics: ServiceMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -37,7 +39,19 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     this.starting = this.start();
   }
 
+  /** `rp_planner_reconcile_seconds{decision}`: one pass, from its start to the last command sent. */
+  private reconcileHistogram(): Histogram<'decision'> {
+    return new Histogram({
+      name: 'rp_planner_reconcile_seconds',
+      help: 'Duration of one reconcile pass (resolve, inspect, plan, decide, send commands) by decision kind',
+      labelNames: ['decision'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.metrics.registry],
+    });
+  }
+
   private async start(): Promise<void> {
+    const histogram = this.reconcileHistogram();
     while (!this.stopped) {
       try {
         const cache = await ResourceCache.start(this.nats, {
@@ -64,6 +78,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
           inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
           secretRetryMs: this.config.PLANNER_SECRET_RETRY_MS,
           log: this.logger,
+          observe: (decision, seconds) => histogram.observe({ decision }, seconds),
         });
         this.reconciler.start();
         this.logger.log('following policies, plans and Secrets');

@@ -44,6 +44,7 @@ let emulator: Emulator;
 let db: PostgresSandbox;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
+let plannerUrl: string;
 const apps: INestApplication[] = [];
 /** Everything the services logged (the planner at `log` level), to prove no Secret value is printed. */
 const logged: string[] = [];
@@ -65,17 +66,19 @@ function captureServiceLogs(): void {
   process.stderr.write = capture(writes.err) as typeof process.stderr.write;
 }
 
-async function start(def: unknown, extra: Record<string, string> = {}): Promise<void> {
+async function start(def: unknown, extra: Record<string, string> = {}): Promise<string> {
+  const port = await freePort();
   const env = {
     NATS_URL: nats.url,
     HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: String(await freePort()),
+    HTTP_PORT: String(port),
     // Nest's log levels are process-global (the last app wins), so every service logs at `log`; the
     // capture below keeps it out of the test output unless RP_TEST_VERBOSE is set.
     LOG_LEVEL: 'log',
     ...extra,
   };
   apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));
+  return `http://127.0.0.1:${port}`;
 }
 
 const coords = (kind: 'PostgresPolicy' | 'PostgresPolicyPlan') => ({
@@ -111,7 +114,7 @@ beforeAll(async () => {
   core = kc.makeApiClient(CoreV1Api);
   await start(inspectorService);
   await start(executorService);
-  await start(plannerService, { PLANNER_SECRET_RETRY_MS: '300' });
+  plannerUrl = await start(plannerService, { PLANNER_SECRET_RETRY_MS: '300' });
   await start(k8sGatewayService, {
     KUBECONFIG: emulator.kubeconfigPath,
     LEASE_NAMESPACE: NS,
@@ -214,6 +217,10 @@ test(
       `${NS}/127.0.0.1:${new URL(db.url).port || 5432}/${db.database}`,
     );
     expect(JSON.stringify(policy.status)).not.toContain(db.url);
+    const metrics = await (await fetch(`${plannerUrl}/metrics`)).text();
+    expect(metrics).toMatch(
+      /rp_planner_reconcile_seconds_count\{[^}]*decision="awaiting_approval"[^}]*\} [1-9]/,
+    );
   },
   TIMEOUT_MS,
 );

@@ -56,6 +56,8 @@ export interface ReconcilerDeps {
   readonly inspectTimeoutMs: number;
   readonly secretRetryMs: number;
   readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
+  /** Called after each decided pass with its kind and duration (event to last command sent). */
+  readonly observe?: (decision: string, seconds: number) => void;
 }
 
 /** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
@@ -252,6 +254,7 @@ export class Reconciler {
   /** One level-triggered pass for a policy. */
   private async reconcile(key: string): Promise<void> {
     if (this.stopped) return;
+    const started = performance.now();
     const [namespace = '', name = ''] = key.split('/');
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
@@ -297,6 +300,7 @@ export class Reconciler {
       settings: this.deps.settings,
     });
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
+    this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
       `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
     );
