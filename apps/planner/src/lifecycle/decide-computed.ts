@@ -17,6 +17,7 @@ import {
   failureDecision,
   computedFields,
   supersedeStep,
+  failClosedStep,
   driftedCondition,
 } from './decision-context.js';
 import { converged, holdForTerminalPlan, routeExisting, createAndRoute } from './decide-routes.js';
@@ -137,7 +138,14 @@ export function decideComputed(ctx: Ctx, computed: ComputedPlan): ReconcileDecis
       approved: recordedIdentity(current),
       observed: { physical: computed.identity.physical, logical: computed.identity.logicalFingerprint },
     });
-    if (verdict.kind !== 'proceed') {
+    if (verdict.kind === 'fail_closed') {
+      // The approval was given for a target this reading cannot prove: the plan fails closed, exactly as
+      // the executor would have failed it, and the current reading is planned afresh for a new decision.
+      const failed = failClosedStep(current, verdict.reason, verdict.message, ctx.now);
+      if (!hasChanges) return converged(ctx, computed, [...before, failed], []);
+      return createAndRoute(ctx, computed, gate, transferBlocked, [...before, failed], null, others);
+    }
+    if (verdict.kind === 'superseded') {
       const cause: SupersedeCause = {
         kind: 'TargetIdentity',
         reason: verdict.reason,

@@ -304,6 +304,28 @@ describe('manual approval and revalidation (spec: a pending policy plan is reval
     expect(createdPlans(decision)).toHaveLength(1);
     expect(cluster.plan(a!).status?.phase).toBe('Superseded');
   });
+  it('an approved plan whose recorded physical identity cannot be read now fails closed and is re-planned', () => {
+    const cluster = manual();
+    const [a] = createdPlans(reconcileOnce(cluster, computed('A'), at(0)));
+    cluster.decide(a!, 'Approved', at(1));
+    const blind = computed('A', 1, {
+      identity: { physical: null, physicalAvailable: false, logicalFingerprint: 'sha256:fp' },
+    });
+    const decision = reconcileOnce(cluster, blind, at(2));
+    expect(executed(decision)).toEqual([]);
+    const failed = cluster.plan(a!).status;
+    expect(failed?.phase).toBe('Failed');
+    expect(failed?.lastError).toContain('TargetIdentityUnavailable');
+    expect(failed?.conditions?.find((c) => c.type === 'Applied')).toMatchObject({
+      status: 'False',
+      reason: 'TargetIdentityUnavailable',
+    });
+    expect(failed?.conditions?.find((c) => c.type === 'Approved')?.status).toBe('True');
+    // The new reading gets its own plan, which needs its own decision.
+    const [replacement] = createdPlans(decision);
+    expect(replacement?.status?.targetPhysicalIdentity ?? null).toBeNull();
+    expect(decision.kind).toBe('awaiting_approval');
+  });
 });
 
 describe('policy status bookkeeping', () => {

@@ -3,7 +3,7 @@
 
 import { transientBackoffSeconds } from './backoff.js';
 import type { ComputedPlan, ReconcileError } from './outcome.js';
-import { supersedePatch, type SupersedeCause } from './plan-patches.js';
+import { failedPatch, supersedePatch, type SupersedeCause } from './plan-patches.js';
 import { composeStatus, cond, sameStatus, type OutcomeConditions } from './policy-status.js';
 import { redactSecrets } from './redact.js';
 import {
@@ -178,6 +178,23 @@ export function supersedeStep(plan: PostgresPolicyPlan, cause: SupersedeCause, n
     kind: 'patchPlanStatus',
     patch: supersedePatch(plan, cause, now),
     purpose: { kind: 'supersede', cause },
+  };
+}
+
+/**
+ * Marks an approved plan Failed because its approved target identity cannot be proven now (the spec's
+ * "execution fails closed"); the same reason and wording the executor reports when it notices first.
+ */
+export function failClosedStep(
+  plan: PostgresPolicyPlan,
+  reason: 'PhysicalIdentityRequired' | 'TargetIdentityUnavailable',
+  message: string,
+  now: string,
+): ReconcileStep {
+  return {
+    kind: 'patchPlanStatus',
+    patch: failedPatch(plan, reason, `${reason}: ${message}; the plan was not executed`, now),
+    purpose: { kind: 'failClosed', reason },
   };
 }
 

@@ -104,11 +104,23 @@ describe('plans the planner builds pass admission of the PostgresPolicyPlan CRD'
     expect(planOf(out.object).status?.phase).toBe('Superseded');
   });
 
-  it('superseding a decided plan writes the phase only and keeps the decision', () => {
+  it('superseding a decided plan keeps the decision and records why in Superseded=True', () => {
     const { stored } = published(true);
-    const out = writeStatus(stored, supersedePatch(planOf(stored), { kind: 'EffectsChanged' }, at(1)).status);
+    const cause = {
+      kind: 'TargetIdentity',
+      reason: 'TargetIdentityUnavailable',
+      message: 'the physical identity recorded on the plan cannot be read now',
+    } as const;
+    const out = writeStatus(stored, supersedePatch(planOf(stored), cause, at(1)).status);
     expect(out.message).toBe('');
-    expect(planOf(out.object).status?.decidedBy?.username).toBe('system:rolepolicy-planner(auto-approval)');
+    const status = planOf(out.object).status;
+    expect(status?.decidedBy?.username).toBe('system:rolepolicy-planner(auto-approval)');
+    expect(status?.conditions?.find((c) => c.type === 'Approved')?.status).toBe('True');
+    expect(status?.conditions?.find((c) => c.type === 'Superseded')).toMatchObject({
+      status: 'True',
+      reason: 'TargetIdentityUnavailable',
+      message: cause.message,
+    });
   });
 
   it('the CRD refuses to flip a recorded decision, so the planner never tries (plan decisions are terminal)', () => {

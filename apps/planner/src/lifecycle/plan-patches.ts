@@ -53,23 +53,24 @@ export interface PlanStatusPatch {
   readonly status: PostgresPolicyPlanStatus;
 }
 
-/** Marks a live plan Superseded; undecided plans also get their `Approved=False` re-stamped with the cause. */
+/**
+ * Marks a live plan Superseded with a `Superseded=True` condition saying why (the person who approved it
+ * reads there why it never ran). Undecided plans also get `Approved=False` re-stamped with the cause. A
+ * recorded decision is terminal and write-once at admission, so resending the conditions of a decided plan
+ * keeps the decision they were read with.
+ */
 export function supersedePatch(
   plan: PostgresPolicyPlan,
   cause: SupersedeCause,
   now: string,
 ): PlanStatusPatch {
   const { reason, message } = supersedeReason(cause);
-  if (planDecision(plan) !== 'undecided')
-    return { name: plan.metadata.name, status: { phase: 'Superseded' } };
-  const conditions = withConditions(
-    plan.status?.conditions,
-    {
-      Approved: { status: 'False', reason, message },
-      Superseded: { status: 'True', reason, message },
-    },
-    now,
-  );
+  const superseded = { Superseded: { status: 'True' as const, reason, message: redactSecrets(message) } };
+  const changes =
+    planDecision(plan) === 'undecided'
+      ? { Approved: { status: 'False' as const, reason, message: redactSecrets(message) }, ...superseded }
+      : superseded;
+  const conditions = withConditions(plan.status?.conditions, changes, now);
   return { name: plan.metadata.name, status: { phase: 'Superseded', conditions } };
 }
 

@@ -24,7 +24,11 @@ export type PlanPatchPurpose =
   | { readonly kind: 'recordApprovedPhase' }
   | { readonly kind: 'reject' }
   | { readonly kind: 'supersede'; readonly cause: SupersedeCause }
-  | { readonly kind: 'interrupted' };
+  | { readonly kind: 'interrupted' }
+  | {
+      readonly kind: 'failClosed';
+      readonly reason: 'PhysicalIdentityRequired' | 'TargetIdentityUnavailable';
+    };
 
 /** One command of a decision. */
 export type ReconcileStep =
