@@ -323,7 +323,9 @@ describe('manual approval and revalidation (spec: a pending policy plan is reval
     expect(failed?.conditions?.find((c) => c.type === 'Approved')?.status).toBe('True');
     // The new reading gets its own plan, which needs its own decision.
     const [replacement] = createdPlans(decision);
-    expect(replacement?.status?.targetPhysicalIdentity ?? null).toBeNull();
+    expect(replacement).not.toBe(a);
+    expect(cluster.plan(replacement!).status?.phase).toBe('Pending');
+    expect(cluster.plan(replacement!).status?.physicalIdentityAvailable).toBe(false);
     expect(decision.kind).toBe('awaiting_approval');
   });
 });

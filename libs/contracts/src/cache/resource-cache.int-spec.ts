@@ -214,6 +214,27 @@ describe('ResourceCache', () => {
     expect(cache.get('ephemeralaccesspolicy', 'team-d', 'one')).toBeDefined();
   });
 
+  it('sync() answers for a quiet kind after its pull request was renewed', async () => {
+    // Each renewal of the consumer's pull request passes through the message iterator; a quiet kind sees
+    // nothing else, so catching up must not depend on the iterator's own pending count.
+    const cache = await ResourceCache.start(nc, {
+      kinds: ['secret'],
+      stream: names.stream,
+      subjectRoot: names.root,
+      logger,
+      pullExpiresMs: 1_000,
+    });
+    caches.push(cache);
+    await cache.ready;
+    await publish(nc, names, 'secret', 'team-q', 'quiet', event('Secret', 'team-q', 'quiet', { k: 'dg==' }));
+    await until(() => cache.get('secret', 'team-q', 'quiet'), 'the secret');
+    await new Promise((r) => setTimeout(r, 2_500)); // two renewals, nothing else delivered
+    // The stream moves on with a kind this cache does not follow.
+    await publish(nc, names, 'configmap', 'team-q', 'noise', event('ConfigMap', 'team-q', 'noise', {}));
+    await cache.sync(2_000);
+    expect(dataOf(cache, 'secret', 'team-q', 'quiet')).toEqual({ k: 'dg==' });
+  });
+
   it('skips invalid payloads with a warning that carries no payload value, and keeps going', async () => {
     const cache = await start(['postgrespolicyplan']);
     await cache.ready;

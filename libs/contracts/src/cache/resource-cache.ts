@@ -37,6 +37,8 @@ export type ResourceCacheOptions = {
   readonly subjectRoot?: string;
   /** Where warnings go; default a Nest logger named `ResourceCache`. Never receives object contents. */
   readonly logger?: Pick<Logger, 'warn' | 'log'>;
+  /** Lifetime of each pull request before it is renewed (nats.js default 30 s; at least 1 s). */
+  readonly pullExpiresMs?: number;
 };
 
 type Listener = (change: ResourceChange) => void;
@@ -57,11 +59,12 @@ type Followed = {
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /**
- * True when everything consumer `name` delivered (`delivered` messages) has been applied and nothing a
- * replaced consumer delivered still waits in the iterator.
+ * True when everything consumer `name` delivered (`delivered` messages) has been applied. The iterator
+ * yields in delivery order, so anything a replaced consumer delivered was applied before this consumer's
+ * deliveries. (nats.js's `getPending()` is no help here: it stays above zero after a batch that carried a
+ * status callback, which left a quiet kind "not caught up" until its next event.)
  */
 function appliedAll(state: Followed, name: string, delivered: number): boolean {
-  if ((state.messages?.getPending() ?? 0) > 0) return false;
   return delivered === 0 || (state.appliedConsumer === name && state.appliedDelivery >= delivered);
 }
 
@@ -88,6 +91,7 @@ export class ResourceCache {
       readonly kinds: readonly ResourceKindToken[];
       readonly stream: string;
       readonly subjectRoot: string;
+      readonly pullExpiresMs: number | undefined;
     },
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
     readyPromises: Promise<void>[],
@@ -103,6 +107,7 @@ export class ResourceCache {
       kinds: [...new Set(options.kinds)],
       stream: options.stream ?? STREAMS.resources,
       subjectRoot: options.subjectRoot ?? SUBJECT_ROOT,
+      pullExpiresMs: options.pullExpiresMs,
     };
     const logger = options.logger ?? new Logger('ResourceCache');
     const readiness = resolved.kinds.map(() => {
@@ -255,7 +260,11 @@ export class ResourceCache {
       onCaughtUp();
     };
     if ((await consumer.info(true)).num_pending === 0) finish();
-    const messages = await consumer.consume({ max_messages: 256 });
+    const expires = this.options.pullExpiresMs;
+    const messages = await consumer.consume({
+      max_messages: 256,
+      ...(expires === undefined ? {} : { expires }),
+    });
     state.messages = messages;
     void (async () => {
       try {
