@@ -1,8 +1,10 @@
 // Per-test-file sandboxes on the real local servers (PostgreSQL database, JetStream names, Redis prefix),
-// a private nats-server for broker-outage tests, and TypeScript child processes.
+// a private nats-server for broker-outage tests, a TCP proxy for database outages, and TypeScript child
+// processes.
 export * from './ids.js';
 export * from './postgres.js';
 export * from './nats.js';
 export * from './redis.js';
 export * from './nats-server.js';
 export * from './ts-child.js';
+export * from './tcp-proxy.js';

@@ -1,0 +1,143 @@
+// End to end, level-triggered convergence: drift injected by raw SQL behind the product's back is found
+// and repaired at the policy's next interval with no edit or annotation; and of two policies claiming the
+// same role on one database, the later one yields with a Conflict condition until the claim is dropped.
+import { condition, sleep, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+
+let stack: Stack;
+let db: TargetDatabase;
+
+beforeAll(async () => {
+  stack = await startStack();
+  db = await stack.createDatabase('drift');
+  await db.sql('CREATE SCHEMA ledger; CREATE TABLE ledger.entries (id int)');
+}, 45_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const policyStatus = (name: string) => () => stack.resources.policy(name).then((p) => p?.status);
+
+async function reconciled(name: string, timeoutMs = 30_000) {
+  return waitFor(
+    `${name}: Ready=True/Reconciled at its generation`,
+    async () => {
+      const p = await stack.resources.policy(name);
+      const ready = condition(p?.status?.conditions, 'Ready');
+      return ready?.status === 'True' &&
+        ready.reason === 'Reconciled' &&
+        p?.status?.observed_generation === p?.metadata.generation
+        ? p
+        : undefined;
+    },
+    { timeoutMs, describe: policyStatus(name) },
+  );
+}
+
+async function roleExists(role: string): Promise<boolean> {
+  return (await db.sql('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).length === 1;
+}
+
+test('drift injected by raw SQL is repaired at the next interval, with no edit or annotation', async () => {
+  const reader = stack.role('ledger_reader');
+  await stack.resources.createPolicy('ledger', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    interval: '2s',
+    roles: [{ name: reader, login: false, comment: 'reads the ledger' }],
+    grants: [
+      { role: reader, object: { type: 'schema', name: 'ledger' }, privileges: ['USAGE'] },
+      { role: reader, object: { type: 'table', schema: 'ledger', name: 'entries' }, privileges: ['SELECT'] },
+    ],
+  });
+  const before = await reconciled('ledger');
+  const generation = before.metadata.generation;
+
+  // Someone with a superuser shell "fixes" things by hand.
+  await db.sql(`REVOKE SELECT ON ledger.entries FROM "${reader}"`);
+  await db.sql(`ALTER ROLE "${reader}" CREATEDB`);
+  await db.sql(`GRANT INSERT ON ledger.entries TO "${reader}"`);
+
+  const repaired = await waitFor(
+    'the drift to be repaired by a later Applied plan',
+    async () => {
+      const [row] = await db.sql<{ can_select: boolean; can_insert: boolean; createdb: boolean }>(
+        `SELECT has_table_privilege($1, 'ledger.entries', 'SELECT') AS can_select,
+                has_table_privilege($1, 'ledger.entries', 'INSERT') AS can_insert,
+                (SELECT rolcreatedb FROM pg_roles WHERE rolname = $1) AS createdb`,
+        [reader],
+      );
+      return row?.can_select && !row.can_insert && !row.createdb ? row : undefined;
+    },
+    { timeoutMs: 30_000, describe: policyStatus('ledger') },
+  );
+  expect(repaired).toEqual({ can_select: true, can_insert: false, createdb: false });
+
+  const after = await reconciled('ledger');
+  expect(after.metadata.generation).toBe(generation); // nobody edited the policy
+  const applied = (await stack.resources.plans('ledger')).filter((p) => p.status?.phase === 'Applied');
+  expect(applied.length).toBeGreaterThanOrEqual(2);
+  const repair = applied.find((p) => (p.status?.changeSummary?.grants_revoked ?? 0) > 0);
+  expect(repair?.status?.changeSummary).toMatchObject({
+    grants_added: 1,
+    grants_revoked: 1,
+    roles_altered: 1,
+  });
+  expect(condition(after.status?.conditions, 'Drifted')).toMatchObject({ status: 'False' });
+}, 60_000);
+
+test('two policies claiming one role: the later yields with Conflict and plans nothing until it drops the claim', async () => {
+  const shared = stack.role('shared_app');
+  const onlyLater = stack.role('later_only');
+  await stack.resources.createPolicy('first-claim', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: shared, login: false }],
+  });
+  await reconciled('first-claim');
+  // Creation timestamps have one-second resolution; seniority must not depend on the tie-break.
+  await sleep(1100);
+  await stack.resources.createPolicy('second-claim', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [
+      { name: shared, login: true },
+      { name: onlyLater, login: false },
+    ],
+  });
+
+  const blocked = await waitFor(
+    'second-claim: Conflict=True',
+    async () => {
+      const p = await stack.resources.policy('second-claim');
+      return condition(p?.status?.conditions, 'Conflict')?.status === 'True' ? p : undefined;
+    },
+    { describe: policyStatus('second-claim') },
+  );
+  expect(condition(blocked.status?.conditions, 'Conflict')?.message).toContain(
+    `${stack.namespace}/first-claim`,
+  );
+  expect(condition(blocked.status?.conditions, 'Conflict')?.message).toContain(shared);
+  expect(condition(blocked.status?.conditions, 'Ready')).toMatchObject({ status: 'False' });
+  await sleep(1000);
+  expect(await stack.resources.plans('second-claim')).toHaveLength(0);
+  expect(await roleExists(onlyLater)).toBe(false);
+  // The earlier policy keeps its role as declared (the later one's login: true never ran).
+  const [shape] = await db.sql<{ rolcanlogin: boolean }>(
+    'SELECT rolcanlogin FROM pg_roles WHERE rolname = $1',
+    [shared],
+  );
+  expect(shape?.rolcanlogin).toBe(false);
+  expect(
+    condition((await stack.resources.policy('first-claim'))?.status?.conditions, 'Conflict')?.status,
+  ).not.toBe('True');
+
+  // Dropping the overlapping claim clears the conflict and the later policy converges.
+  await stack.resources.patchPolicySpec('second-claim', { roles: [{ name: onlyLater, login: false }] });
+  const cleared = await reconciled('second-claim');
+  expect(condition(cleared.status?.conditions, 'Conflict')?.status ?? 'False').toBe('False');
+  expect(await roleExists(onlyLater)).toBe(true);
+}, 60_000);

@@ -1,0 +1,126 @@
+// End to end, password sources: a role whose password comes from a Secret gets it as a SCRAM verifier,
+// and rotating the Secret (a new resourceVersion) sets the new password on the next pass, recorded in
+// applied_password_source_versions; a generated password is stored once and survives reconciles unchanged.
+import { generatedSecretName } from '@rolepolicy/kube';
+import { scramSha256Verifier } from '@rolepolicy/policy';
+import { condition, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+
+let stack: Stack;
+let db: TargetDatabase;
+
+beforeAll(async () => {
+  stack = await startStack();
+  db = await stack.createDatabase('passwords');
+}, 45_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const policyStatus = (name: string) => () => stack.resources.policy(name).then((p) => p?.status);
+
+/** True when the role's stored SCRAM verifier was computed from `password`. */
+async function passwordMatches(role: string, password: string): Promise<boolean> {
+  const [row] = await db.sql<{ rolpassword: string | null }>(
+    'SELECT rolpassword FROM pg_authid WHERE rolname = $1',
+    [role],
+  );
+  const match = /^SCRAM-SHA-256\$(\d+):([^$]+)\$/.exec(row?.rolpassword ?? '');
+  if (!match) return false;
+  return (
+    scramSha256Verifier(password, Buffer.from(match[2]!, 'base64'), Number(match[1])) === row?.rolpassword
+  );
+}
+
+async function reconciledWith(name: string, probe: () => Promise<boolean>, what: string) {
+  return waitFor(
+    `${name}: Reconciled and ${what}`,
+    async () => {
+      const p = await stack.resources.policy(name);
+      const ready = condition(p?.status?.conditions, 'Ready');
+      return ready?.reason === 'Reconciled' && (await probe()) ? p : undefined;
+    },
+    { timeoutMs: 30_000, describe: policyStatus(name) },
+  );
+}
+
+test('a Secret-sourced password is set, and rotating the Secret sets the new one', async () => {
+  const app = stack.role('rotating_app');
+  const secretName = 'app-credentials';
+  await stack.core.createNamespacedSecret({
+    namespace: stack.namespace,
+    body: { metadata: { name: secretName }, type: 'Opaque', stringData: { [app]: 'first-Password-0001' } },
+  });
+  await stack.resources.createPolicy('rotation', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: app, login: true, password: { secretRef: { name: secretName } } }],
+  });
+  const first = await reconciledWith(
+    'rotation',
+    () => passwordMatches(app, 'first-Password-0001'),
+    'first password',
+  );
+  const firstVersion = first.status?.applied_password_source_versions?.[app];
+  expect(firstVersion).toEqual(expect.any(String));
+
+  await stack.core.replaceNamespacedSecret({
+    namespace: stack.namespace,
+    name: secretName,
+    body: { metadata: { name: secretName }, type: 'Opaque', stringData: { [app]: 'second-Password-0002' } },
+  });
+  const rotated = await reconciledWith(
+    'rotation',
+    () => passwordMatches(app, 'second-Password-0002'),
+    'the rotated password',
+  );
+  expect(rotated.status?.applied_password_source_versions?.[app]).not.toBe(firstVersion);
+  expect(await passwordMatches(app, 'first-Password-0001')).toBe(false);
+
+  // Exactly two plans set a password, and neither they nor the policy status show one.
+  const plans = await stack.resources.plans('rotation');
+  const setting = plans.filter(
+    (p) => p.status?.phase === 'Applied' && (p.status.changeSummary?.passwords_set ?? 0) > 0,
+  );
+  expect(setting).toHaveLength(2);
+  const everything = JSON.stringify([rotated, plans]);
+  expect(everything).not.toContain('first-Password-0001');
+  expect(everything).not.toContain('second-Password-0002');
+  expect(everything).not.toMatch(/SCRAM-SHA-256\$/);
+}, 75_000);
+
+test('a generated password is created once and kept across reconciles', async () => {
+  const svc = stack.role('generated_svc');
+  await stack.resources.createPolicy('generated', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: svc, login: true, password: { generate: {} } }],
+  });
+  const secretName = generatedSecretName('generated', svc);
+  const readPassword = async (): Promise<string> => {
+    const secret = await stack.core.readNamespacedSecret({ namespace: stack.namespace, name: secretName });
+    return Buffer.from(secret.data?.['password'] ?? '', 'base64').toString('utf8');
+  };
+  await reconciledWith(
+    'generated',
+    async () => passwordMatches(svc, await readPassword().catch(() => '')),
+    'the generated password',
+  );
+  const password = await readPassword();
+  expect(password).toHaveLength(32); // the spec's default length
+
+  const value = await stack.resources.requestReconcile('generated');
+  await waitFor(
+    'the forced reconcile',
+    async () => (await stack.resources.policy('generated'))?.status?.lastHandledReconcileAt === value,
+    { describe: policyStatus('generated') },
+  );
+  expect(await readPassword()).toBe(password);
+  expect(await passwordMatches(svc, password)).toBe(true);
+  const setting = (await stack.resources.plans('generated')).filter(
+    (p) => (p.status?.changeSummary?.passwords_set ?? 0) > 0,
+  );
+  expect(setting).toHaveLength(1);
+}, 60_000);
