@@ -4,6 +4,7 @@
 import { executionGate, planDecision, planPhase } from './approval.js';
 import { identityVerdict, recordedIdentity } from './execution-verdict.js';
 import type { ComputedPlan } from './outcome.js';
+import type { PostgresPolicyPlan } from './resources.js';
 import { failedPatch, phasePatch, type SupersedeCause } from './plan-patches.js';
 import { composeStatus, cond } from './policy-status.js';
 import type { ReconcileStep } from './steps.js';
@@ -110,6 +111,11 @@ export function decideComputed(ctx: Ctx, computed: ComputedPlan): ReconcileDecis
 
   if (current === undefined) {
     if (!hasChanges) return converged(ctx, computed, before, []);
+    const stale = appliedDuringInspection(ctx, computed);
+    if (stale) {
+      // The changes may be the ones that plan just committed: look again instead of planning them twice.
+      return finish(ctx, 'stale_snapshot', before, ctx.policy.status ?? {}, [], 1);
+    }
     const hold = ctx.forced ? null : holdForTerminalPlan(ctx, computed);
     if (hold) return hold;
     return createAndRoute(ctx, computed, gate, transferBlocked, before, null, others);
@@ -192,4 +198,18 @@ export function decideComputed(ctx: Ctx, computed: ComputedPlan): ReconcileDecis
     );
   }
   return routeExisting(ctx, computed, gate, transferBlocked, before, current, others);
+}
+
+/**
+ * An owned plan applied at or after the inspection behind `computed` was requested, if any. An `appliedAt`
+ * in this pass's future (an executor clock ahead of ours) is ignored, so clock skew cannot hold a policy.
+ */
+function appliedDuringInspection(ctx: Ctx, computed: ComputedPlan): PostgresPolicyPlan | undefined {
+  const requested = toMillis(computed.snapshotRequestedAt);
+  const now = toMillis(ctx.now);
+  if (requested === null || now === null) return undefined;
+  return ctx.owned.find((plan) => {
+    const appliedAt = toMillis(plan.status?.appliedAt);
+    return planPhase(plan) === 'Applied' && appliedAt !== null && appliedAt >= requested && appliedAt <= now;
+  });
 }

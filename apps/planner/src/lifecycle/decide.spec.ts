@@ -328,6 +328,23 @@ describe('manual approval and revalidation (spec: a pending policy plan is reval
     expect(cluster.plan(replacement!).status?.physicalIdentityAvailable).toBe(false);
     expect(decision.kind).toBe('awaiting_approval');
   });
+  it('a snapshot requested before a plan was applied plans nothing and looks again (no duplicate plan)', () => {
+    const cluster = new FakeCluster(policy({ mode: 'apply', approval: 'auto' }));
+    const first = reconcileOnce(cluster, computed('A'), at(0));
+    const [name] = createdPlans(first);
+    const [request] = first.steps.flatMap((s) => (s.kind === 'requestExecution' ? [s.request] : []));
+    runExecutor(cluster, request!, { changeDigest: digest('A'), changeDigestEncoding: ENCODING }, at(10));
+    expect(cluster.plan(name!).status?.phase).toBe('Applied');
+    // A pass whose inspection started at t=5 (before the apply at t=10) still sees the old changes.
+    const stale = reconcileOnce(cluster, computed('A', 1, { snapshotRequestedAt: at(5) }), at(12));
+    expect(stale.kind).toBe('stale_snapshot');
+    expect(createdPlans(stale)).toEqual([]);
+    expect(executed(stale)).toEqual([]);
+    expect(stale.requeueAfterSeconds).toBe(1);
+    // An inspection requested after the apply is trusted: real drift is planned.
+    const fresh = reconcileOnce(cluster, computed('A', 1, { snapshotRequestedAt: at(11) }), at(13));
+    expect(createdPlans(fresh)).toHaveLength(1);
+  });
 });
 
 describe('policy status bookkeeping', () => {

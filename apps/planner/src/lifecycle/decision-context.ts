@@ -47,7 +47,8 @@ export type DecisionKind =
   | 'rejected'
   | 'rejection_hold'
   | 'retry_deferred'
-  | 'owner_transfer_blocked';
+  | 'owner_transfer_blocked'
+  | 'stale_snapshot';
 
 /** The decision: ordered steps, the status they end in, and when to look again. */
 export interface ReconcileDecision {

@@ -61,6 +61,11 @@ export interface ComputedPlan {
   /** Diagnostic SHA-256 of the source-version map; null when no role is password-managed. */
   readonly passwordSourceDigest: string | null;
   readonly sql: PlannedSql;
+  /**
+   * RFC 3339 time the inspection behind this plan was requested, or null when unknown. A plan applied at
+   * or after it may be missing from the snapshot, so the snapshot cannot justify a new plan.
+   */
+  readonly snapshotRequestedAt: string | null;
 }
 
 /** Result of the inspect + plan step. */

@@ -31,6 +31,8 @@ export interface PlanningInput {
   readonly appliedPasswordSourceVersions: Readonly<Record<string, string>>;
   readonly allowSchemaOwnerTransfers: boolean;
   readonly snapshot: CatalogSnapshot;
+  /** RFC 3339 time the snapshot was requested (see `ComputedPlan.snapshotRequestedAt`). */
+  readonly snapshotRequestedAt: string | null;
 }
 
 /**
@@ -115,6 +117,7 @@ export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
         redactedSql: rendered.redactedSql,
         statementCount: rendered.statementCount,
       },
+      snapshotRequestedAt: input.snapshotRequestedAt,
     };
     return { kind: 'computed', plan: computed };
   } catch (error) {

@@ -327,6 +327,7 @@ export class Reconciler {
   }
 
   private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {
+    const snapshotRequestedAt = new Date().toISOString();
     let result;
     try {
       result = await requestSnapshot(
@@ -370,6 +371,7 @@ export class Reconciler {
       appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
       allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
       snapshot: result.snapshot,
+      snapshotRequestedAt,
     });
   }
 

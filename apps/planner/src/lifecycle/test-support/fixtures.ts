@@ -64,6 +64,7 @@ export function computed(label: string, changes = 1, overrides: Partial<Computed
       redactedSql: changes === 0 ? '' : 'GRANT SELECT ON TABLE "inventory"."orders" TO "app";\n',
       statementCount: changes,
     },
+    snapshotRequestedAt: null,
     ...overrides,
   };
 }
