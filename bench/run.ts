@@ -9,6 +9,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   policy: async () => (await import('./policy.bench.js')).runPolicyBench,
   inspect: async () => (await import('./inspect.bench.js')).runInspectBench,
   apply: async () => (await import('./apply.bench.js')).runApplyBench,
+  reconcile: async () => (await import('./reconcile.bench.js')).runReconcileBench,
 };
 
 const [name, ...args] = process.argv.slice(2);
