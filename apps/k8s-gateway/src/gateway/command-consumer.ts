@@ -16,7 +16,7 @@ import {
   type MessageOutcome,
   type OutcomeObserver,
 } from '@rolepolicy/contracts';
-import { dispositionOf, type CommandOutcome } from './command-outcome.js';
+import { describeOutcome, dispositionOf, type CommandOutcome } from './command-outcome.js';
 
 /** Options of {@link CommandConsumer}. */
 export type CommandConsumerOptions = {
@@ -103,7 +103,7 @@ export class CommandConsumer {
         this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
         return;
       case 'report':
-        this.options.log.warn(`${where}: ${outcome.kind}`);
+        this.options.log.warn(`${where}: ${describeOutcome(outcome)}`);
         await this.options.report(command, outcome);
         await m.ackAck();
         this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
