@@ -8,6 +8,10 @@ export const plannerEnvSpec = {
   PLANNER_RETAIN_APPLIED: env.positiveInt('Applied plans kept per policy (older ones are deleted)', 25),
   PLANNER_RETAIN_DECIDED: env.positiveInt('Failed plus Rejected plans kept per policy', 10),
   PLANNER_RETAIN_SUPERSEDED: env.positiveInt('Superseded plans kept per policy', 3),
+  PLANNER_RETAIN_MIN_AGE_SECONDS: env.positiveInt(
+    'A terminal plan is deleted by retention only this long after it ended',
+    300,
+  ),
   PLANNER_FAILED_RETRY_WINDOW_SECONDS: env.positiveInt(
     'A plan with the same effects that failed less than this long ago is not re-planned',
     120,

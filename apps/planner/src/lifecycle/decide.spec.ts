@@ -637,7 +637,7 @@ describe('execution bookkeeping', () => {
       now: at(100),
       jitter: 0,
       settings: {
-        retention: { applied: 2, decided: 1, superseded: 1 },
+        retention: { applied: 2, decided: 1, superseded: 1, minAgeSeconds: 0 },
         failedRetryWindowSeconds: 120,
         stuckApplyingSeconds: 600,
       },

@@ -85,9 +85,14 @@ export function sameEffects(plan: PostgresPolicyPlan, computed: ComputedPlan): b
   );
 }
 
-/** The idempotent execution request for an approved plan. */
+/**
+ * The idempotent execution request for an approved plan. The key names the plan object, not just its
+ * name: once retention deleted a terminal plan, a later plan with the same effects may get the same name,
+ * and JetStream would drop its request as a duplicate of the old one. `computedAt` tells them apart.
+ */
 export function executionRequest(policy: PostgresPolicy, plan: PostgresPolicyPlan): ExecutionRequest {
   const digest = plan.status?.changeDigest ?? '';
+  const computedAt = plan.status?.computedAt ?? plan.metadata.creationTimestamp ?? '';
   return {
     namespace: policy.metadata.namespace,
     policyName: policy.metadata.name,
@@ -95,7 +100,7 @@ export function executionRequest(policy: PostgresPolicy, plan: PostgresPolicyPla
     planName: plan.metadata.name,
     changeDigest: digest,
     changeDigestEncoding: plan.status?.changeDigestEncoding ?? '',
-    idempotencyKey: `${policy.metadata.uid}/${plan.metadata.name}/${digest}`,
+    idempotencyKey: `${policy.metadata.uid}/${plan.metadata.name}/${digest}/${computedAt}`,
   };
 }
 
@@ -123,11 +128,13 @@ export function finish(
   const write: ReconcileStep[] = sameStatus(ctx.policy.status, status)
     ? []
     : [{ kind: 'writePolicyStatus', status }];
-  const retention = selectPlansForDeletion(ctx.owned, ctx.settings.retention).map((d): ReconcileStep => ({
-    kind: 'deletePlan',
-    planName: d.planName,
-    configMapName: d.configMapName,
-  }));
+  const retention = selectPlansForDeletion(ctx.owned, ctx.settings.retention, ctx.now).map(
+    (d): ReconcileStep => ({
+      kind: 'deletePlan',
+      planName: d.planName,
+      configMapName: d.configMapName,
+    }),
+  );
   return { kind, steps: [...before, ...write, ...after, ...retention], status, requeueAfterSeconds };
 }
 

@@ -13,7 +13,7 @@ export interface ExecutionRequest {
   /** The digest the approval binds to; the executor recomputes under its lock and compares. */
   readonly changeDigest: string;
   readonly changeDigestEncoding: string;
-  /** `<policy uid>/<plan name>/<digest>`: redelivery and repeated requests are the same job. */
+  /** `<policy uid>/<plan name>/<digest>/<computedAt>`: redelivery and repeated requests are the same job. */
   readonly idempotencyKey: string;
 }
 

@@ -71,6 +71,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
               applied: this.config.PLANNER_RETAIN_APPLIED,
               decided: this.config.PLANNER_RETAIN_DECIDED,
               superseded: this.config.PLANNER_RETAIN_SUPERSEDED,
+              minAgeSeconds: this.config.PLANNER_RETAIN_MIN_AGE_SECONDS,
             },
             failedRetryWindowSeconds: this.config.PLANNER_FAILED_RETRY_WINDOW_SECONDS,
             stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,

@@ -77,6 +77,11 @@ interface PolicyState {
   written: { status: PostgresPolicyStatus; at: number } | undefined;
   /** Plans sent for execution whose result has not been handled yet, with the send time. */
   awaiting: Map<string, number>;
+  /**
+   * Plan name -> how many of its execution requests came back Skipped. A Skipped request is spent (its
+   * idempotency key, and the result's, are deduplicated by JetStream), so asking again needs a new key.
+   */
+  skipped: Map<string, number>;
 }
 
 const policyKey = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -173,6 +178,7 @@ export class Reconciler {
         timer: undefined,
         written: undefined,
         awaiting: new Map(),
+        skipped: new Map(),
       });
     } else {
       state.signature = signature;
@@ -419,7 +425,13 @@ export class Reconciler {
         const plan = this.currentPlans(policy.metadata.namespace).find(
           (p) => p.metadata.name === step.request.planName,
         );
-        const message = toExecuteRequestMessage(step.request, {
+        const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
+        const retry = state?.skipped.get(step.request.planName) ?? 0;
+        const request =
+          retry === 0
+            ? step.request
+            : { ...step.request, idempotencyKey: `${step.request.idempotencyKey}/retry-${retry}` };
+        const message = toExecuteRequestMessage(request, {
           target: prepared.target,
           content: policy.spec,
           mode: prepared.desired.reconciliation_mode,
@@ -438,9 +450,7 @@ export class Reconciler {
           message,
           message.idempotencyKey,
         );
-        this.policies
-          .get(policyKey(policy.metadata.namespace, policy.metadata.name))
-          ?.awaiting.set(step.request.planName, Date.now());
+        state?.awaiting.set(step.request.planName, Date.now());
         continue;
       }
       if (step.kind === 'createPlan') {
@@ -506,11 +516,14 @@ export class Reconciler {
     await this.queue.run(key, async () => {
       const report = reportOf(result);
       if (report === 'ignore') return;
-      this.policies.get(key)?.awaiting.delete(result.plan.name);
+      const state = this.policies.get(key);
+      state?.awaiting.delete(result.plan.name);
       if (report === 'reconcile') {
+        state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
         this.trigger(key);
         return;
       }
+      state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
       const policy = this.currentPolicy(namespace, ownerName);
       if (policy === null) return;
       if (result.policy?.uid !== undefined && result.policy.uid !== policy.metadata.uid) return;
