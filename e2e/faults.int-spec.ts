@@ -1,9 +1,11 @@
 // End to end, the product under faults of the target database: an outage is counted in
 // transient_failure_count, retried with backoff and recovered from on its own; a target whose physical
 // identity cannot be read is refused under requirePhysicalIdentity, and a plan approved for a readable
-// identity fails closed when the identity disappears before execution.
+// identity fails closed when the identity disappears before execution. And one non-fault that looks
+// like one: a connection Secret created just before its policy is never reported missing.
 import { startTcpProxy, type TcpProxy } from '@rolepolicy/testing';
 import { condition, sleep, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+import { resourceEvents } from './support/stream.js';
 
 let stack: Stack;
 let db: TargetDatabase;
@@ -198,3 +200,19 @@ test('a plan approved with a readable physical identity fails closed when it can
   await sleep(1000);
   expect(await roleExists(wanted)).toBe(false);
 }, 60_000);
+
+test('a connection Secret created just before its policy is never reported missing', async () => {
+  await connectionSecret('fresh-secret', {});
+  await stack.resources.createPolicy('eager', {
+    connection: { secretRef: { name: 'fresh-secret' } },
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: stack.role('eager'), login: false }],
+  });
+  await reconciled('eager');
+  const reasons = (await resourceEvents(stack.nats.url, 'postgrespolicy', stack.namespace, 'eager'))
+    .map((e) => condition((e.object as { status?: { conditions?: [] } }).status?.conditions, 'Ready')?.reason)
+    .filter((reason): reason is string => reason !== undefined && reason !== null);
+  expect(reasons).toContain('Reconciled');
+  expect(reasons).not.toContain('SecretMissing');
+});

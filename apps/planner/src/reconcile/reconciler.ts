@@ -49,7 +49,7 @@ import { controllerUid, planSignature, policySignature, versionOf } from './trig
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange' | 'sync'>;
   readonly nats: NatsConnection;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
   readonly settings: LifecycleSettings;
@@ -62,6 +62,8 @@ export interface ReconcilerDeps {
 
 /** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
 const OVERLAY_TTL_MS = 30_000;
+/** Reasons of a pass that found a referenced Secret (or key) missing from the cache. */
+const MISSING_SECRET: ReadonlySet<string> = new Set(['SecretMissing', 'SecretKeyMissing']);
 /** How long a pass defers to a pending execution result before planning anyway. */
 const RESULT_WAIT_MS = 30_000;
 /** Re-check delay of a pass that deferred to a pending result. */
@@ -271,7 +273,13 @@ export class Reconciler {
       return;
     }
     const lookup = this.lookup(namespace);
-    const prepared = preparePolicy(policy, lookup);
+    let prepared = preparePolicy(policy, lookup);
+    if (!prepared.ok && MISSING_SECRET.has(prepared.error.reason)) {
+      // A Secret created just before the policy may not have reached the cache yet: catch up once
+      // before telling the user it is missing.
+      await this.deps.cache.sync(2_000).catch(() => undefined);
+      prepared = preparePolicy(policy, lookup);
+    }
     state.secrets = new Map(
       prepared.ok
         ? [
