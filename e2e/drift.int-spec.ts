@@ -18,22 +18,6 @@ afterAll(async () => {
 
 const policyStatus = (name: string) => () => stack.resources.policy(name).then((p) => p?.status);
 
-async function reconciled(name: string, timeoutMs = 30_000) {
-  return waitFor(
-    `${name}: Ready=True/Reconciled at its generation`,
-    async () => {
-      const p = await stack.resources.policy(name);
-      const ready = condition(p?.status?.conditions, 'Ready');
-      return ready?.status === 'True' &&
-        ready.reason === 'Reconciled' &&
-        p?.status?.observed_generation === p?.metadata.generation
-        ? p
-        : undefined;
-    },
-    { timeoutMs, describe: policyStatus(name) },
-  );
-}
-
 async function roleExists(role: string): Promise<boolean> {
   return (await db.sql('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).length === 1;
 }
@@ -51,7 +35,7 @@ test('drift injected by raw SQL is repaired at the next interval, with no edit o
       { role: reader, object: { type: 'table', schema: 'ledger', name: 'entries' }, privileges: ['SELECT'] },
     ],
   });
-  const before = await reconciled('ledger');
+  const before = await stack.reconciled('ledger');
   const generation = before.metadata.generation;
 
   // Someone with a superuser shell "fixes" things by hand.
@@ -74,7 +58,7 @@ test('drift injected by raw SQL is repaired at the next interval, with no edit o
   );
   expect(repaired).toEqual({ can_select: true, can_insert: false, createdb: false });
 
-  const after = await reconciled('ledger');
+  const after = await stack.reconciled('ledger');
   expect(after.metadata.generation).toBe(generation); // nobody edited the policy
   const applied = (await stack.resources.plans('ledger')).filter((p) => p.status?.phase === 'Applied');
   expect(applied.length).toBeGreaterThanOrEqual(2);
@@ -96,7 +80,7 @@ test('two policies claiming one role: the later yields with Conflict and plans n
     approval: 'auto',
     roles: [{ name: shared, login: false }],
   });
-  await reconciled('first-claim');
+  await stack.reconciled('first-claim');
   // Creation timestamps have one-second resolution; seniority must not depend on the tie-break.
   await sleep(1100);
   await stack.resources.createPolicy('second-claim', {
@@ -137,7 +121,7 @@ test('two policies claiming one role: the later yields with Conflict and plans n
 
   // Dropping the overlapping claim clears the conflict and the later policy converges.
   await stack.resources.patchPolicySpec('second-claim', { roles: [{ name: onlyLater, login: false }] });
-  const cleared = await reconciled('second-claim');
+  const cleared = await stack.reconciled('second-claim');
   expect(condition(cleared.status?.conditions, 'Conflict')?.status ?? 'False').toBe('False');
   expect(await roleExists(onlyLater)).toBe(true);
 }, 60_000);

@@ -4,22 +4,11 @@
 // one a person approved for that plan and the one recomputed at execution time, and no plan runs twice.
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { SUBJECTS, type ExecuteResultV1 } from '@rolepolicy/contracts';
+import { prng } from '../libs/catalog/src/test-support/random-policy.js';
 import { condition, sleep, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 
 const ITERATIONS = 200;
 const SEED = Number(process.env['RACE_SEED'] ?? Date.now() % 1_000_000);
-
-/** Deterministic PRNG (mulberry32), so a failing interleaving can be replayed with RACE_SEED. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let stack: Stack;
 console.log(`race seed ${SEED} (replay with RACE_SEED=${SEED})`);
@@ -47,7 +36,7 @@ afterAll(async () => {
 });
 
 test(`${ITERATIONS} random approvals and edits never execute a digest other than the approved one`, async () => {
-  const next = random(SEED);
+  const next = prng(SEED); // mulberry32: a failing interleaving replays with RACE_SEED
   // One role whose declared shape moves between three variants: every switch is a real change (an ALTER
   // ROLE and a COMMENT) however often it was applied before, so plans keep coming for the whole run.
   const role = stack.role('racer');

@@ -4,6 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { INestApplication } from '@nestjs/common';
+import type { PostgresPolicy } from '@rolepolicy/kube';
 import { startService, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
   freePort,
@@ -19,7 +20,7 @@ import { executorService } from '../apps/executor/src/service.js';
 import { inspectorService } from '../apps/inspector/src/service.js';
 import { k8sGatewayService } from '../apps/k8s-gateway/src/service.js';
 import { plannerService } from '../apps/planner/src/service.js';
-import { PolicyResources } from './support/resources.js';
+import { condition, PolicyResources } from './support/resources.js';
 import { TargetDatabases, type TargetDatabase } from './support/targets.js';
 import { waitFor } from './support/wait.js';
 
@@ -80,6 +81,8 @@ export type Stack = {
   createDatabase(label: string, secretName?: string): Promise<TargetDatabase>;
   /** A role name unique to this file: `<rolePrefix><base>`. */
   role(base: string): string;
+  /** Waits until the policy reports `Ready=True/Reconciled` at its current generation, and returns it. */
+  reconciled(name: string, timeoutMs?: number): Promise<PostgresPolicy>;
   /** Resolves once every service answers /readyz 200. */
   waitReady(timeoutMs?: number): Promise<void>;
   /** Closes services, nats-server, emulator, databases and roles. */
@@ -144,6 +147,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       started.push({ name, app, url: `http://127.0.0.1:${port}` });
     }
     const services = started;
+    const resources = new PolicyResources(kubeConfig, namespace);
     const stack: Stack = {
       id,
       rolePrefix: targets.rolePrefix,
@@ -153,10 +157,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       kubeConfig,
       custom: kubeConfig.makeApiClient(CustomObjectsApi),
       core: kubeConfig.makeApiClient(CoreV1Api),
-      resources: new PolicyResources(kubeConfig, namespace),
+      resources,
       services,
       createDatabase: (label, secretName) => targets!.create(label, secretName),
       role: (base) => `${targets!.rolePrefix}${base}`,
+      reconciled: (name, timeoutMs = 30_000) => reconciledPolicy(resources, name, timeoutMs),
       waitReady: async (timeoutMs = 20_000) => {
         for (const service of services) {
           await waitFor(`${service.name} /readyz 200`, () => readyz(service.url), { timeoutMs });
@@ -179,4 +184,24 @@ async function readyz(base: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+async function reconciledPolicy(
+  resources: PolicyResources,
+  name: string,
+  timeoutMs: number,
+): Promise<PostgresPolicy> {
+  return waitFor(
+    `${name}: Ready=True/Reconciled at its generation`,
+    async () => {
+      const p = await resources.policy(name);
+      const ready = condition(p?.status?.conditions, 'Ready');
+      return ready?.status === 'True' &&
+        ready.reason === 'Reconciled' &&
+        p?.status?.observed_generation === p?.metadata.generation
+        ? p
+        : undefined;
+    },
+    { timeoutMs, describe: () => resources.policy(name).then((p) => p?.status) },
+  );
 }

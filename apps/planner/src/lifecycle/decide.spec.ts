@@ -345,6 +345,12 @@ describe('manual approval and revalidation (spec: a pending policy plan is reval
     const fresh = reconcileOnce(cluster, computed('A', 1, { snapshotRequestedAt: at(11) }), at(13));
     expect(createdPlans(fresh)).toHaveLength(1);
   });
+  it('an execution request carries the identity recorded on the plan it was decided for', () => {
+    const cluster = new FakeCluster(policy({ mode: 'apply', approval: 'auto' }));
+    const decision = reconcileOnce(cluster, computed('A'), at(0));
+    const [request] = decision.steps.flatMap((s) => (s.kind === 'requestExecution' ? [s.request] : []));
+    expect(request?.approvedIdentity).toEqual({ physical: '7412330000000000001', logical: 'sha256:fp' });
+  });
 });
 
 describe('policy status bookkeeping', () => {

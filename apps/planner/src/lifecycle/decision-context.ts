@@ -100,6 +100,10 @@ export function executionRequest(policy: PostgresPolicy, plan: PostgresPolicyPla
     planName: plan.metadata.name,
     changeDigest: digest,
     changeDigestEncoding: plan.status?.changeDigestEncoding ?? '',
+    approvedIdentity: {
+      physical: plan.status?.targetPhysicalIdentity ?? null,
+      logical: plan.status?.targetLogicalFingerprint ?? null,
+    },
     idempotencyKey: `${policy.metadata.uid}/${plan.metadata.name}/${digest}/${computedAt}`,
   };
 }

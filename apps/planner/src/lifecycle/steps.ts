@@ -13,6 +13,11 @@ export interface ExecutionRequest {
   /** The digest the approval binds to; the executor recomputes under its lock and compares. */
   readonly changeDigest: string;
   readonly changeDigestEncoding: string;
+  /**
+   * The target identity recorded on the plan this decision saw. Carried here rather than read back from the
+   * cache at send time, where a just-created plan may show up before its status does.
+   */
+  readonly approvedIdentity: { readonly physical: string | null; readonly logical: string | null };
   /** `<policy uid>/<plan name>/<digest>/<computedAt>`: redelivery and repeated requests are the same job. */
   readonly idempotencyKey: string;
 }

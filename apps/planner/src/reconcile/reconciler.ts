@@ -62,6 +62,8 @@ export interface ReconcilerDeps {
 
 /** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
 const OVERLAY_TTL_MS = 30_000;
+/** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
+const SUPERSEDED_RECHECK_SECONDS = 2;
 /** Reasons of a pass that found a referenced Secret (or key) missing from the cache. */
 const MISSING_SECRET: ReadonlySet<string> = new Set(['SecretMissing', 'SecretKeyMissing']);
 /** How long a pass defers to a pending execution result before planning anyway. */
@@ -80,8 +82,9 @@ interface PolicyState {
   /** Plans sent for execution whose result has not been handled yet, with the send time. */
   awaiting: Map<string, number>;
   /**
-   * Plan name -> how many of its execution requests came back Skipped. A Skipped request is spent (its
-   * idempotency key, and the result's, are deduplicated by JetStream), so asking again needs a new key.
+   * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
+   * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
+   * by JetStream), so asking again needs a new key.
    */
   skipped: Map<string, number>;
 }
@@ -430,9 +433,6 @@ export class Reconciler {
     for (const step of decision.steps) {
       if (step.kind === 'requestExecution') {
         if (prepared === null) continue;
-        const plan = this.currentPlans(policy.metadata.namespace).find(
-          (p) => p.metadata.name === step.request.planName,
-        );
         const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
         const retry = state?.skipped.get(step.request.planName) ?? 0;
         const request =
@@ -445,10 +445,7 @@ export class Reconciler {
           mode: prepared.desired.reconciliation_mode,
           allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
           requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
-          approvedIdentity: {
-            physical: plan?.status?.targetPhysicalIdentity ?? null,
-            logical: plan?.status?.targetLogicalFingerprint ?? null,
-          },
+          approvedIdentity: step.request.approvedIdentity,
           passwordSources: prepared.passwordSources,
           appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
         });
@@ -531,7 +528,13 @@ export class Reconciler {
         this.trigger(key);
         return;
       }
-      state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
+      if (result.phase === 'Superseded') {
+        // The executor refuses without writing the plan: the next pass either supersedes it from its own
+        // reading or asks again, under a new key, a little later (never in a tight loop).
+        state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
+      } else {
+        state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
+      }
       const policy = this.currentPolicy(namespace, ownerName);
       if (policy === null) return;
       if (result.policy?.uid !== undefined && result.policy.uid !== policy.metadata.uid) return;
@@ -549,7 +552,8 @@ export class Reconciler {
       });
       if (decision.status !== null) await this.writeStatus(policy, decision.status);
       this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
-      if (decision.requeueAfterSeconds === 0) this.trigger(key);
+      if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
+      else if (decision.requeueAfterSeconds === 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
     });
   }
