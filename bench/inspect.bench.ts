@@ -17,6 +17,7 @@ import {
   databaseUrl,
   inlineParameters,
   median,
+  mixedRelationsLoop,
   round,
   runOn,
   timePsql,
@@ -42,14 +43,7 @@ BEGIN
     schema := 'bench_s' || s;
     role := '${ROLE_PREFIX}' || (s % ${roles});
     EXECUTE format('CREATE SCHEMA %I', schema);
-    FOR k IN 0..${relations - 1} LOOP
-      CASE k % 5
-        WHEN 0, 1 THEN EXECUTE format('CREATE TABLE %I.%I (id int)', schema, 't' || k);
-        WHEN 2 THEN EXECUTE format('CREATE VIEW %I.%I AS SELECT 1 AS x', schema, 'v' || k);
-        WHEN 3 THEN EXECUTE format('CREATE MATERIALIZED VIEW %I.%I AS SELECT 1 AS x', schema, 'm' || k);
-        ELSE EXECUTE format('CREATE SEQUENCE %I.%I', schema, 'q' || k);
-      END CASE;
-    END LOOP;
+${mixedRelationsLoop(relations)}
     EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', schema, role);
     EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I', schema, role);
     EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I', schema, '${ROLE_PREFIX}' || ((s + 1) % ${roles}));

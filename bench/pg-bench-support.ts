@@ -74,3 +74,18 @@ export function writeResult(name: string, report: unknown): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}${name}.json`, `${JSON.stringify(report, null, 2)}\n`);
 }
+
+/**
+ * PL/pgSQL loop body creating `count` relations in the variable `schema` (declare `k int`): two tables,
+ * a view, a materialized view and a sequence out of every five, the mixed relkinds a catalog read must handle.
+ */
+export function mixedRelationsLoop(count: number): string {
+  return `    FOR k IN 0..${count - 1} LOOP
+      CASE k % 5
+        WHEN 0, 1 THEN EXECUTE format('CREATE TABLE %I.%I (id int)', schema, 't' || k);
+        WHEN 2 THEN EXECUTE format('CREATE VIEW %I.%I AS SELECT 1 AS x', schema, 'v' || k);
+        WHEN 3 THEN EXECUTE format('CREATE MATERIALIZED VIEW %I.%I AS SELECT 1 AS x', schema, 'm' || k);
+        ELSE EXECUTE format('CREATE SEQUENCE %I.%I', schema, 'q' || k);
+      END CASE;
+    END LOOP;`;
+}

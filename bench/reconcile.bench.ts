@@ -11,7 +11,7 @@ import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import pg from 'pg';
 
 import { condition, sleep, startStack, waitFor, type ServiceName, type Stack } from '../e2e/stack.js';
-import { BENCH_ADMIN_URL, round, writeResult } from './pg-bench-support.js';
+import { BENCH_ADMIN_URL, mixedRelationsLoop, round, writeResult } from './pg-bench-support.js';
 
 const RELATIONS = 50;
 const NAMESPACE = 'bench';
@@ -114,14 +114,7 @@ BEGIN
     role := '${rolePrefix}' || schema || '_reader';
     EXECUTE format('CREATE ROLE %I', role);
     EXECUTE format('CREATE SCHEMA %I', schema);
-    FOR k IN 0..${RELATIONS - 1} LOOP
-      CASE k % 5
-        WHEN 0, 1 THEN EXECUTE format('CREATE TABLE %I.%I (id int)', schema, 't' || k);
-        WHEN 2 THEN EXECUTE format('CREATE VIEW %I.%I AS SELECT 1 AS x', schema, 'v' || k);
-        WHEN 3 THEN EXECUTE format('CREATE MATERIALIZED VIEW %I.%I AS SELECT 1 AS x', schema, 'm' || k);
-        ELSE EXECUTE format('CREATE SEQUENCE %I.%I', schema, 'q' || k);
-      END CASE;
-    END LOOP;
+${mixedRelationsLoop(RELATIONS)}
     EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', schema, role);
     EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I', schema, role);
     COMMIT;
