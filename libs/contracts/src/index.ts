@@ -21,3 +21,7 @@ export * from './transport/jetstream.context.js';
 export * from './transport/jetstream.server.js';
 export * from './transport/publisher.js';
 export * from './transport/error-passthrough.filter.js';
+export * from './messages/secret-access.js';
+export * from './secrets/seal.js';
+export * from './secrets/secret-client.js';
+export * from './secrets/secret-responder.js';

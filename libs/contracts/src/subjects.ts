@@ -38,6 +38,13 @@ export const SUBJECTS = {
   executeResult: 'rp.execute.result',
   /** Every execution-related subject. */
   executeAll: 'rp.execute.>',
+  /**
+   * A service reads Secret values from the k8s-gateway (core NATS request/reply, sealed reply). Never
+   * captured by a stream: values must not rest in NATS.
+   */
+  secretRead: 'rp.k8s.secret.read',
+  /** The planner asks the k8s-gateway to create a generated-password Secret (core NATS request/reply). */
+  secretGenerate: 'rp.k8s.secret.generate',
   /** Every dead letter: `rp.deadletter.<original subject>`. */
   deadLetterAll: 'rp.deadletter.>',
 } as const;

@@ -1,6 +1,8 @@
-// What the executor reads from the cluster, through the ResourceCache (the gateway publishes every object):
-// the fresh plan and policy, and the Secrets behind the connection and role passwords. No value is logged.
+// What the executor reads from the cluster: the fresh plan and policy through the ResourceCache, and the
+// Secrets behind the connection and role passwords from the k8s-gateway at the moment of use (the API's
+// current objects; the resource stream carries no values). Nothing read is kept or logged.
 import type { ResourceCache } from '@rolepolicy/contracts';
+import { SecretAccessError } from '@rolepolicy/contracts';
 import {
   DEFAULT_URL_KEY,
   paramsTarget,
@@ -10,6 +12,7 @@ import {
   type SecretLike,
   type SecretLookup,
 } from '@rolepolicy/kube';
+import { readPolicySecrets, type SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
 import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
 import type { FreshState } from './fresh-verdict.js';
 import {
@@ -46,12 +49,17 @@ export function connectionTarget(
   return undefined;
 }
 
-/** A {@link ClusterView} over a started cache following `secret`, `postgrespolicy` and `postgrespolicyplan`. */
-export function cacheClusterView(cache: ResourceCache): ClusterView {
-  const secretsOf =
-    (namespace: string): SecretLookup =>
-    (name) =>
-      cache.get('secret', namespace, name) as SecretLike | undefined;
+/** A read that failed, as the resolver's error (a refusal or an unreachable gateway: retried by redelivery). */
+function readFailure(what: string, error: unknown): never {
+  if (error instanceof SecretAccessError) throw new SecretUnavailableError(`${what}: ${error.message}`);
+  throw error;
+}
+
+/**
+ * A {@link ClusterView} over a started cache following `postgrespolicy` and `postgrespolicyplan`, reading
+ * Secret values through `secrets`.
+ */
+export function cacheClusterView(cache: ResourceCache, secrets: SecretReader): ClusterView {
   const policyOf = (namespace: string, name: string): PostgresPolicy | undefined =>
     cache.get('postgrespolicy', namespace, name) as unknown as PostgresPolicy | undefined;
 
@@ -71,11 +79,10 @@ export function cacheClusterView(cache: ResourceCache): ClusterView {
         const current = policyOf(namespace, policy);
         if (current === undefined)
           throw new SecretUnavailableError(`policy ${namespace}/${policy} is not readable`);
-        const resolved = resolveConnection(
-          namespace,
-          current.spec.connection as Connection,
-          secretsOf(namespace),
+        const read = await readPolicySecrets(secrets, current).catch((error: unknown) =>
+          readFailure(`connection of policy ${namespace}/${policy}`, error),
         );
+        const resolved = resolveConnection(namespace, read.policy.spec.connection as Connection, read.lookup);
         if (!resolved.ok) {
           if (resolved.reason === 'InvalidConnection') throw new InvalidConnectionError(resolved.message);
           throw new SecretUnavailableError(`${resolved.reason}: ${resolved.message}`);
@@ -83,8 +90,12 @@ export function cacheClusterView(cache: ResourceCache): ClusterView {
         return { connection: resolved.connection, target: resolved.target };
       },
       password: async ({ namespace, role, sourceVersion }) => {
-        await cache.ready;
-        const read = readPasswordForSource(namespace, sourceVersion, secretsOf(namespace));
+        const secretName = sourceVersion.split(':')[0] ?? '';
+        const fetched = await secrets
+          .read(namespace, secretName === '' ? [] : [secretName])
+          .catch((error: unknown) => readFailure(`password of role ${role}`, error));
+        const lookup: SecretLookup = (name) => fetched.secrets.get(name) as SecretLike | undefined;
+        const read = readPasswordForSource(namespace, sourceVersion, lookup);
         if (!read.ok && read.reason === 'SecretVersionChanged') {
           throw new PasswordSourceChangedError(`password of role ${role}: ${read.message}`);
         }

@@ -1,4 +1,4 @@
-// Starts what production execution reads and writes in the cluster: a ResourceCache of Secrets, policies
+// Starts what production execution reads and writes in the cluster: a ResourceCache of policies
 // and plans (RP_RESOURCES, ensured first so start order does not matter) and the plan status writer.
 import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -9,6 +9,7 @@ import {
   SPINE_STREAMS,
   STREAMS,
   SUBJECT_ROOT,
+  SecretAccessClient,
   ensureTopology,
   type StreamDefinition,
 } from '@rolepolicy/contracts';
@@ -43,12 +44,18 @@ export async function startExecutionCluster(
   const stream = resourceStream(options);
   await ensureTopology(await jetstreamManager(nc), { streams: [stream], consumers: [] });
   const cache = await ResourceCache.start(nc, {
-    kinds: ['secret', 'postgrespolicy', 'postgrespolicyplan'],
+    kinds: ['postgrespolicy', 'postgrespolicyplan'],
     stream: stream.name,
     subjectRoot: options.subjectRoot ?? SUBJECT_ROOT,
   });
   return {
-    view: cacheClusterView(cache),
+    view: cacheClusterView(
+      cache,
+      new SecretAccessClient(nc, {
+        readSubject: `${options.subjectRoot ?? SUBJECT_ROOT}.k8s.secret.read`,
+        generateSubject: `${options.subjectRoot ?? SUBJECT_ROOT}.k8s.secret.generate`,
+      }),
+    ),
     status: gatewayPlanStatus(publisher, options.subjectRoot ?? SUBJECT_ROOT),
     stop: () => cache.stop(),
   };

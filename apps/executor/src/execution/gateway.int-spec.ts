@@ -136,6 +136,7 @@ describe('executor with the real k8s-gateway on the API emulator', () => {
       LEASE_RETRY_MS: 250,
       RESYNC_INTERVAL_MS: 3_600_000,
       CONFLICT_RETRIES: 5,
+      FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
     };
     gateway = new Gateway(
       kubeConfigFrom(config),
@@ -149,6 +150,8 @@ describe('executor with the real k8s-gateway on the API emulator', () => {
         commandConsumer: consumer,
         deadLetterSubject: topology.deadLetterSubject,
         backoff: { initialMs: 100, maxMs: 1_000 },
+        secretReadSubject: `${root}.k8s.secret.read`,
+        secretGenerateSubject: `${root}.k8s.secret.generate`,
       },
       quiet,
     );

@@ -12,6 +12,11 @@ export const gatewayEnvSpec = {
   WATCH_NAMESPACE: env.text('Namespace to watch; empty watches the whole cluster', '', 63),
   LEASE_NAMESPACE: env.text('Namespace of the leader election Lease', 'default', 63),
   LEASE_NAME: env.text('Name of the leader election Lease', 'rolepolicy-k8s-gateway', 253),
+  FINGERPRINT_KEY_SECRET: env.text(
+    'Secret (in LEASE_NAMESPACE) holding the key of the value fingerprints on the resource stream; created when absent',
+    'rolepolicy-fingerprint-key',
+    253,
+  ),
   GATEWAY_IDENTITY: env.text('Identity written to the Lease; empty uses hostname and process id', '', 253),
   LEASE_DURATION_SECONDS: env.positiveInt(
     'Seconds a leader may go without renewing before a standby takes over',

@@ -13,6 +13,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
   JetStreamPublisher,
+  SecretAccessClient,
   decodePayload,
   ensureTopology,
   k8sCommandContract,
@@ -22,6 +23,7 @@ import {
   type ResourceEventV1,
 } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION, type Kind } from '@rolepolicy/kube';
+import { parseScramVerifier, scramSha256Verifier } from '@rolepolicy/policy';
 import {
   createNatsSandbox,
   eventually,
@@ -104,6 +106,7 @@ function config(namespace: string, identity: string): GatewayConfig {
     LEASE_RETRY_MS: 250,
     RESYNC_INTERVAL_MS: 3_600_000,
     CONFLICT_RETRIES: 5,
+    FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
   };
 }
 
@@ -178,6 +181,8 @@ beforeAll(async () => {
     commandConsumer: consumer,
     deadLetterSubject: (subject) => `${root}.deadletter.${subject}`,
     backoff: { initialMs: 100, maxMs: 1_000 },
+    secretReadSubject: `${root}.k8s.secret.read`,
+    secretGenerateSubject: `${root}.k8s.secret.generate`,
   };
   nc.subscribe(`${root}.resource.>`, {
     callback: (_err, msg) => {
@@ -410,22 +415,20 @@ test(
     const ns = 'create-only';
     const gateway = startGateway(ns, 'gw-a');
     await eventually('leadership', () => gateway.isLeader());
-    const secret = { apiVersion: 'v1', kind: 'Secret', namespace: ns, name: 'gen-pw' };
-    const first = Buffer.from('first-password').toString('base64');
-    const second = Buffer.from('second-password').toString('base64');
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'plan-sql' };
     await sendCommand({
       v: 1,
       command: 'apply-resource',
-      target: secret,
-      object: { type: 'Opaque', data: { password: first } },
+      target: configMap,
+      object: { data: { sql: 'select 1' } },
       createOnly: true,
       idempotencyKey: 'co-1',
     });
     await sendCommand({
       v: 1,
       command: 'apply-resource',
-      target: secret,
-      object: { type: 'Opaque', data: { password: second } },
+      target: configMap,
+      object: { data: { sql: 'select 2' } },
       createOnly: true,
       idempotencyKey: 'co-2',
     });
@@ -443,9 +446,9 @@ test(
       return all.items.find((p: any) => p.status?.phase === 'Pending');
     });
     expect(created.status.changeDigest).toBe('sha256:abc');
-    // Commands apply in order, so the second Secret command ran before the plan appeared.
-    const stored = await core.readNamespacedSecret({ namespace: ns, name: 'gen-pw' });
-    expect(stored.data?.['password']).toBe(first);
+    // Commands apply in order, so the second ConfigMap command ran before the plan appeared.
+    const stored = await core.readNamespacedConfigMap({ namespace: ns, name: 'plan-sql' });
+    expect(stored.data?.['sql']).toBe('select 1');
   },
   TIMEOUT_MS,
 );
@@ -550,7 +553,7 @@ test(
 );
 
 test(
-  'Secret values written through commands never reach the logs or the reported Events',
+  'Secret values cannot be sent as commands, and values in a refused command never reach logs or Events',
   async () => {
     const ns = 'secrets';
     const lines: string[] = [];
@@ -566,12 +569,19 @@ test(
     await eventually('leadership', () => gateway.isLeader());
     const secretValue = 'hunter2-super-secret';
     const target = { apiVersion: 'v1', kind: 'Secret', namespace: ns, name: 'app-pw' };
-    await sendCommand({
-      v: 1,
-      command: 'apply-resource',
-      target,
-      object: { stringData: { password: secretValue } },
-      idempotencyKey: 's-1',
+    // A command rests in a stream: the contract refuses a Secret before it is sent.
+    await expect(
+      sendCommand({
+        v: 1,
+        command: 'apply-resource',
+        target,
+        object: { stringData: { password: secretValue } },
+        idempotencyKey: 's-1',
+      } as K8sCommandV1),
+    ).rejects.toThrow('/target/kind');
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'app-pw' }, stringData: { password: secretValue } },
     });
     await sendCommand({
       v: 1,
@@ -677,6 +687,224 @@ test(
     await eventually('leadership', () => gateway.isLeader());
     await eventually('the policy after the restarts', () => events(ns, 'early').length === 1);
     expect(failures).toBe(3);
+  },
+  TIMEOUT_MS,
+);
+
+/** Every message on any subject of the sandbox (a second connection, as an eavesdropper with full rights). */
+async function eavesdrop(): Promise<{ text: () => string; stop: () => Promise<void> }> {
+  const spy = await connect({ servers: sandbox.url });
+  const seenBytes: string[] = [];
+  spy.subscribe('>', { callback: (_e, msg) => void seenBytes.push(new TextDecoder().decode(msg.data)) });
+  await spy.flush();
+  return { text: () => seenBytes.join('\n'), stop: () => spy.drain() };
+}
+
+test(
+  'Secrets and ConfigMaps reach the stream as metadata, key names and a keyed fingerprint, never values',
+  async () => {
+    const ns = 'metadata-only';
+    const spy = await eavesdrop();
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const url = 'postgres://app:s3cr3t-in-url@db.example:5432/app';
+    const literal = 'literal-pw-never-on-the-bus';
+    await create('PostgresPolicy', ns, 'app');
+    await co.createNamespacedCustomObject({
+      ...coords('PostgresPolicy', ns),
+      body: {
+        apiVersion: API_VERSION,
+        kind: 'PostgresPolicy',
+        metadata: {
+          name: 'literal',
+          annotations: { 'kubectl.kubernetes.io/last-applied-configuration': `{"password":"${literal}"}` },
+        },
+        spec: {
+          connection: { params: { host: 'db', dbname: 'app', password: literal } },
+          approval: 'manual',
+        },
+      },
+    });
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: 'app-db',
+          annotations: {
+            'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({
+              stringData: { DATABASE_URL: url },
+            }),
+          },
+        },
+        stringData: { DATABASE_URL: url },
+      },
+    });
+    const secretEvent = (): ResourceEventV1['object'] | undefined =>
+      published.find((e) => e.object.kind === 'Secret' && e.object.metadata.name === 'app-db')?.object;
+    const published: ResourceEventV1[] = [];
+    const sub = nc.subscribe(`${root}.resource.>`, {
+      callback: (_e, msg) => {
+        const decoded = decodePayload(wiring.resourceContract, msg.data);
+        if (decoded.ok) published.push(decoded.value as ResourceEventV1);
+      },
+    });
+    await gateway.resync();
+    const first = await eventually('the Secret event', secretEvent);
+    expect(first).toMatchObject({
+      keys: ['DATABASE_URL'],
+      fingerprint: expect.stringMatching(/^hmac-sha256:/),
+    });
+    expect(first).not.toHaveProperty('data');
+    expect(first.metadata).not.toHaveProperty('annotations');
+    const policy = published.find((e) => e.object.metadata.name === 'literal')!.object as any;
+    expect(policy.spec.connection.params.password).toBe('[REDACTED]');
+    expect(policy.metadata.annotations ?? {}).not.toHaveProperty(
+      'kubectl.kubernetes.io/last-applied-configuration',
+    );
+    // A changed value changes the fingerprint; the fingerprint is not a plain hash of the value.
+    published.length = 0;
+    await core.patchNamespacedSecret(
+      { namespace: ns, name: 'app-db', body: { stringData: { DATABASE_URL: `${url}?x=1` } } },
+      merge,
+    );
+    const second = await eventually('the updated Secret event', secretEvent);
+    expect(second['fingerprint']).not.toBe(first['fingerprint']);
+    const { createHash } = await import('node:crypto');
+    const b64 = Buffer.from(url).toString('base64');
+    expect(first['fingerprint']).not.toContain(createHash('sha256').update(b64).digest('hex'));
+    sub.unsubscribe();
+    await spy.stop();
+    for (const value of [url, literal, 's3cr3t-in-url', b64, Buffer.from(literal).toString('base64')]) {
+      expect(spy.text()).not.toContain(value);
+    }
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'Secret values are read from the API at the moment of use, only for referenced Secrets, sealed to the requester',
+  async () => {
+    const ns = 'reads';
+    const spy = await eavesdrop();
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const client = new SecretAccessClient(nc, {
+      readSubject: wiring.secretReadSubject,
+      generateSubject: wiring.secretGenerateSubject,
+      timeoutMs: 5_000,
+    });
+    await co.createNamespacedCustomObject({
+      ...coords('PostgresPolicy', ns),
+      body: {
+        apiVersion: API_VERSION,
+        kind: 'PostgresPolicy',
+        metadata: { name: 'app' },
+        spec: {
+          connection: {
+            params: {
+              host: 'db',
+              dbname: 'app',
+              password: 'literal-pw-1',
+              usernameSecret: { name: 'user', key: 'u' },
+            },
+          },
+          approval: 'manual',
+        },
+      },
+    });
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'user' }, stringData: { u: 'reader-v1' } },
+    });
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'other' }, stringData: { k: 'not-yours' } },
+    });
+    const decode = (value: string | undefined) => Buffer.from(value ?? '', 'base64').toString();
+
+    const read = await client.read(ns, ['user', 'gone'], { literalPasswordOf: 'app' });
+    expect(decode(read.secrets.get('user')?.data['u'])).toBe('reader-v1');
+    expect(read.missing).toEqual(['gone']);
+    expect(read.literalPassword).toBe('literal-pw-1');
+    // No cache in between: a change is visible to the very next read.
+    await core.patchNamespacedSecret(
+      { namespace: ns, name: 'user', body: { stringData: { u: 'reader-v2' } } },
+      merge,
+    );
+    const again = await client.read(ns, ['user']);
+    expect(decode(again.secrets.get('user')?.data['u'])).toBe('reader-v2');
+    expect(again.secrets.get('user')?.metadata.resourceVersion).not.toBe(
+      read.secrets.get('user')?.metadata.resourceVersion,
+    );
+    // A Secret no rolepolicy.io object names or owns is not handed out.
+    await expect(client.read(ns, ['other'])).rejects.toMatchObject({ reason: 'NotReferenced' });
+    await spy.stop();
+    for (const value of ['reader-v1', 'reader-v2', 'literal-pw-1', 'not-yours']) {
+      expect(spy.text()).not.toContain(value);
+      expect(spy.text()).not.toContain(Buffer.from(value).toString('base64'));
+    }
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a generated password is drawn where its Secret is written: create-only, verifier beside it, never on the bus',
+  async () => {
+    const ns = 'generate';
+    const spy = await eavesdrop();
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const policy = await create('PostgresPolicy', ns, 'app');
+    const client = new SecretAccessClient(nc, {
+      readSubject: wiring.secretReadSubject,
+      generateSubject: wiring.secretGenerateSubject,
+      timeoutMs: 5_000,
+    });
+    const template = {
+      apiVersion: 'v1' as const,
+      kind: 'Secret' as const,
+      type: 'Opaque' as const,
+      metadata: {
+        name: 'app-gen-svc',
+        namespace: ns,
+        ownerReferences: [
+          {
+            apiVersion: API_VERSION,
+            kind: 'PostgresPolicy',
+            name: 'app',
+            uid: policy.metadata.uid,
+            controller: true,
+          },
+        ],
+      },
+    };
+    const first = await client.generate({ template, secretKey: 'password', length: 40 });
+    expect(first.created).toBe(true);
+    const stored = await core.readNamespacedSecret({ namespace: ns, name: 'app-gen-svc' });
+    const password = Buffer.from(stored.data?.['password'] ?? '', 'base64').toString();
+    const verifier = Buffer.from(stored.data?.['verifier'] ?? '', 'base64').toString();
+    expect(password).toMatch(/^[A-Za-z0-9_-]{40}$/);
+    const parts = parseScramVerifier(verifier)!;
+    expect(scramSha256Verifier(password, parts.salt, parts.iterations)).toBe(verifier);
+    // Create-only: asking again keeps the first password.
+    const second = await client.generate({ template, secretKey: 'password', length: 40 });
+    expect(second).toMatchObject({ created: false, resourceVersion: first.resourceVersion });
+    const unowned = {
+      ...template,
+      metadata: {
+        ...template.metadata,
+        ownerReferences: [{ ...template.metadata.ownerReferences[0]!, apiVersion: 'v1', kind: 'ConfigMap' }],
+      },
+    };
+    await expect(
+      client.generate({ template: unowned, secretKey: 'password', length: 40 }),
+    ).rejects.toMatchObject({
+      reason: 'InvalidRequest',
+    });
+    await spy.stop();
+    expect(spy.text()).not.toContain(password);
+    expect(spy.text()).not.toContain(verifier);
+    expect(spy.text()).not.toContain(stored.data?.['password']);
   },
   TIMEOUT_MS,
 );

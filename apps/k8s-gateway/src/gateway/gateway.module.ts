@@ -14,6 +14,7 @@ import {
   DEFAULT_BACKOFF,
   JetStreamPublisher,
   SPINE_CONSUMERS,
+  SUBJECTS,
   deadLetterSubject,
   k8sCommandContract,
   resourceEventContract,
@@ -41,6 +42,8 @@ export function defaultWiring(): GatewayWiring {
     commandConsumer: consumer,
     deadLetterSubject: (subject) => deadLetterSubject(subject),
     backoff: DEFAULT_BACKOFF,
+    secretReadSubject: SUBJECTS.secretRead,
+    secretGenerateSubject: SUBJECTS.secretGenerate,
   };
 }
 

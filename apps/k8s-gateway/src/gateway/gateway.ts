@@ -1,5 +1,6 @@
 // One k8s-gateway replica: elects a leader over a Lease; while leading it runs the informers (publishing
-// every object's full state on its resource subject) and the command consumer. Standbys stay idle.
+// each object's state on its resource subject, Secrets and ConfigMaps as metadata only), the command
+// consumer and the Secret responder (values read from the API at the moment of use). Standbys stay idle.
 import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -12,13 +13,18 @@ import type {
   OutcomeObserver,
   ResourceEventV1,
   ResourceKindToken,
+  SecretResponder,
 } from '@rolepolicy/contracts';
+import { serveSecretAccess } from '@rolepolicy/contracts';
 import { CommandApplier } from './command-apply.js';
 import { CommandConsumer } from './command-consumer.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
 import type { GatewayConfig } from './gateway-config.js';
 import { InformerSet, type ResourceChange } from './informer-set.js';
+import { ensureFingerprintKey } from './fingerprint-key.js';
 import { LeaderElector } from './leader-election.js';
+import { publishedForm } from './published-form.js';
+import { apiSecretStore } from './secret-store.js';
 
 /** Messaging wiring; production uses the spine's contracts and subjects, tests a sandbox's. */
 export type GatewayWiring = {
@@ -28,7 +34,13 @@ export type GatewayWiring = {
   readonly commandConsumer: ConsumerDefinition;
   readonly deadLetterSubject: (subject: string) => string;
   readonly backoff: BackoffPolicy;
+  /** Core NATS subjects of Secret reads and generated-password Secrets. */
+  readonly secretReadSubject: string;
+  readonly secretGenerateSubject: string;
 };
+
+/** Queue group of the Secret responder (only the leader subscribes; the group guards a brief overlap). */
+export const SECRET_RESPONDER_QUEUE = 'k8s-gateway-secrets';
 
 /** Logger shape (Nest's Logger fits). */
 export type GatewayLog = {
@@ -50,6 +62,8 @@ export class Gateway {
   private readonly elector: LeaderElector;
   private informers: InformerSet | undefined;
   private consumer: CommandConsumer | undefined;
+  private secrets: SecretResponder | undefined;
+  private fingerprintKey: Uint8Array | undefined;
   /** The identity written to the Lease. */
   readonly identity: string;
 
@@ -97,14 +111,28 @@ export class Gateway {
 
   private async lead(): Promise<void> {
     const namespace = this.config.WATCH_NAMESPACE || undefined;
-    this.informers = new InformerSet(this.kc, {
+    // Nothing is published before the key exists: every Secret event carries its fingerprint.
+    this.fingerprintKey = await ensureFingerprintKey(
+      this.kc,
+      this.config.LEASE_NAMESPACE,
+      this.config.FINGERPRINT_KEY_SECRET,
+    );
+    const informers = new InformerSet(this.kc, {
       namespace,
       resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
       restartBackoff: this.wiring.backoff,
       sink: (change) => this.publish(change),
       log: this.log,
     });
-    await this.informers.start();
+    this.informers = informers;
+    await informers.start();
+    this.secrets = serveSecretAccess(this.nats, {
+      readSubject: this.wiring.secretReadSubject,
+      generateSubject: this.wiring.secretGenerateSubject,
+      queue: SECRET_RESPONDER_QUEUE,
+      store: apiSecretStore(this.kc, (ns, name) => informers.isReferenced(ns, name)),
+      log: this.log,
+    });
     const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,
@@ -120,6 +148,8 @@ export class Gateway {
   }
 
   private async follow(): Promise<void> {
+    await this.secrets?.stop();
+    this.secrets = undefined;
     await this.consumer?.stop();
     await this.informers?.stop();
     this.consumer = undefined;
@@ -130,10 +160,11 @@ export class Gateway {
     const { object, kind, reason } = change;
     const meta = object.metadata ?? {};
     if (!meta.namespace || !meta.name) return;
+    if (this.fingerprintKey === undefined) throw new Error('no fingerprint key yet');
     const payload: ResourceEventV1 = {
       v: 1,
       type: reason === 'delete' ? 'delete' : 'upsert',
-      object: object as ResourceEventV1['object'],
+      object: publishedForm(kind.kind, object, this.fingerprintKey) as ResourceEventV1['object'],
       observedAt: new Date().toISOString(),
     };
     // A change is published once even if a re-list sees it again; resyncs always go out.

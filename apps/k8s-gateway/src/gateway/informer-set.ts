@@ -90,6 +90,18 @@ export class InformerSet {
     }
   }
 
+  /**
+   * Whether a rolepolicy.io object in `namespace` names Secret `name`, asked of the informers' caches now
+   * (not of the last refresh, so a policy created a moment ago already counts).
+   */
+  isReferenced(namespace: string, name: string): boolean {
+    return this.running.some(
+      (r) =>
+        !r.kind.filtered &&
+        r.informer.list(namespace).some((object) => referencedSecretNames(object).has(name)),
+    );
+  }
+
   private create(kind: WatchedKind): Running {
     const list = listFunction(this.kc, kind, this.options.namespace);
     const running: Running = {

@@ -13,7 +13,7 @@ export const ROLEPOLICY_GROUP = 'rolepolicy.io';
 
 /**
  * Names of Secrets an object's spec refers to: `secretRef.name`, `<x>Secret.name` (connection params)
- * and `password.generate.secretName`. Names only: values are never read here.
+ * `password.generate.secretName` and a candidate's `target.connectionRef.secretName`. Names only: values are never read here.
  */
 export function referencedSecretNames(object: unknown): ReadonlySet<string> {
   const names = new Set<string>();
@@ -24,7 +24,8 @@ export function referencedSecretNames(object: unknown): ReadonlySet<string> {
     }
     if (!isObject(value)) return;
     if (/secret(ref)?$/i.test(key) && typeof value['name'] === 'string') names.add(value['name']);
-    if (key === 'generate' && typeof value['secretName'] === 'string') names.add(value['secretName']);
+    if ((key === 'generate' || key === 'connectionRef') && typeof value['secretName'] === 'string')
+      names.add(value['secretName']);
     for (const [k, v] of Object.entries(value)) walk(v, k);
   };
   if (isObject(object)) walk(object['spec'], 'spec');

@@ -8,7 +8,12 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { JetStreamPublisher, ResourceCache, type ExecuteResultV1 } from '@rolepolicy/contracts';
+import {
+  JetStreamPublisher,
+  ResourceCache,
+  SecretAccessClient,
+  type ExecuteResultV1,
+} from '@rolepolicy/contracts';
 import { Histogram } from 'prom-client';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
@@ -65,6 +70,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
           cache,
           nats: this.nats,
           publisher: this.publisher,
+          secrets: new SecretAccessClient(this.nats),
           settings: {
             ...DEFAULT_LIFECYCLE_SETTINGS,
             retention: {

@@ -278,7 +278,7 @@ test(
     expect((await plansOf(uid)).map((p) => p.metadata['name'])).toEqual([plan.metadata['name']]);
     const everything = JSON.stringify([await readPolicy('billing'), await plansOf(uid)]);
     expect(everything).not.toContain(password);
-    expect(logged.some((line) => line.includes(`creating password Secret ${secretName}`))).toBe(true);
+    expect(logged.some((line) => line.includes(`password Secret ${secretName} created`))).toBe(true);
     expect(logged.join('')).not.toContain(password);
   },
   TIMEOUT_MS,

@@ -1,7 +1,7 @@
 // The planner's reconcile loop: cache changes and timers wake a policy, one pass per policy at a time
 // (one planner replica is assumed), and each pass resolves, inspects, plans, decides and sends the
 // decision's steps as ordered gateway commands. Execution results become policy status here too.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   SUBJECTS,
@@ -14,20 +14,18 @@ import {
   type JetStreamPublisher,
   type K8sCommandV1,
   type ResourceCache,
+  type SecretAccessClient,
 } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
-import type { SecretLike } from '@rolepolicy/kube';
-import { SCRAM_SALT_LENGTH, scramSha256Verifier } from '@rolepolicy/policy';
 import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
 import {
   API_VERSION,
-  buildGeneratedPasswordSecret,
+  buildGeneratedSecretTemplate,
   decideAfterExecution,
   decideReconcile,
   detectConflict,
   fromKubePlan,
   fromKubePolicy,
-  passwordFromRandomBytes,
   reconcileGate,
   reconcilingStatus,
   sameStatus,
@@ -44,7 +42,8 @@ import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-
 import { KeyedQueue } from './keyed-queue.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot } from './planning.js';
-import { peerClaims, preparePolicy, type Prepared } from './prepare.js';
+import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
+import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
 
 /** What the reconciler needs from the service. */
@@ -52,6 +51,8 @@ export interface ReconcilerDeps {
   readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange' | 'sync'>;
   readonly nats: NatsConnection;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
+  /** Secret values and generated-password Secrets, through the k8s-gateway (never the resource stream). */
+  readonly secrets: SecretReader & Pick<SecretAccessClient, 'generate'>;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
   readonly secretRetryMs: number;
@@ -64,8 +65,6 @@ export interface ReconcilerDeps {
 const OVERLAY_TTL_MS = 30_000;
 /** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
 const SUPERSEDED_RECHECK_SECONDS = 2;
-/** Reasons of a pass that found a referenced Secret (or key) missing from the cache. */
-const MISSING_SECRET: ReadonlySet<string> = new Set(['SecretMissing', 'SecretKeyMissing']);
 /** How long a pass defers to a pending execution result before planning anyway. */
 const RESULT_WAIT_MS = 30_000;
 /** Re-check delay of a pass that deferred to a pending result. */
@@ -99,11 +98,15 @@ export class Reconciler {
   /** Plans we created that the cache has not shown yet (name-keyed per namespace). */
   private readonly createdPlans = new Map<string, { plan: PostgresPolicyPlan; at: number }>();
   private readonly session = randomUUID().slice(0, 8);
+  private readonly peers: PeerClaims;
   private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
   constructor(private readonly deps: ReconcilerDeps) {
+    this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
+      versionOf(deps.cache.get('secret', namespace, name)),
+    );
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
     );
@@ -248,18 +251,27 @@ export class Reconciler {
     return plans;
   }
 
-  private lookup(namespace: string): (name: string) => SecretLike | undefined {
-    return (name) => this.deps.cache.get('secret', namespace, name) as SecretLike | undefined;
-  }
-
-  private conflictOf(policy: PostgresPolicy, prepared: Prepared): ConflictVerdict {
+  /** Conflicts with every other live policy (their Secrets read only when their versions moved). */
+  private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ConflictVerdict> {
     const peers = this.deps.cache
       .list('postgrespolicy')
       .map((o) => fromKubePolicy(o as unknown as Kube.PostgresPolicy))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
-      .filter((p) => p.metadata.deletionTimestamp === undefined)
-      .flatMap((p) => peerClaims(p, this.lookup(p.metadata.namespace)) ?? []);
-    return detectConflict(prepared.claims, peers);
+      .filter((p) => p.metadata.deletionTimestamp === undefined);
+    return detectConflict(prepared.claims, await this.peers.of(peers));
+  }
+
+  /**
+   * Expands the policy and resolves its connection and passwords from the Secrets as the API has them now
+   * (read through the gateway for this pass only). A read that fails is the pass's error.
+   */
+  private async prepare(policy: PostgresPolicy): Promise<Prepared | NotPrepared> {
+    try {
+      const secrets = await readPolicySecrets(this.deps.secrets, policy);
+      return preparePolicy(secrets.policy, secrets.lookup);
+    } catch (error) {
+      return { ok: false, error: secretReadError(error), watchedSecrets: secretsNamedBy(policy).names };
+    }
   }
 
   /** One level-triggered pass for a policy. */
@@ -275,23 +287,23 @@ export class Reconciler {
       this.requeueMs(key, RESULT_RECHECK_MS);
       return;
     }
-    const lookup = this.lookup(namespace);
-    let prepared = preparePolicy(policy, lookup);
-    if (!prepared.ok && MISSING_SECRET.has(prepared.error.reason)) {
-      // A Secret created just before the policy may not have reached the cache yet: catch up once
-      // before telling the user it is missing.
-      await this.deps.cache.sync(2_000).catch(() => undefined);
-      prepared = preparePolicy(policy, lookup);
-    }
+    let prepared = await this.prepare(policy);
     state.secrets = new Map(
       prepared.ok
         ? [
             ...Object.entries(prepared.secretVersions),
             ...prepared.missingGenerated.map((m) => [m.secretName, ''] as [string, string]),
           ]
-        : prepared.watchedSecrets.map((s) => [s, versionOf(lookup(s) as CachedObject | undefined)]),
+        : prepared.watchedSecrets.map((s) => [s, versionOf(this.deps.cache.get('secret', namespace, s))]),
     );
-    const conflict: ConflictVerdict = prepared.ok ? this.conflictOf(policy, prepared) : { kind: 'clear' };
+    let conflict: ConflictVerdict = { kind: 'clear' };
+    if (prepared.ok) {
+      try {
+        conflict = await this.conflictOf(policy, prepared);
+      } catch (error) {
+        prepared = { ok: false, error: secretReadError(error), watchedSecrets: [] };
+      }
+    }
     const gate = reconcileGate(policy, conflict);
     let outcome: PlanningOutcome | null = null;
     if (gate.kind === 'inspect') {
@@ -392,35 +404,33 @@ export class Reconciler {
     });
   }
 
-  /** Asks the gateway to create each missing generated password Secret, exactly once (create-only). */
+  /**
+   * Asks the gateway to create each missing generated password Secret (create-only). The gateway draws the
+   * password where it writes the Secret, so the password never travels on the bus.
+   */
   private async createGeneratedSecrets(policy: PostgresPolicy, prepared: Prepared): Promise<void> {
     for (const ref of prepared.missingGenerated) {
-      const length = ref.length ?? 32;
-      const password = passwordFromRandomBytes(randomBytes(length), length);
-      const secret = buildGeneratedPasswordSecret({
+      const template = buildGeneratedSecretTemplate({
         policy,
         role: ref.role,
         secretName: ref.secretName,
         secretKey: ref.secretKey,
-        password,
-        verifier: scramSha256Verifier(password, randomBytes(SCRAM_SALT_LENGTH), 4096),
         now: new Date().toISOString(),
       });
-      await this.send({
-        v: 1,
-        command: 'apply-resource',
-        target: {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          namespace: policy.metadata.namespace,
-          name: ref.secretName,
-        },
-        object: secret as unknown as Record<string, unknown>,
-        createOnly: true,
-      });
-      this.deps.log.log(
-        `policy ${policy.metadata.namespace}/${policy.metadata.name}: creating password Secret ${ref.secretName}`,
-      );
+      try {
+        const written = await this.deps.secrets.generate({
+          template: template as never,
+          secretKey: ref.secretKey,
+          length: ref.length ?? 32,
+        });
+        this.deps.log.log(
+          `policy ${policy.metadata.namespace}/${policy.metadata.name}: password Secret ${ref.secretName} ${written.created ? 'created' : 'exists'}`,
+        );
+      } catch (error) {
+        this.deps.log.warn(
+          `policy ${policy.metadata.namespace}/${policy.metadata.name}: password Secret ${ref.secretName} not created: ${(error as Error).message}`,
+        );
+      }
     }
   }
 

@@ -32,7 +32,12 @@ function event(kind: string, namespace: string, name: string, data: Record<strin
   return {
     v: 1,
     type: 'upsert',
-    object: { apiVersion: 'v1', kind, metadata: { name, namespace }, data } as ResourceEventV1['object'],
+    object: {
+      apiVersion: 'v1',
+      kind,
+      metadata: { name, namespace },
+      spec: data,
+    } as ResourceEventV1['object'],
     observedAt: new Date().toISOString(),
   };
 }
@@ -51,7 +56,7 @@ async function publish(
 }
 
 const dataOf = (cache: ResourceCache, kind: ResourceKindToken, ns: string, name: string): unknown =>
-  (cache.get(kind, ns, name) as { data?: unknown } | undefined)?.data;
+  (cache.get(kind, ns, name) as { spec?: unknown } | undefined)?.spec;
 
 describe('ResourceCache', () => {
   let sandbox: NatsSandbox;

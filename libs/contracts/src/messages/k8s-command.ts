@@ -24,7 +24,17 @@ export const K8sCommandV1 = Type.Union([
     {
       v: Type.Literal(1),
       command: Type.Literal('apply-resource'),
-      target: ObjectRef,
+      /**
+       * Never a Secret: a command rests in a stream, so a Secret's data must not travel in one (generated
+       * passwords go through `rp.k8s.secret.generate`, which draws the value where it is written).
+       */
+      target: Type.Object(
+        {
+          ...ObjectRef.properties,
+          kind: Type.String({ minLength: 1, maxLength: 63, not: { const: 'Secret' } }),
+        },
+        { additionalProperties: false },
+      ),
       /** The full desired object (create or replace). */
       object: Type.Record(Type.String(), Type.Unknown()),
       /**

@@ -5,13 +5,20 @@ import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
 import { Timestamp } from './common.js';
 
+/** What stands in for a literal secret value (e.g. `spec.connection.params.password`) on the stream. */
+export const REDACTED_VALUE = '[REDACTED]';
+
 /** Version 1 of a resource event. */
 export const ResourceEventV1 = Type.Object(
   {
     v: Type.Literal(1),
     /** `upsert` for add/update/resync, `delete` when the object is gone. */
     type: Type.Union([Type.Literal('upsert'), Type.Literal('delete')]),
-    /** The whole Kubernetes object (Secrets included: never log it). */
+    /**
+     * The object as the gateway publishes it: whole for rolepolicy.io kinds (a literal connection password
+     * replaced by {@link REDACTED_VALUE}); metadata, key names and a keyed fingerprint for Secrets and
+     * ConfigMaps. A value field is refused here, so no sender can put one on the stream by mistake.
+     */
     object: Type.Object(
       {
         apiVersion: Type.String({ minLength: 1 }),
@@ -20,6 +27,13 @@ export const ResourceEventV1 = Type.Object(
           name: Type.String({ minLength: 1 }),
           namespace: Type.String({ minLength: 1 }),
         }),
+        data: Type.Optional(Type.Never()),
+        stringData: Type.Optional(Type.Never()),
+        binaryData: Type.Optional(Type.Never()),
+        /** Secrets and ConfigMaps: the names of their keys. */
+        keys: Type.Optional(Type.Array(Type.String())),
+        /** Secrets and ConfigMaps: `hmac-sha256:<hex>` over the values, keyed per installation. */
+        fingerprint: Type.Optional(Type.String({ pattern: '^hmac-sha256:[0-9a-f]{64}$' })),
       },
       { additionalProperties: true },
     ),

@@ -121,6 +121,30 @@ describe('resolvePasswordSources', () => {
     ]);
   });
 
+  it('reports an empty password value as a failure naming the Secret and key (never set or skipped silently)', () => {
+    for (const data of [{ zeta: '' }, { zeta: b64('') }]) {
+      const r = resolvePasswordSources(
+        'ns',
+        passwordSecretRefs('shop', roles.slice(0, 1)),
+        lookup({ pw: { metadata: { resourceVersion: '2' }, data } }),
+      );
+      expect(r.sources).toEqual({});
+      expect(r.failures).toEqual([
+        {
+          role: 'zeta',
+          reason: 'SecretValueEmpty',
+          message: 'password of role zeta: Secret ns/pw key zeta is empty',
+        },
+      ]);
+    }
+    const plain = resolvePasswordSources(
+      'ns',
+      passwordSecretRefs('shop', roles.slice(0, 1)),
+      lookup({ pw: { metadata: { resourceVersion: '2' }, stringData: { zeta: '' } } }),
+    );
+    expect(plain.failures[0]?.reason).toBe('SecretValueEmpty');
+  });
+
   it('treats a generated Secret without its key as a failure, not as missing', () => {
     const r = resolvePasswordSources(
       'ns',

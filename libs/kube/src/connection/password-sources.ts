@@ -120,7 +120,7 @@ export interface PasswordSourceResolution {
   /** Referenced Secrets or keys that are absent, and generated Secrets lacking their key (permanent). */
   readonly failures: readonly {
     readonly role: string;
-    readonly reason: 'SecretMissing' | 'SecretKeyMissing';
+    readonly reason: 'SecretMissing' | 'SecretKeyMissing' | 'SecretValueEmpty';
     readonly message: string;
   }[];
 }
@@ -134,7 +134,11 @@ export function resolvePasswordSources(
   const sources: Record<string, string> = {};
   const secretVersions: Record<string, string> = {};
   const missingGenerated: PasswordSecretRef[] = [];
-  const failures: { role: string; reason: 'SecretMissing' | 'SecretKeyMissing'; message: string }[] = [];
+  const failures: {
+    role: string;
+    reason: 'SecretMissing' | 'SecretKeyMissing' | 'SecretValueEmpty';
+    message: string;
+  }[] = [];
   for (const ref of refs) {
     const read = readSecretKey(namespace, ref.secretName, ref.secretKey, lookupSecret);
     if (read.ok) {
@@ -158,7 +162,12 @@ export type PasswordRead =
   | { readonly ok: true; readonly password: string }
   | {
       readonly ok: false;
-      readonly reason: 'SecretMissing' | 'SecretKeyMissing' | 'SecretVersionChanged' | 'InvalidSourceVersion';
+      readonly reason:
+        | 'SecretMissing'
+        | 'SecretKeyMissing'
+        | 'SecretValueEmpty'
+        | 'SecretVersionChanged'
+        | 'InvalidSourceVersion';
       readonly message: string;
     };
 

@@ -59,6 +59,19 @@ describe('resolveConnection with secretRef', () => {
     expect(r).toEqual({ ok: false, reason: 'SecretKeyMissing', message: 'Secret team/db has no key URL' });
   });
 
+  it('reports an empty connection URL by Secret and key name', () => {
+    const r = resolveConnection(
+      'team',
+      { secretRef: { name: 'db' } },
+      lookup({ db: { metadata: { resourceVersion: '1' }, data: { DATABASE_URL: '' } } }),
+    );
+    expect(r).toEqual({
+      ok: false,
+      reason: 'SecretValueEmpty',
+      message: 'Secret team/db key DATABASE_URL is empty',
+    });
+  });
+
   it('rejects a value that is not a postgres URL without echoing it', () => {
     const r = resolveConnection(
       'team',

@@ -33,7 +33,8 @@ export type ResolvedConnectionSpec =
   | { readonly params: ResolvedParams; readonly setRole: string | null };
 
 /** Why a connection could not be resolved. */
-export type ConnectionFailureReason = 'SecretMissing' | 'SecretKeyMissing' | 'InvalidConnection';
+export type ConnectionFailureReason =
+  'SecretMissing' | 'SecretKeyMissing' | 'SecretValueEmpty' | 'InvalidConnection';
 
 /** A resolved connection, or why not (the message names Secrets and keys, never values). */
 export type ConnectionResolution =

@@ -14,7 +14,7 @@ export interface SecretLike {
 export type SecretLookup = (name: string) => SecretLike | undefined;
 
 /** Why a Secret could not give a value; messages name the Secret and key, never a value. */
-export type SecretFailureReason = 'SecretMissing' | 'SecretKeyMissing';
+export type SecretFailureReason = 'SecretMissing' | 'SecretKeyMissing' | 'SecretValueEmpty';
 
 /** A value read from a Secret, with the Secret's resourceVersion. */
 export type SecretRead =
@@ -47,6 +47,14 @@ export function readSecretKey(
       ok: false,
       reason: 'SecretKeyMissing',
       message: `Secret ${namespace}/${name} has no key ${key}`,
+    };
+  }
+  if (value === '') {
+    // An empty value is never a usable password or URL: say so rather than set or skip one silently.
+    return {
+      ok: false,
+      reason: 'SecretValueEmpty',
+      message: `Secret ${namespace}/${name} key ${key} is empty`,
     };
   }
   return { ok: true, value, resourceVersion: resourceVersionOf(secret) };

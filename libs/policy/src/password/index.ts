@@ -6,3 +6,10 @@ export {
   SCRAM_DEFAULT_ITERATIONS,
   SCRAM_SALT_LENGTH,
 } from './scram.js';
+export {
+  PASSWORD_ALPHABET,
+  PASSWORD_LENGTH,
+  VERIFIER_KEY,
+  passwordFromRandomBytes,
+  generatedSecretData,
+} from './generate.js';

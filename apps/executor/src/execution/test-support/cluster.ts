@@ -1,5 +1,6 @@
 // Test support for the executor's cluster wiring: a sandboxed resource stream fed with the objects the
-// k8s-gateway would publish (Secrets, policies, plans), and a log of the gateway commands the executor sends.
+// k8s-gateway would publish (policies, plans, Secrets as metadata), the gateway's Secret responder over the
+// Secrets a test "created", and a log of the gateway commands the executor sends.
 import type { INestApplication } from '@nestjs/common';
 import { Module } from '@nestjs/common';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -11,7 +12,10 @@ import {
   executeRequestContract,
   executeResultContract,
   k8sCommandContract,
+  serveSecretAccess,
   type K8sCommandV1,
+  type SecretStore,
+  type StoredSecret,
   type StreamDefinition,
 } from '@rolepolicy/contracts';
 import { startService } from '@rolepolicy/runtime';
@@ -41,11 +45,42 @@ export function clusterNames(sandbox: NatsSandbox, topology: ExecutorTopology): 
   };
 }
 
-/** Creates the resource and command streams (the executor ensures the resource one too). */
+/** The Secrets each sandbox root "has" (what the API would answer), keyed `namespace/name`. */
+const secretsByRoot = new Map<string, Map<string, StoredSecret>>();
+
+function secretsOf(root: string): Map<string, StoredSecret> {
+  let secrets = secretsByRoot.get(root);
+  if (secrets === undefined) {
+    secrets = new Map();
+    secretsByRoot.set(root, secrets);
+  }
+  return secrets;
+}
+
+/**
+ * Creates the resource and command streams (the executor ensures the resource one too) and answers Secret
+ * reads under the sandbox root from the Secrets published with {@link publishObject}, as the gateway would.
+ */
 export async function ensureClusterStreams(nc: NatsConnection, names: ClusterNames): Promise<void> {
   await ensureTopology(await jetstreamManager(nc), {
     streams: [names.resources, names.commands],
     consumers: [],
+  });
+  const secrets = secretsOf(names.root);
+  const store: SecretStore = {
+    read: async (namespace, name) => secrets.get(`${namespace}/${name}`),
+    mayRead: () => true,
+    literalPassword: async () => undefined,
+    createIfAbsent: async () => {
+      throw new Error('the executor never creates Secrets');
+    },
+  };
+  serveSecretAccess(nc, {
+    readSubject: `${names.root}.k8s.secret.read`,
+    generateSubject: `${names.root}.k8s.secret.generate`,
+    queue: 'test-gateway',
+    store,
+    log: { warn: () => undefined },
   });
 }
 
@@ -101,7 +136,16 @@ export async function publishObject<
 ): Promise<void> {
   const { name, namespace } = object.metadata;
   const subject = `${names.root}.resource.${kind}.${namespace ?? ''}.${name}`;
-  const event = { v: 1, type, object, observedAt: new Date().toISOString() };
+  let published: object = object;
+  if (kind === 'secret') {
+    // The API "has" the Secret; the stream gets its metadata, as from the gateway.
+    const key = `${namespace ?? ''}/${name}`;
+    if (type === 'delete') secretsOf(names.root).delete(key);
+    else secretsOf(names.root).set(key, object as StoredSecret);
+    const { data, ...rest } = object as { data?: Record<string, string> };
+    published = { ...rest, keys: Object.keys(data ?? {}).sort() };
+  }
+  const event = { v: 1, type, object: published, observedAt: new Date().toISOString() };
   await jetstream(nc).publish(subject, new TextEncoder().encode(JSON.stringify(event)));
 }
 
