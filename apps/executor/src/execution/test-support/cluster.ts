@@ -11,6 +11,7 @@ import {
   executeRequestContract,
   executeResultContract,
   k8sCommandContract,
+  resourceSubject,
   type K8sCommandV1,
   type StreamDefinition,
 } from '@rolepolicy/contracts';
@@ -100,7 +101,7 @@ export async function publishObject<
   type: 'upsert' | 'delete' = 'upsert',
 ): Promise<void> {
   const { name, namespace } = object.metadata;
-  const subject = `${names.root}.resource.${kind}.${namespace ?? ''}.${name}`;
+  const subject = resourceSubject(kind, namespace ?? '', name, names.root);
   const event = { v: 1, type, object, observedAt: new Date().toISOString() };
   await jetstream(nc).publish(subject, new TextEncoder().encode(JSON.stringify(event)));
 }
