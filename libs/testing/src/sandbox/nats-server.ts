@@ -10,6 +10,8 @@ import path from 'node:path';
 export type PrivateNatsServer = {
   readonly port: number;
   readonly url: string;
+  /** The JetStream storage directory (`-sd`). */
+  readonly storeDir: string;
   /** Stops the server (SIGTERM) and waits for the process to exit. */
   readonly stop: () => Promise<void>;
   /** Starts it again on the same port and storage directory. */
@@ -58,6 +60,8 @@ export type PrivateNatsServerOptions = {
   readonly configFile?: string;
   /** Extra environment of the server process (a configuration may read `$VARIABLES`). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Extra command-line arguments, e.g. `['-l', logFile]`. */
+  readonly args?: readonly string[];
 };
 
 /** Starts `nats-server -js -p <port> -sd <tmpdir>` and waits for it to accept connections. */
@@ -67,7 +71,7 @@ export async function startPrivateNatsServer(
   const port = await freePort();
   const storeDir = await mkdtemp(path.join(tmpdir(), 'rp-nats-'));
   let child: ChildProcess | undefined;
-  const config = options.configFile ? ['-c', options.configFile] : [];
+  const config = [...(options.configFile ? ['-c', options.configFile] : []), ...(options.args ?? [])];
 
   const start = async (): Promise<void> => {
     const args = [...config, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
@@ -97,6 +101,7 @@ export async function startPrivateNatsServer(
   return {
     port,
     url: `nats://127.0.0.1:${port}`,
+    storeDir,
     stop,
     start,
     dispose: async () => {
