@@ -152,6 +152,22 @@ export class Gateway {
     } catch (err) {
       // Retrying cannot help an event larger than the server accepts: say so on the object instead.
       if (!isPayloadTooLarge(err)) throw err;
+      if (payload.type === 'delete') {
+        // Readers need only the key of a deleted object (one may hold an earlier, smaller version).
+        const { name, namespace, uid, resourceVersion } = meta;
+        const slim = {
+          apiVersion: object.apiVersion ?? kind.apiVersion,
+          kind: object.kind ?? kind.kind,
+          metadata: { name, namespace, uid, resourceVersion },
+        };
+        await this.publisher.publish(
+          this.wiring.resourceContract,
+          subject,
+          { ...payload, object: slim as ResourceEventV1['object'] },
+          msgId,
+        );
+        return;
+      }
       await this.notPublishable(change, encodePayload(this.wiring.resourceContract, payload).length);
     }
   }

@@ -169,6 +169,12 @@ test(
     expect(statusWrites.filter((p) => p.includes('huge.policy'))).toHaveLength(1);
     expect(subjects.some((s) => parseResourceSubject(s, root)?.name === 'huge.policy')).toBe(false);
     emu.setRequestHook(undefined);
+
+    // Its delete still travels, as the object's key only: a reader may hold an earlier, smaller version.
+    await co.deleteNamespacedCustomObject({ ...policies, name: 'huge.policy' });
+    await eventually('the delete on the bus', () =>
+      subjects.some((s) => parseResourceSubject(s, root)?.name === 'huge.policy'),
+    );
   },
   TIMEOUT_MS,
 );
