@@ -11,8 +11,10 @@ import {
   sandboxId,
   startEmulator,
   startPrivateNatsServer,
+  startSecuredNatsServer,
   type Emulator,
   type PrivateNatsServer,
+  type SecuredNatsServer,
 } from '@rolepolicy/testing';
 import type { EnvSpec } from '@rolepolicy/runtime';
 import { accessSchedulerService } from '../apps/access-scheduler/src/service.js';
@@ -52,6 +54,11 @@ export type StackOptions = {
   readonly namespace?: string;
   /** Extra variables for every service (e.g. `LOG_LEVEL: 'debug'` while investigating). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Runs NATS with deploy/nats/nats-server.conf (TLS, one user per service, encryption at rest) and
+   * connects each service as its own user; {@link Stack.natsAccess} then reports violations.
+   */
+  readonly natsAccessControl?: boolean;
 };
 
 /** One running service instance. */
@@ -70,6 +77,8 @@ export type Stack = {
   readonly rolePrefix: string;
   readonly namespace: string;
   readonly nats: PrivateNatsServer;
+  /** Set with `natsAccessControl`: the secured server (service connections, permission violations). */
+  readonly natsAccess: SecuredNatsServer | undefined;
   readonly emulator: Emulator;
   readonly kubeConfig: KubeConfig;
   readonly custom: CustomObjectsApi;
@@ -95,9 +104,11 @@ function envFor(
   nats: PrivateNatsServer,
   emulator: Emulator,
   options: StackOptions,
+  access: SecuredNatsServer | undefined,
 ): Record<string, string> {
   const common: Record<string, string> = {
     NATS_URL: nats.url,
+    ...(access ? access.env(name) : {}),
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: String(port),
     LOG_LEVEL: process.env['E2E_LOG_LEVEL'] ?? 'error',
@@ -120,6 +131,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const namespace = options.namespace ?? 'e2e';
   const started: RunningService[] = [];
   let nats: PrivateNatsServer | undefined;
+  let access: SecuredNatsServer | undefined;
   let emulator: Emulator | undefined;
   let targets: TargetDatabases | undefined;
 
@@ -127,12 +139,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // The gateway first (no new events), then the rest in reverse start order.
     for (const service of [...started].reverse()) await service.app.close().catch(() => undefined);
     await targets?.dispose();
-    await nats?.dispose();
+    await (access ?? nats)?.dispose();
     await emulator?.stop();
   };
 
   try {
-    nats = await startPrivateNatsServer();
+    if (options.natsAccessControl) {
+      access = await startSecuredNatsServer();
+      nats = access.server;
+    } else {
+      nats = await startPrivateNatsServer();
+    }
     emulator = await startEmulator({ crdDir: CRD_DIR });
     const kubeConfig = emulator.kubeConfig(namespace);
     targets = new TargetDatabases(kubeConfig, namespace, `e2e_${id}_`);
@@ -143,7 +160,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     for (const name of instances) {
       const port = await freePort();
-      const app = await startService(DEFINITIONS[name], { env: envFor(name, port, nats, emulator, options) });
+      const app = await startService(DEFINITIONS[name], {
+        env: envFor(name, port, nats, emulator, options, access),
+      });
       started.push({ name, app, url: `http://127.0.0.1:${port}` });
     }
     const services = started;
@@ -153,6 +172,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       rolePrefix: targets.rolePrefix,
       namespace,
       nats,
+      natsAccess: access,
       emulator,
       kubeConfig,
       custom: kubeConfig.makeApiClient(CustomObjectsApi),

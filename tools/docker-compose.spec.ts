@@ -12,6 +12,7 @@ import { executorEnvSpec } from '../apps/executor/src/config.js';
 import { accessSchedulerEnvSpec } from '../apps/access-scheduler/src/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const standIn = fileURLToPath(import.meta.url);
 
 const SPECS: Readonly<Record<string, EnvSpec>> = {
   'k8s-gateway': k8sGatewayEnvSpec,
@@ -23,6 +24,10 @@ const SPECS: Readonly<Record<string, EnvSpec>> = {
 
 type ComposeService = {
   readonly image?: string;
+  readonly command?: readonly string[];
+  readonly profiles?: readonly string[];
+  readonly env_file?: string;
+  readonly volumes?: readonly string[];
   readonly build?: { readonly context: string; readonly args?: Readonly<Record<string, string>> };
   readonly environment?: Readonly<Record<string, string>>;
   readonly ports?: readonly string[];
@@ -41,12 +46,40 @@ describe('docker-compose.yml', () => {
         'inspector',
         'k8s-gateway',
         'nats',
+        'nats-dev',
         'planner',
         'postgres',
         'redis',
       ].sort(),
     );
-    expect((compose.services['nats'] as { command?: string[] }).command).toContain('-js');
+    expect(compose.services['nats']?.command).toContain('-js');
+    expect(compose.services['nats-dev']?.profiles).toEqual(['dev']);
+  });
+
+  it('runs NATS with the access-controlled configuration and its secrets from outside git', () => {
+    const nats = compose.services['nats'] ?? {};
+    expect(nats.command?.join(' ')).toContain('-c /etc/nats/nats-server.conf');
+    expect(nats.volumes).toContain('./deploy/nats/nats-server.conf:/etc/nats/nats-server.conf:ro');
+    expect(nats.env_file).toBe('deploy/nats/secrets/nats.env');
+    expect(readFileSync(path.join(root, '.gitignore'), 'utf8')).toContain('deploy/nats/secrets/');
+    const config = readFileSync(path.join(root, 'deploy/nats/nats-server.conf'), 'utf8');
+    expect(config).toMatch(/cipher: chachapoly\s+key: \$RP_JS_KEY/);
+    for (const value of Object.values(nats.environment ?? {}))
+      expect(value).toMatch(/^\/etc\/nats\/secrets\//);
+  });
+
+  it.each(Object.keys(SPECS))('%s connects over TLS as its own NATS user', (app) => {
+    const environment = compose.services[app]?.environment ?? {};
+    expect(environment['NATS_URL']).toBe('tls://nats:4222');
+    expect(environment['NATS_USER']).toBe(app);
+    const variable = `RP_NATS_PASSWORD_${app.toUpperCase().replace(/-/g, '_')}`;
+    // Interpolated by compose from the generated env file: no password in the compose file.
+    expect(environment['NATS_PASSWORD']).toMatch(new RegExp(`^\\$\\{${variable}:\\?`));
+    const config = readFileSync(path.join(root, 'deploy/nats/nats-server.conf'), 'utf8');
+    expect(config).toContain(`user: ${app}\n      password: $${variable}\n`);
+    expect(compose.services[app]?.volumes).toContain(
+      `./deploy/nats/secrets/ca.pem:${environment['NATS_TLS_CA_FILE']}:ro`,
+    );
   });
 
   it.each(Object.keys(SPECS))('%s is built from the one Dockerfile with its APP build argument', (app) => {
@@ -58,7 +91,13 @@ describe('docker-compose.yml', () => {
     const spec = SPECS[app] ?? {};
     const environment = compose.services[app]?.environment ?? {};
     for (const name of Object.keys(environment)) expect(Object.keys(spec)).toContain(name);
-    const config = loadConfig(spec, environment) as { readonly HTTP_PORT: number };
+    // Files are mounted from deploy/nats/secrets, which only generate.sh creates: validate with a stand-in.
+    const files = Object.fromEntries(
+      Object.keys(environment)
+        .filter((name) => name.endsWith('_FILE'))
+        .map((name) => [name, standIn]),
+    );
+    const config = loadConfig(spec, { ...environment, ...files }) as { readonly HTTP_PORT: number };
     expect(compose.services[app]?.ports).toContain(`${config.HTTP_PORT}:${config.HTTP_PORT}`);
   });
 

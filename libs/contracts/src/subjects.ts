@@ -49,25 +49,108 @@ export const SUBJECTS = {
   deadLetterAll: 'rp.deadletter.>',
 } as const;
 
-/** Kubernetes names and namespaces never contain dots or wildcards, but be strict anyway. */
-function token(value: string, what: string): string {
-  if (value.length === 0 || /[.*>\s]/.test(value)) {
-    throw new Error(`${what} "${value}" cannot be used as a subject token`);
+/**
+ * Encodes any string as one subject token, reversibly ({@link decodeSubjectToken}). Kubernetes names may
+ * hold dots (`app.prod`, `owner.cluster.credentials.postgresql.example.com`, up to 253 characters), and
+ * a dot separates subject tokens, so names cannot travel raw. Letters, digits and `-` stay as they are
+ * (so names stay readable), `.` becomes `~`, every other UTF-16 code unit becomes `%HH` (below 0x80) or
+ * `%uHHHH`, and the empty string becomes `%`. The token never contains `.`, `*`, `>` or whitespace, and
+ * never starts with `_` (tokens starting with `_` are reserved for markers such as a resync).
+ * @example encodeSubjectToken('app.prod') // 'app~prod'
+ */
+export function encodeSubjectToken(value: string): string {
+  if (value.length === 0) return '%';
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charAt(i);
+    if (/^[A-Za-z0-9-]$/.test(c)) out += c;
+    else if (c === '.') out += '~';
+    else {
+      const code = value.charCodeAt(i);
+      out +=
+        code < 0x80
+          ? `%${code.toString(16).toUpperCase().padStart(2, '0')}`
+          : `%u${code.toString(16).toUpperCase().padStart(4, '0')}`;
+    }
   }
-  return value;
+  return out;
 }
 
 /**
- * Subject of a resource event.
- * @example resourceSubject('postgrespolicy', 'team-a', 'orders') // 'rp.resource.postgrespolicy.team-a.orders'
+ * The string {@link encodeSubjectToken} encoded as `token`, or undefined when `token` is not exactly what
+ * the encoder produces for some string (one name has one subject, so "last message per subject" holds).
+ * @example decodeSubjectToken('app~prod') // 'app.prod'
  */
-export function resourceSubject(kind: ResourceKindToken, namespace: string, name: string): string {
-  return `${SUBJECT_ROOT}.resource.${kind}.${token(namespace, 'namespace')}.${token(name, 'name')}`;
+export function decodeSubjectToken(token: string): string | undefined {
+  if (token === '%') return '';
+  if (token.length === 0) return undefined;
+  let out = '';
+  for (let i = 0; i < token.length;) {
+    const c = token.charAt(i);
+    if (/^[A-Za-z0-9-]$/.test(c)) {
+      out += c;
+      i += 1;
+    } else if (c === '~') {
+      out += '.';
+      i += 1;
+    } else if (c === '%' && token.charAt(i + 1) === 'u' && /^[0-9A-F]{4}$/.test(token.slice(i + 2, i + 6))) {
+      out += String.fromCharCode(parseInt(token.slice(i + 2, i + 6), 16));
+      i += 6;
+    } else if (c === '%' && /^[0-7][0-9A-F]$/.test(token.slice(i + 1, i + 3))) {
+      out += String.fromCharCode(parseInt(token.slice(i + 1, i + 3), 16));
+      i += 3;
+    } else return undefined;
+  }
+  return encodeSubjectToken(out) === token ? out : undefined;
+}
+
+/**
+ * Subject of a resource event; namespace and name are encoded with {@link encodeSubjectToken}, so every
+ * valid Kubernetes name travels. `root` is `rp` except in test sandboxes.
+ * @example resourceSubject('postgrespolicy', 'team-a', 'orders') // 'rp.resource.postgrespolicy.team-a.orders'
+ * @example resourceSubject('secret', 'team-a', 'app.prod') // 'rp.resource.secret.team-a.app~prod'
+ */
+export function resourceSubject(
+  kind: ResourceKindToken,
+  namespace: string,
+  name: string,
+  root: string = SUBJECT_ROOT,
+): string {
+  return `${root}.resource.${kind}.${encodeSubjectToken(namespace)}.${encodeSubjectToken(name)}`;
+}
+
+/** Kind, namespace and name of a resource event subject (decoded). */
+export type ResourceSubjectParts = {
+  readonly kind: ResourceKindToken;
+  readonly namespace: string;
+  readonly name: string;
+};
+
+/**
+ * The kind, namespace and name a {@link resourceSubject} carries, or undefined for any other subject
+ * (another root, an unknown kind, a reserved `_` token such as a resync marker, a malformed encoding).
+ * The only place that decodes resource subjects.
+ * @example parseResourceSubject('rp.resource.secret.team-a.app~prod') // { kind: 'secret', namespace: 'team-a', name: 'app.prod' }
+ */
+export function parseResourceSubject(
+  subject: string,
+  root: string = SUBJECT_ROOT,
+): ResourceSubjectParts | undefined {
+  const prefix = `${root}.resource.`;
+  if (!subject.startsWith(prefix)) return undefined;
+  const rest = subject.slice(prefix.length).split('.');
+  if (rest.length !== 3) return undefined;
+  const [kind, ns, nm] = rest as [string, string, string];
+  if (!(RESOURCE_KINDS as readonly string[]).includes(kind)) return undefined;
+  const namespace = decodeSubjectToken(ns);
+  const name = decodeSubjectToken(nm);
+  if (namespace === undefined || name === undefined) return undefined;
+  return { kind: kind as ResourceKindToken, namespace, name };
 }
 
 /** Wildcard pattern for every event of one resource kind. */
-export function resourceKindPattern(kind: ResourceKindToken): string {
-  return `${SUBJECT_ROOT}.resource.${kind}.*.*`;
+export function resourceKindPattern(kind: ResourceKindToken, root: string = SUBJECT_ROOT): string {
+  return `${root}.resource.${kind}.*.*`;
 }
 
 /** Subject of a command to the k8s-gateway, e.g. `rp.k8s.cmd.patch-status`. */
@@ -81,4 +164,15 @@ export function k8sCommandSubject(command: K8sCommandToken): string {
  */
 export function deadLetterSubject(subject: string, root: string = SUBJECT_ROOT): string {
   return `${root}.deadletter.${subject}`;
+}
+
+/**
+ * The original subject a {@link deadLetterSubject} was built from, or undefined for any other subject.
+ * @example deadLetterOrigin('rp.deadletter.rp.execute.request') // 'rp.execute.request'
+ */
+export function deadLetterOrigin(subject: string, root: string = SUBJECT_ROOT): string | undefined {
+  const prefix = `${root}.deadletter.`;
+  return subject.startsWith(prefix) && subject.length > prefix.length
+    ? subject.slice(prefix.length)
+    : undefined;
 }

@@ -1,6 +1,6 @@
 // Variables every service reads (NATS, HTTP port for health and metrics), with per-service port defaults.
 // Services spread this into their own spec and add what they need (e.g. REDIS_URL).
-import { env } from './config.js';
+import { env, type ConfigProblem } from './config.js';
 
 /** Default HTTP port of each service, so the five can run side by side on one machine. */
 export const DEFAULT_HTTP_PORTS = {
@@ -19,6 +19,21 @@ export function baseEnvSpec(port: number) {
       ['nats:', 'tls:'],
       'nats://127.0.0.1:4222',
     ),
+    NATS_CREDS_FILE: env.optionalFile(
+      'NATS credentials file (user JWT and nkey seed); excludes the other NATS credentials',
+    ),
+    NATS_USER: env.optionalText('NATS user name (with NATS_PASSWORD)'),
+    NATS_PASSWORD: env.optionalText('NATS password (with NATS_USER)', 1024),
+    NATS_NKEY_SEED_FILE: env.optionalFile(
+      'File holding the NATS nkey seed (`SU...`) the service signs in with',
+    ),
+    NATS_TLS_CA_FILE: env.optionalFile(
+      'CA certificate(s) that sign the NATS server certificate; turns TLS on',
+    ),
+    NATS_TLS_CERT_FILE: env.optionalFile(
+      'Client certificate for NATS TLS (with NATS_TLS_KEY_FILE); turns TLS on',
+    ),
+    NATS_TLS_KEY_FILE: env.optionalFile('Private key of NATS_TLS_CERT_FILE'),
     HTTP_HOST: env.text('Address the health and metrics server binds to', '0.0.0.0'),
     HTTP_PORT: env.port('Port of /healthz, /readyz and /metrics', port),
     READINESS_TIMEOUT_MS: env.positiveInt(
@@ -32,8 +47,44 @@ export function baseEnvSpec(port: number) {
 /** Configuration every service has. */
 export type BaseConfig = {
   readonly NATS_URL: readonly string[];
+  readonly NATS_CREDS_FILE: string | undefined;
+  readonly NATS_USER: string | undefined;
+  readonly NATS_PASSWORD: string | undefined;
+  readonly NATS_NKEY_SEED_FILE: string | undefined;
+  readonly NATS_TLS_CA_FILE: string | undefined;
+  readonly NATS_TLS_CERT_FILE: string | undefined;
+  readonly NATS_TLS_KEY_FILE: string | undefined;
   readonly HTTP_HOST: string;
   readonly HTTP_PORT: number;
   readonly READINESS_TIMEOUT_MS: number;
   readonly LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
 };
+
+/**
+ * Rules across the NATS variables that one variable alone cannot state: one way to sign in, user and
+ * password together, certificate and key together. Names variables, never values.
+ */
+export function natsConfigProblems(config: BaseConfig): readonly ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const ways = [
+    config.NATS_CREDS_FILE !== undefined && 'NATS_CREDS_FILE',
+    (config.NATS_USER !== undefined || config.NATS_PASSWORD !== undefined) && 'NATS_USER/NATS_PASSWORD',
+    config.NATS_NKEY_SEED_FILE !== undefined && 'NATS_NKEY_SEED_FILE',
+  ].filter((w): w is string => w !== false);
+  if (ways.length > 1) {
+    problems.push({ name: 'NATS_CREDS_FILE', problem: `conflicts: set only one of ${ways.join(', ')}` });
+  }
+  if (config.NATS_USER !== undefined && config.NATS_PASSWORD === undefined) {
+    problems.push({ name: 'NATS_PASSWORD', problem: 'is required when NATS_USER is set' });
+  }
+  if (config.NATS_PASSWORD !== undefined && config.NATS_USER === undefined) {
+    problems.push({ name: 'NATS_USER', problem: 'is required when NATS_PASSWORD is set' });
+  }
+  if (config.NATS_TLS_CERT_FILE !== undefined && config.NATS_TLS_KEY_FILE === undefined) {
+    problems.push({ name: 'NATS_TLS_KEY_FILE', problem: 'is required when NATS_TLS_CERT_FILE is set' });
+  }
+  if (config.NATS_TLS_KEY_FILE !== undefined && config.NATS_TLS_CERT_FILE === undefined) {
+    problems.push({ name: 'NATS_TLS_CERT_FILE', problem: 'is required when NATS_TLS_KEY_FILE is set' });
+  }
+  return problems;
+}

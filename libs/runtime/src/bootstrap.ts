@@ -15,7 +15,7 @@ import {
   type ServiceName,
   type Topology,
 } from '@rolepolicy/contracts';
-import type { BaseConfig } from './base-config.js';
+import { natsConfigProblems, type BaseConfig } from './base-config.js';
 import { ConfigError, loadConfig, type ConfigOf, type EnvSpec } from './config.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { DependencyCheck } from './readiness.js';
@@ -59,6 +59,8 @@ export async function startService<S extends EnvSpec>(
 ): Promise<INestApplication> {
   const config = loadConfig(def.envSpec, options.env ?? process.env);
   const base = config as unknown as BaseConfig;
+  const natsProblems = natsConfigProblems(base);
+  if (natsProblems.length > 0) throw new ConfigError(natsProblems);
   const root: DynamicModule = {
     module: ServiceRootModule,
     imports: [

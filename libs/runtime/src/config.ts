@@ -1,5 +1,7 @@
 // Declarative environment configuration: each variable has a parser, an optional default and a doc
-// line (the README tables come from the same declarations). Loading is pure and reports every bad variable.
+// line (the README tables come from the same declarations). Loading reports every bad variable at once;
+// only file variables touch the file system (is it readable?).
+import { accessSync, constants, statSync } from 'node:fs';
 
 /** One environment variable: how to parse it, its default and what it means. */
 export type EnvVar<T> = {
@@ -115,6 +117,38 @@ export const env = {
       doc,
       ...(defaultValue === undefined ? {} : { default: defaultValue }),
       parse: (raw) => (raw.length <= maxLength ? ok(raw) : fail(`must be at most ${maxLength} characters`)),
+    };
+  },
+  /**
+   * An optional path to a readable file (credentials, keys, certificates); `undefined` when unset. Only
+   * whether the file can be read is checked here; the path and the contents are never echoed.
+   */
+  optionalFile(doc: string): EnvVar<string | undefined> {
+    return {
+      doc,
+      default: '',
+      parse: (raw) => {
+        if (raw === '') return ok(undefined);
+        try {
+          accessSync(raw, constants.R_OK);
+          return statSync(raw).isFile() ? ok(raw) : fail('must name a file, not a directory');
+        } catch {
+          return fail('must name a readable file');
+        }
+      },
+    };
+  },
+  /** Optional free text (e.g. a user name or a password); `undefined` when unset, never echoed. */
+  optionalText(doc: string, maxLength = 256): EnvVar<string | undefined> {
+    return {
+      doc,
+      default: '',
+      parse: (raw) =>
+        raw === ''
+          ? ok(undefined)
+          : raw.length <= maxLength
+            ? ok(raw)
+            : fail(`must be at most ${maxLength} characters`),
     };
   },
 } as const;

@@ -1,7 +1,14 @@
 // Global module every service imports once: NATS connection, config, metrics, readiness and the
 // health controller. Feature modules inject its tokens (NATS_CONNECTION, JetStreamPublisher, ...).
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
+import {
+  connect,
+  credsAuthenticator,
+  nkeyAuthenticator,
+  type NatsConnection,
+  type NodeConnectionOptions,
+} from '@nats-io/transport-node';
 import { JetStreamPublisher } from '@rolepolicy/contracts';
 import type { BaseConfig } from './base-config.js';
 import { HealthController } from './health.controller.js';
@@ -29,16 +36,47 @@ export type RuntimeOptions = {
  */
 async function openNats(service: string, config: BaseConfig): Promise<NatsConnection> {
   try {
-    return await connect({
-      servers: [...config.NATS_URL],
-      name: `rolepolicy-${service}`,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-    });
+    return await connect(natsConnectOptions(service, config));
   } catch (err) {
     const code = err instanceof Error ? err.message : String(err);
     throw new Error(`cannot connect to NATS (NATS_URL): ${code}`, { cause: err });
   }
+}
+
+/**
+ * Connect options from the configuration: credentials (files read here, at connect time), TLS when a CA
+ * or client certificate is given, and a private inbox prefix `_INBOX_<service>`, so replies to this
+ * service's requests (Secret values among them) arrive on subjects only its NATS user may subscribe to.
+ */
+export function natsConnectOptions(service: string, config: BaseConfig): NodeConnectionOptions {
+  const tls =
+    config.NATS_TLS_CA_FILE !== undefined || config.NATS_TLS_CERT_FILE !== undefined
+      ? {
+          ...(config.NATS_TLS_CA_FILE ? { caFile: config.NATS_TLS_CA_FILE } : {}),
+          ...(config.NATS_TLS_CERT_FILE ? { certFile: config.NATS_TLS_CERT_FILE } : {}),
+          ...(config.NATS_TLS_KEY_FILE ? { keyFile: config.NATS_TLS_KEY_FILE } : {}),
+        }
+      : undefined;
+  const auth = config.NATS_CREDS_FILE
+    ? { authenticator: credsAuthenticator(new Uint8Array(readFileSync(config.NATS_CREDS_FILE))) }
+    : config.NATS_NKEY_SEED_FILE
+      ? {
+          authenticator: nkeyAuthenticator(
+            new TextEncoder().encode(readFileSync(config.NATS_NKEY_SEED_FILE, 'utf8').trim()),
+          ),
+        }
+      : config.NATS_USER !== undefined
+        ? { user: config.NATS_USER, pass: config.NATS_PASSWORD ?? '' }
+        : {};
+  return {
+    servers: [...config.NATS_URL],
+    name: `rolepolicy-${service}`,
+    inboxPrefix: `_INBOX_${service}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    ...(tls ? { tls } : {}),
+    ...auth,
+  };
 }
 
 /** Closes what the runtime opened when Nest shuts down. */

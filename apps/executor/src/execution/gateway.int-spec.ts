@@ -15,6 +15,7 @@ import {
   resourceEventContract,
   type ConsumerDefinition,
   type ExecuteResultV1,
+  resourceSubject,
 } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import type { PolicyContent } from '@rolepolicy/policy';
@@ -145,7 +146,7 @@ describe('executor with the real k8s-gateway on the API emulator', () => {
       config,
       {
         resourceContract: { ...resourceEventContract, subject: `${root}.resource.>` },
-        resourceSubject: (kind, namespace, name) => `${root}.resource.${kind}.${namespace}.${name}`,
+        resourceSubject: (kind, namespace, name) => resourceSubject(kind, namespace, name, root),
         commandContract: { ...k8sCommandContract, subject: `${root}.k8s.cmd.>` },
         commandConsumer: consumer,
         deadLetterSubject: topology.deadLetterSubject,

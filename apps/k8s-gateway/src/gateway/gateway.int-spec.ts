@@ -14,6 +14,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
   JetStreamPublisher,
   SecretAccessClient,
+  RESOURCE_KINDS,
+  ResourceCache,
   decodePayload,
   ensureTopology,
   k8sCommandContract,
@@ -21,6 +23,10 @@ import {
   type ConsumerDefinition,
   type K8sCommandV1,
   type ResourceEventV1,
+  type ResourceKindToken,
+  parseResourceSubject,
+  resourceSubject,
+  deadLetterSubject,
 } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION, type Kind } from '@rolepolicy/kube';
 import { parseScramVerifier, scramSha256Verifier } from '@rolepolicy/policy';
@@ -120,7 +126,7 @@ function startGateway(namespace: string, identity: string): Gateway {
 
 function events(namespace: string, name: string): string[] {
   return seen
-    .filter((s) => s.subject.split('.').at(-2) === namespace && s.name === name)
+    .filter((s) => parseResourceSubject(s.subject, root)?.namespace === namespace && s.name === name)
     .map((s) => `${s.type}@${s.rv}`);
 }
 
@@ -176,10 +182,10 @@ beforeAll(async () => {
   });
   wiring = {
     resourceContract: { ...resourceEventContract, subject: `${root}.resource.>` },
-    resourceSubject: (kind, namespace, name) => `${root}.resource.${kind}.${namespace}.${name}`,
+    resourceSubject: (kind, namespace, name) => resourceSubject(kind, namespace, name, root),
     commandContract: { ...k8sCommandContract, subject: `${root}.k8s.cmd.>` },
     commandConsumer: consumer,
-    deadLetterSubject: (subject) => `${root}.deadletter.${subject}`,
+    deadLetterSubject: (subject) => deadLetterSubject(subject, root),
     backoff: { initialMs: 100, maxMs: 1_000 },
     secretReadSubject: `${root}.k8s.secret.read`,
     secretGenerateSubject: `${root}.k8s.secret.generate`,
@@ -280,7 +286,7 @@ test(
     }
     expect(events(ns, 'unrelated')).toEqual([]);
     expect(seen.find((s) => s.name === 'postgrespolicyplan')?.subject).toBe(
-      `${root}.resource.postgrespolicyplan.${ns}.postgrespolicyplan`,
+      resourceSubject('postgrespolicyplan', ns, 'postgrespolicyplan', root),
     );
 
     const before = events(ns, 'postgrespolicyplan').length;
@@ -905,6 +911,99 @@ test(
     expect(spy.text()).not.toContain(password);
     expect(spy.text()).not.toContain(verifier);
     expect(spy.text()).not.toContain(stored.data?.['password']);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'dotted, maximum-length and mixed names of every watched kind travel through the gateway into a ResourceCache',
+  async () => {
+    const ns = 'names';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    const longest = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
+    expect(longest).toHaveLength(253);
+    const names = ['app.prod', longest, '0.a-b.9z', 'plain'];
+    const connection = 'owner.cluster.credentials.postgresql.example.com';
+    const uids = new Map<string, string>();
+    const remember = (kind: ResourceKindToken, name: string, uid: string | undefined) =>
+      uids.set(`${kind}/${name}`, uid ?? '');
+
+    for (const kind of Object.keys(SPECS) as Kind[]) {
+      for (const name of names) {
+        const spec =
+          kind === 'PostgresPolicy'
+            ? { ...SPECS[kind], connection: { secretRef: { name: connection } } }
+            : SPECS[kind];
+        const created = await co.createNamespacedCustomObject({
+          ...coords(kind, ns),
+          body: { apiVersion: API_VERSION, kind, metadata: { name }, spec },
+        });
+        remember(kind.toLowerCase() as ResourceKindToken, name, created.metadata.uid);
+      }
+    }
+    // Secrets: one a policy names (the dotted connection Secret), the others owned by a policy; ConfigMaps
+    // owned by a plan. Unowned, unreferenced ones are not published.
+    const ownerOf = async (kind: Kind, name: string) => {
+      const o = await co.getNamespacedCustomObject({ ...coords(kind, ns), name });
+      return { apiVersion: API_VERSION, kind, name, uid: o.metadata.uid };
+    };
+    const policyOwner = await ownerOf('PostgresPolicy', 'app.prod');
+    const planOwner = await ownerOf('PostgresPolicyPlan', longest);
+    const referenced = await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: connection }, stringData: { DATABASE_URL: 'postgres://x@db/app' } },
+    });
+    remember('secret', connection, referenced.metadata?.uid);
+    for (const name of names) {
+      const secret = await core.createNamespacedSecret({
+        namespace: ns,
+        body: { metadata: { name, ownerReferences: [policyOwner] }, stringData: { password: 'p' } },
+      });
+      remember('secret', name, secret.metadata?.uid);
+      const cm = await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name, ownerReferences: [planOwner] }, data: { sql: 'select 1' } },
+      });
+      remember('configmap', name, cm.metadata?.uid);
+    }
+
+    const cache = await ResourceCache.start(nc, {
+      kinds: [...RESOURCE_KINDS],
+      stream: sandbox.stream('res'),
+      subjectRoot: root,
+      logger: quiet,
+    });
+    try {
+      await cache.ready;
+      const missing = () =>
+        [...uids].filter(([key, uid]) => {
+          const [kind, name] = key.split(/\/(.*)/s) as [ResourceKindToken, string];
+          const meta = cache.get(kind, ns, name)?.metadata as { uid?: string } | undefined;
+          return meta?.uid !== uid;
+        });
+      await eventually('every object in the cache under its own name', () => missing().length === 0);
+      expect(missing()).toEqual([]);
+      expect(uids.size).toBe(5 * names.length + 1 + 2 * names.length);
+
+      // On the bus the names are encoded, yet plain names stay readable and each subject decodes back.
+      const subjects = seen.filter((s) => parseResourceSubject(s.subject, root)?.namespace === ns);
+      expect(subjects.every((s) => parseResourceSubject(s.subject, root)?.name === s.name)).toBe(true);
+      expect(subjects.map((s) => s.subject)).toContain(resourceSubject('postgrespolicy', ns, 'plain', root));
+      expect(subjects.map((s) => s.subject)).toContain(
+        `${root}.resource.secret.${ns}.${connection.replaceAll('.', '~')}`,
+      );
+
+      // A delete of a dotted name reaches the cache too.
+      await co.deleteNamespacedCustomObject({ ...coords('PostgresPolicyCandidate', ns), name: 'app.prod' });
+      await eventually(
+        'the delete',
+        () => cache.get('postgrespolicycandidate', ns, 'app.prod') === undefined,
+      );
+      expect(cache.get('postgrespolicycandidate', ns, longest)).toBeDefined();
+    } finally {
+      await cache.stop();
+    }
   },
   TIMEOUT_MS,
 );

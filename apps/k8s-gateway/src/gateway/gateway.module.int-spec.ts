@@ -12,6 +12,8 @@ import {
   k8sCommandContract,
   resourceEventContract,
   type ConsumerDefinition,
+  resourceSubject,
+  deadLetterSubject,
 } from '@rolepolicy/contracts';
 import { startService } from '@rolepolicy/runtime';
 import {
@@ -76,10 +78,10 @@ test('the k8s-gateway service reads its variables, leads, publishes the watched 
     imports: [
       GatewayModule.forRoot({
         resourceContract: { ...resourceEventContract, subject: `${root}.resource.>` },
-        resourceSubject: (kind, namespace, name) => `${root}.resource.${kind}.${namespace}.${name}`,
+        resourceSubject: (kind, namespace, name) => resourceSubject(kind, namespace, name, root),
         commandContract: { ...k8sCommandContract, subject: `${root}.k8s.cmd.>` },
         commandConsumer: consumer,
-        deadLetterSubject: (subject) => `${root}.deadletter.${subject}`,
+        deadLetterSubject: (subject) => deadLetterSubject(subject, root),
       }),
     ],
   })
@@ -129,7 +131,7 @@ test('the k8s-gateway service reads its variables, leads, publishes the watched 
   expect(gateway.identity).toBe('svc-gateway');
   await eventually(
     'the policy on the bus',
-    () => subjects.includes(`${root}.resource.postgrespolicy.svc.orders`),
+    () => subjects.includes(resourceSubject('postgrespolicy', 'svc', 'orders', root)),
     20_000,
   );
 

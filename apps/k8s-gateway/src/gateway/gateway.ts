@@ -4,16 +4,17 @@
 import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type {
-  BackoffPolicy,
-  ConsumerDefinition,
-  JetStreamPublisher,
-  K8sCommandV1,
-  MessageContract,
-  OutcomeObserver,
-  ResourceEventV1,
-  ResourceKindToken,
-  SecretResponder,
+import {
+  encodePayload,
+  type BackoffPolicy,
+  type ConsumerDefinition,
+  type JetStreamPublisher,
+  type K8sCommandV1,
+  type MessageContract,
+  type OutcomeObserver,
+  type ResourceEventV1,
+  type ResourceKindToken,
+  type SecretResponder,
 } from '@rolepolicy/contracts';
 import { serveSecretAccess } from '@rolepolicy/contracts';
 import { CommandApplier } from './command-apply.js';
@@ -25,6 +26,12 @@ import { ensureFingerprintKey } from './fingerprint-key.js';
 import { LeaderElector } from './leader-election.js';
 import { publishedForm } from './published-form.js';
 import { apiSecretStore } from './secret-store.js';
+import {
+  NOT_PUBLISHABLE_REASON,
+  isPayloadTooLarge,
+  notPublishableConditions,
+  notPublishableMessage,
+} from './not-publishable.js';
 
 /** Messaging wiring; production uses the spine's contracts and subjects, tests a sandbox's. */
 export type GatewayWiring = {
@@ -170,12 +177,60 @@ export class Gateway {
     // A change is published once even if a re-list sees it again; resyncs always go out.
     const msgId =
       reason === 'resync' ? undefined : `${meta.uid ?? ''}:${meta.resourceVersion ?? ''}:${payload.type}`;
-    await this.publisher.publish(
-      this.wiring.resourceContract,
-      this.wiring.resourceSubject(kind.token, meta.namespace, meta.name),
-      payload,
-      msgId,
-    );
+    const subject = this.wiring.resourceSubject(kind.token, meta.namespace, meta.name);
+    try {
+      await this.publisher.publish(this.wiring.resourceContract, subject, payload, msgId);
+    } catch (err) {
+      // Retrying cannot help an event larger than the server accepts: say so on the object instead.
+      if (!isPayloadTooLarge(err)) throw err;
+      if (payload.type === 'delete') {
+        // Readers need only the key of a deleted object (one may hold an earlier, smaller version).
+        const { name, namespace, uid, resourceVersion } = meta;
+        const slim = {
+          apiVersion: object.apiVersion ?? kind.apiVersion,
+          kind: object.kind ?? kind.kind,
+          metadata: { name, namespace, uid, resourceVersion },
+        };
+        await this.publisher.publish(
+          this.wiring.resourceContract,
+          subject,
+          { ...payload, object: slim as ResourceEventV1['object'] },
+          msgId,
+        );
+        return;
+      }
+      await this.notPublishable(change, encodePayload(this.wiring.resourceContract, payload).length);
+    }
+  }
+
+  /** Warns, and on rolepolicy.io kinds sets `Ready=False` reason `NotPublishable` (once, not per event). */
+  private async notPublishable(change: ResourceChange, bytes: number): Promise<void> {
+    const { object, kind } = change;
+    const meta = object.metadata ?? {};
+    const where = `${kind.kind} ${meta.namespace}/${meta.name}`;
+    const message = notPublishableMessage(bytes, this.nats.info?.max_payload);
+    this.log.warn(`${where} not published: ${message}`);
+    if (kind.filtered || change.reason === 'delete' || !meta.namespace || !meta.name) return;
+    const conditions = notPublishableConditions(kind.kind, object, message, new Date().toISOString());
+    if (!conditions) return;
+    const outcome = await new CommandApplier(this.kc, this.config.CONFLICT_RETRIES).apply({
+      v: 1,
+      command: 'patch-status',
+      target: {
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        namespace: meta.namespace,
+        name: meta.name,
+        ...(meta.uid ? { uid: meta.uid } : {}),
+      },
+      status: { conditions },
+      ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
+      idempotencyKey: `not-publishable:${meta.uid ?? ''}:${meta.resourceVersion ?? ''}`,
+    });
+    // A stale object is followed by its newer version, which comes through here again.
+    if (outcome.kind !== 'applied' && outcome.kind !== 'stale') {
+      this.log.warn(`could not set ${NOT_PUBLISHABLE_REASON} on ${where}: ${describeOutcome(outcome)}`);
+    }
   }
 
   /** Tells the sender's side through a Warning Event on the target (visible in kubectl describe). */

@@ -10,7 +10,7 @@ import {
   type PrivateNatsServer,
 } from '@rolepolicy/testing';
 import type { ResourceEventV1 } from '../messages/resource-event.js';
-import type { ResourceKindToken } from '../subjects.js';
+import { RESOURCE_KINDS, resourceSubject, type ResourceKindToken } from '../subjects.js';
 import { ResourceCache, type ResourceChange } from './resource-cache.js';
 
 /** Waits for `probe` to return something (bounds a hang; not a timing assertion). */
@@ -50,7 +50,7 @@ async function publish(
   name: string,
   payload: unknown,
 ): Promise<void> {
-  const subject = `${names.root}.resource.${kind}.${namespace}.${name}`;
+  const subject = resourceSubject(kind, namespace, name, names.root);
   const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
   await jetstream(nc).publish(subject, new TextEncoder().encode(body));
 }
@@ -238,6 +238,49 @@ describe('ResourceCache', () => {
     await publish(nc, names, 'configmap', 'team-q', 'noise', event('ConfigMap', 'team-q', 'noise', {}));
     await cache.sync(2_000);
     expect(dataOf(cache, 'secret', 'team-q', 'quiet')).toEqual({ k: 'dg==' });
+  });
+
+  it('keeps dotted, maximum-length and mixed names of every kind apart, and skips raw or malformed subjects', async () => {
+    const kinds = [...RESOURCE_KINDS];
+    const cache = await start(kinds);
+    await cache.ready;
+    const longest = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
+    // `app.prod` and `app~prod`-looking names must not collide; `app.prod` and `app-prod` neither.
+    const objectNames = [
+      'app.prod',
+      'app-prod',
+      longest,
+      'owner.cluster.credentials.postgresql.example.com',
+      'x',
+    ];
+    const ns = 'team-names';
+    for (const kind of kinds) {
+      for (const name of objectNames) {
+        await publish(nc, names, kind, ns, name, event(kind, ns, name, { name, kind }));
+      }
+    }
+    await cache.sync();
+    for (const kind of kinds) {
+      expect(
+        cache
+          .list(kind, ns)
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).toEqual([...objectNames].sort());
+      for (const name of objectNames) expect(dataOf(cache, kind, ns, name)).toEqual({ name, kind });
+    }
+    // A dotted name published raw (as before the encoding) has five name tokens, and a malformed escape
+    // decodes to nothing: both are skipped with a warning, never filed under a wrong name.
+    const js = jetstream(nc);
+    const body = new TextEncoder().encode(JSON.stringify(event('secret', ns, 'raw.dotted', {})));
+    await js.publish(`${names.root}.resource.secret.${ns}.raw.dotted`, body);
+    await js.publish(`${names.root}.resource.secret.${ns}.bad%ZZ`, body);
+    await cache.sync();
+    expect(cache.list('secret', ns)).toHaveLength(objectNames.length);
+    await cache.stop();
+    // Every cache following secrets warns; two distinct subjects were skipped.
+    const skipped = new Set(warnings.filter((w) => w.includes('unexpected subject') && w.includes(ns)));
+    expect([...skipped].map((w) => w.split('.').at(-1))).toEqual(['dotted', 'bad%ZZ']);
   });
 
   it('skips invalid payloads with a warning that carries no payload value, and keeps going', async () => {

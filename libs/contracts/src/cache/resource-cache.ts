@@ -12,7 +12,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
 import { decodePayload } from '../contract.js';
 import { resourceEventContract, type ResourceEventV1 } from '../messages/resource-event.js';
-import { SUBJECT_ROOT, type ResourceKindToken } from '../subjects.js';
+import { SUBJECT_ROOT, parseResourceSubject, type ResourceKindToken } from '../subjects.js';
 import { STREAMS } from '../topology.js';
 
 /** A Kubernetes object as published in a resource event (Secrets included: never log one). */
@@ -243,9 +243,8 @@ export class ResourceCache {
     rebuild: boolean,
     onCaughtUp: () => void,
   ): Promise<void> {
-    const prefix = `${this.options.subjectRoot}.resource.${kind}.`;
     const consumer = await jetstream(this.nc).consumers.get(this.options.stream, {
-      filter_subjects: `${prefix}>`,
+      filter_subjects: `${this.options.subjectRoot}.resource.${kind}.>`,
       deliver_policy: DeliverPolicy.LastPerSubject,
     });
     const generation = ++state.generation;
@@ -271,7 +270,7 @@ export class ResourceCache {
         for await (const msg of messages) {
           // A replaced consumer's buffered messages are older than what its successor delivers.
           if (state.generation !== generation) break;
-          const applied = this.apply(kind, prefix, msg);
+          const applied = this.apply(kind, msg);
           if (seen && applied) seen.add(applied);
           state.appliedSeq = msg.seq;
           state.appliedConsumer = msg.info.consumer;
@@ -307,13 +306,13 @@ export class ResourceCache {
   }
 
   /** Applies one event; invalid ones are skipped with a warning that names the subject only. */
-  private apply(kind: ResourceKindToken, prefix: string, msg: JsMsg): string | undefined {
-    const rest = msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length).split('.') : [];
-    const [namespace, name] = rest;
-    if (rest.length !== 2 || !namespace || !name) {
+  private apply(kind: ResourceKindToken, msg: JsMsg): string | undefined {
+    const parts = parseResourceSubject(msg.subject, this.options.subjectRoot);
+    if (!parts || parts.kind !== kind) {
       this.logger.warn(`resource cache skipped an event on unexpected subject ${msg.subject}`);
       return undefined;
     }
+    const { namespace, name } = parts;
     const decoded = decodePayload(resourceEventContract, msg.data);
     if (!decoded.ok) {
       this.logger.warn(`resource cache skipped an invalid event on ${msg.subject}: ${decoded.detail}`);

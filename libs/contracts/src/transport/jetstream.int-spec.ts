@@ -17,6 +17,7 @@ import {
   type WorkTopologyNames,
   type WorkV1,
 } from './test-support/work.js';
+import { deadLetterSubject } from '../subjects.js';
 
 @Module({})
 class EmptyModule {}
@@ -80,7 +81,7 @@ describe('JetStream transport between two Nest apps', () => {
     const shared = {
       topology: workTopology(names),
       contracts: [workContract(names.root)],
-      deadLetterSubject: (subject: string) => `${names.root}.deadletter.${subject}`,
+      deadLetterSubject: (subject: string) => deadLetterSubject(subject, names.root),
       backoff: { initialMs: 50, maxMs: 200 },
     };
     const envFor = async () => ({

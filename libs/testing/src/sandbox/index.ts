@@ -8,3 +8,4 @@ export * from './redis.js';
 export * from './nats-server.js';
 export * from './ts-child.js';
 export * from './tcp-proxy.js';
+export * from './nats-access.js';

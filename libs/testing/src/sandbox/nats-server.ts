@@ -10,6 +10,8 @@ import path from 'node:path';
 export type PrivateNatsServer = {
   readonly port: number;
   readonly url: string;
+  /** The JetStream storage directory (`-sd`). */
+  readonly storeDir: string;
   /** Stops the server (SIGTERM) and waits for the process to exit. */
   readonly stop: () => Promise<void>;
   /** Starts it again on the same port and storage directory. */
@@ -49,15 +51,33 @@ export async function waitForPort(port: number, timeoutMs = 10_000): Promise<voi
   }
 }
 
+/** Options of {@link startPrivateNatsServer}. */
+export type PrivateNatsServerOptions = {
+  /**
+   * A nats-server configuration file (`-c`), e.g. with users, permissions, TLS or `max_payload`. The
+   * command line still sets JetStream, the address, the port and the storage directory.
+   */
+  readonly configFile?: string;
+  /** Extra environment of the server process (a configuration may read `$VARIABLES`). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Extra command-line arguments, e.g. `['-l', logFile]`. */
+  readonly args?: readonly string[];
+};
+
 /** Starts `nats-server -js -p <port> -sd <tmpdir>` and waits for it to accept connections. */
-export async function startPrivateNatsServer(): Promise<PrivateNatsServer> {
+export async function startPrivateNatsServer(
+  options: PrivateNatsServerOptions = {},
+): Promise<PrivateNatsServer> {
   const port = await freePort();
   const storeDir = await mkdtemp(path.join(tmpdir(), 'rp-nats-'));
   let child: ChildProcess | undefined;
+  const config = [...(options.configFile ? ['-c', options.configFile] : []), ...(options.args ?? [])];
 
   const start = async (): Promise<void> => {
-    const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+    const args = [...config, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
+    const proc = spawn('nats-server', args, {
       stdio: 'ignore',
+      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
     });
     child = proc;
     const exitedEarly = new Promise<never>((_, reject) => {
@@ -81,6 +101,7 @@ export async function startPrivateNatsServer(): Promise<PrivateNatsServer> {
   return {
     port,
     url: `nats://127.0.0.1:${port}`,
+    storeDir,
     stop,
     start,
     dispose: async () => {

@@ -13,6 +13,7 @@ import {
   executeResultContract,
   k8sCommandContract,
   serveSecretAccess,
+  resourceSubject,
   type K8sCommandV1,
   type SecretStore,
   type StoredSecret,
@@ -135,7 +136,7 @@ export async function publishObject<
   type: 'upsert' | 'delete' = 'upsert',
 ): Promise<void> {
   const { name, namespace } = object.metadata;
-  const subject = `${names.root}.resource.${kind}.${namespace ?? ''}.${name}`;
+  const subject = resourceSubject(kind, namespace ?? '', name, names.root);
   let published: object = object;
   if (kind === 'secret') {
     // The API "has" the Secret; the stream gets its metadata, as from the gateway.

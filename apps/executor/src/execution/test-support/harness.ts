@@ -13,6 +13,7 @@ import {
   type ExecuteRequestV2,
   type ExecuteResultV1,
   type Topology,
+  deadLetterSubject,
 } from '@rolepolicy/contracts';
 import { inspect, openConnection, type ConnectionSpec } from '@rolepolicy/catalog';
 import type { PolicyContent } from '@rolepolicy/policy';
@@ -46,7 +47,7 @@ export function executorTopology(sandbox: NatsSandbox): ExecutorTopology {
     resultDurable: sandbox.durable('results'),
     requestSubject: `${root}.execute.request`,
     resultSubject: `${root}.execute.result`,
-    deadLetterSubject: (subject) => `${root}.deadletter.${subject}`,
+    deadLetterSubject: (subject) => deadLetterSubject(subject, root),
     topology: {
       streams: [
         {

@@ -3,6 +3,7 @@
 import { Module } from '@nestjs/common';
 import { baseEnvSpec, startService, type ServiceDefinition } from '@rolepolicy/runtime';
 import { workContract, workHandlerModule, workTopology, type WorkTopologyNames } from './work.js';
+import { deadLetterSubject } from '../../subjects.js';
 
 const names = JSON.parse(process.env['RP_TEST_WORK_NAMES'] ?? '{}') as WorkTopologyNames;
 const print = (line: object): void =>
@@ -22,7 +23,7 @@ await startService(replica, {
   env: { ...process.env, LOG_LEVEL: 'error' },
   topology: workTopology(names),
   contracts: [workContract(names.root)],
-  deadLetterSubject: (subject) => `${names.root}.deadletter.${subject}`,
+  deadLetterSubject: (subject) => deadLetterSubject(subject, names.root),
   imports: [workHandlerModule(names.root, (d) => print({ event: 'delivery', ...d }))],
 });
 print({ event: 'ready' });
