@@ -136,6 +136,7 @@ describe('executor with the real k8s-gateway on the API emulator', () => {
       LEASE_RETRY_MS: 250,
       RESYNC_INTERVAL_MS: 3_600_000,
       CONFLICT_RETRIES: 5,
+      CLUSTER_ID: '',
     };
     gateway = new Gateway(
       kubeConfigFrom(config),

@@ -16,10 +16,13 @@ import {
   decodePayload,
   ensureTopology,
   k8sCommandContract,
+  RESYNC_TOKEN,
   resourceEventContract,
+  resyncMarkerContract,
   type ConsumerDefinition,
   type K8sCommandV1,
   type ResourceEventV1,
+  type ResyncMarkerV1,
 } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION, type Kind } from '@rolepolicy/kube';
 import {
@@ -39,6 +42,7 @@ const API_VERSION = `${GROUP}/${VERSION}`;
 const TIMEOUT_MS = 60_000;
 
 type Seen = { readonly subject: string; readonly type: string; readonly name: string; readonly rv: string };
+type SeenMarker = { readonly subject: string; readonly marker: ResyncMarkerV1 };
 
 let emu: Emulator;
 let sandbox: NatsSandbox;
@@ -48,6 +52,7 @@ let root: string;
 let co: CustomObjectsApi;
 let core: CoreV1Api;
 let seen: Seen[] = [];
+let markers: SeenMarker[] = [];
 const gateways: Gateway[] = [];
 const quiet = process.env['RP_TEST_VERBOSE']
   ? { log: console.log, warn: console.warn, error: console.error }
@@ -104,6 +109,7 @@ function config(namespace: string, identity: string): GatewayConfig {
     LEASE_RETRY_MS: 250,
     RESYNC_INTERVAL_MS: 3_600_000,
     CONFLICT_RETRIES: 5,
+    CLUSTER_ID: '',
   };
 }
 
@@ -181,6 +187,12 @@ beforeAll(async () => {
   };
   nc.subscribe(`${root}.resource.>`, {
     callback: (_err, msg) => {
+      if (msg.subject.split('.').at(-2) === RESYNC_TOKEN) {
+        const marker = decodePayload({ ...resyncMarkerContract, subject: `${root}.resource.>` }, msg.data);
+        if (!marker.ok) throw new Error(marker.detail);
+        markers.push({ subject: msg.subject, marker: marker.value as ResyncMarkerV1 });
+        return;
+      }
       const decoded = decodePayload(wiring.resourceContract, msg.data);
       if (!decoded.ok) throw new Error(decoded.detail);
       const event = decoded.value as ResourceEventV1;
@@ -195,6 +207,7 @@ afterEach(async () => {
   emu.setHistoryLimit(10_000);
   await Promise.all(gateways.splice(0).map((g) => g.stop()));
   seen = [];
+  markers = [];
 });
 
 afterAll(async () => {
@@ -677,6 +690,96 @@ test(
     await eventually('leadership', () => gateway.isLeader());
     await eventually('the policy after the restarts', () => events(ns, 'early').length === 1);
     expect(failures).toBe(3);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'after each LIST and resync a marker per kind lists what the API has, with the cluster identity',
+  async () => {
+    const ns = 'markers';
+    const kept = await create('PostgresPolicy', ns, 'kept');
+    const gone = await create('PostgresPolicy', ns, 'gone');
+    const clusterId = (await core.readNamespace({ name: 'kube-system' })).metadata?.uid;
+    const gateway = startGateway(ns, 'gw-m');
+    await eventually('leadership', () => gateway.isLeader());
+    const policyMarkers = () => markers.filter((m) => m.marker.kind === 'postgrespolicy');
+    await eventually('the first policy marker', () => policyMarkers().length >= 1);
+    const first = policyMarkers()[0]!;
+    expect(first.subject).toBe(`${root}.resource.postgrespolicy.${RESYNC_TOKEN}.0`);
+    expect(first.marker).toMatchObject({ clusterId, namespace: ns, chunk: 0, chunks: 1 });
+    expect(first.marker.objects.map((o) => o.uid).sort()).toEqual(
+      [kept.metadata.uid, gone.metadata.uid].sort(),
+    );
+    // Every kind gets one, the empty ones too (they tell a consumer to drop everything of that kind).
+    await eventually('a marker of every kind', () => new Set(markers.map((m) => m.marker.kind)).size === 7);
+
+    await co.deleteNamespacedCustomObject({ ...coords('PostgresPolicy', ns), name: 'gone' });
+    await eventually('the delete', () => events(ns, 'gone').some((e) => e.startsWith('delete@')));
+    await gateway.resync();
+    const last = policyMarkers().at(-1)!.marker;
+    expect(last.objects).toEqual([
+      { uid: kept.metadata.uid, resourceVersion: kept.metadata.resourceVersion },
+    ]);
+    expect(last.resyncId).not.toBe(first.marker.resyncId);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'commands about objects the API does not have are refused without an API call or an Event',
+  async () => {
+    const ns = 'absent';
+    const policy = await create('PostgresPolicy', ns, 'real');
+    const gateway = startGateway(ns, 'gw-x');
+    await eventually('leadership', () => gateway.isLeader());
+    await eventually('the policy event', () => events(ns, 'real').length >= 1);
+    const requests: string[] = [];
+    emu.setRequestHook(({ method, path }) => void requests.push(`${method} ${path}`));
+    const target = { apiVersion: API_VERSION, kind: 'PostgresPolicy', namespace: ns };
+    // A status write for a policy of an older API (same name, other uid), and a plan owned by it.
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target: { ...target, name: 'real', uid: 'uid-of-an-older-api' },
+      status: { observed_generation: 1 },
+      idempotencyKey: 'absent-1',
+    });
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: { ...target, kind: 'PostgresPolicyPlan', name: 'ghost-plan' },
+      object: {
+        metadata: {
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: 'PostgresPolicy',
+              name: 'ghost',
+              uid: 'ghost-uid',
+              controller: true,
+            },
+          ],
+        },
+        spec: SPECS.PostgresPolicyPlan,
+      },
+      idempotencyKey: 'absent-2',
+    });
+    // Then one for the real policy: once it is written, the two before it have been handled.
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target: { ...target, name: 'real', uid: policy.metadata.uid },
+      status: { observed_generation: 1 },
+      idempotencyKey: 'absent-3',
+    });
+    await eventually('the real status write', () =>
+      requests.some((r) => r.startsWith('PUT') && r.includes('/real/status')),
+    );
+    expect(requests.filter((r) => r.includes('ghost') || r.includes('/events'))).toEqual([]);
+    expect(requests.filter((r) => r.startsWith('PUT'))).toHaveLength(1);
+    const plans = await co.listNamespacedCustomObject(coords('PostgresPolicyPlan', ns));
+    expect(plans.items).toEqual([]);
   },
   TIMEOUT_MS,
 );

@@ -1,5 +1,7 @@
 // One k8s-gateway replica: elects a leader over a Lease; while leading it runs the informers (publishing
-// every object's full state on its resource subject) and the command consumer. Standbys stay idle.
+// every object's full state on its resource subject, and a resync marker per kind after each LIST) and the
+// command consumer. Standbys stay idle.
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -12,12 +14,14 @@ import type {
   OutcomeObserver,
   ResourceEventV1,
   ResourceKindToken,
+  ResyncMarkerV1,
 } from '@rolepolicy/contracts';
+import { RESYNC_TOKEN, chunkListed, resyncMarkerContract } from '@rolepolicy/contracts';
 import { CommandApplier } from './command-apply.js';
 import { CommandConsumer } from './command-consumer.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
 import type { GatewayConfig } from './gateway-config.js';
-import { InformerSet, type ResourceChange } from './informer-set.js';
+import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
 import { LeaderElector } from './leader-election.js';
 
 /** Messaging wiring; production uses the spine's contracts and subjects, tests a sandbox's. */
@@ -37,6 +41,15 @@ export type GatewayLog = {
   error(message: string): void;
 };
 
+/** NATS's default max_payload, used when the server did not say. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+/** True for a publish failure that sending again cannot fix. */
+function permanentPublishFailure(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /max.?payload|cannot be used as a subject token|outside contract|schema/i.test(message);
+}
+
 /** Builds the KubeConfig from KUBECONFIG, or in-cluster / ~/.kube/config when empty. */
 export function kubeConfigFrom(config: Pick<GatewayConfig, 'KUBECONFIG'>): KubeConfig {
   const kc = new KubeConfig();
@@ -50,6 +63,10 @@ export class Gateway {
   private readonly elector: LeaderElector;
   private informers: InformerSet | undefined;
   private consumer: CommandConsumer | undefined;
+  private clusterId: string | undefined;
+  private watchingStatus = false;
+  /** Outcomes of commands refused because the API does not have their target (no Event is written). */
+  private readonly absentTargets = new WeakSet<CommandOutcome>();
   /** The identity written to the Lease. */
   readonly identity: string;
 
@@ -90,18 +107,62 @@ export class Gateway {
     return this.elector.isLeader();
   }
 
-  /** Republishes every watched object now (also runs on the resync timer). */
+  /** Republishes every watched object now, then the markers (also runs on the resync timer). */
   async resync(): Promise<void> {
     await this.informers?.resync();
   }
 
+  /** Resolves once every queued change and marker is published (or given up on). */
+  async idle(): Promise<void> {
+    await this.informers?.idle();
+  }
+
+  /**
+   * The cluster identity on the markers: CLUSTER_ID, else the uid of the kube-system namespace (read once
+   * per leader term; a failure fails the marker, which the informer queue retries).
+   */
+  private async readClusterId(): Promise<string> {
+    if (this.config.CLUSTER_ID) return this.config.CLUSTER_ID;
+    if (this.clusterId !== undefined) return this.clusterId;
+    try {
+      const ns = await this.kc.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
+      if (!ns.metadata?.uid) throw new Error('the kube-system namespace has no uid');
+      this.clusterId = ns.metadata.uid;
+      return this.clusterId;
+    } catch (err) {
+      throw new Error(
+        `cannot read the cluster identity (set CLUSTER_ID or allow get on namespaces): ${String(err).split('\n')[0]}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /** After NATS comes back, sends what the outage kept from going out (within seconds, not a resync). */
+  private async watchNatsStatus(): Promise<void> {
+    if (this.watchingStatus) return;
+    this.watchingStatus = true;
+    try {
+      for await (const status of this.nats.status()) {
+        if (status.type === 'reconnect') this.informers?.republishUnsent();
+      }
+    } catch {
+      // The connection closed: nothing more to watch.
+    } finally {
+      this.watchingStatus = false;
+    }
+  }
+
   private async lead(): Promise<void> {
     const namespace = this.config.WATCH_NAMESPACE || undefined;
+    this.clusterId = undefined;
+    void this.watchNatsStatus();
     this.informers = new InformerSet(this.kc, {
       namespace,
       resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
       restartBackoff: this.wiring.backoff,
       sink: (change) => this.publish(change),
+      markerSink: (listing) => this.publishMarker(listing),
+      permanent: permanentPublishFailure,
       log: this.log,
     });
     await this.informers.start();
@@ -111,7 +172,7 @@ export class Gateway {
       contract: this.wiring.commandContract,
       deadLetterSubject: this.wiring.deadLetterSubject,
       backoff: this.wiring.backoff,
-      apply: (command) => applier.apply(command),
+      apply: async (command) => this.absentTarget(command) ?? (await applier.apply(command)),
       report: (command, outcome) => this.report(command, outcome),
       log: this.log,
       ...(this.observe ? { observe: this.observe } : {}),
@@ -144,13 +205,87 @@ export class Gateway {
       this.wiring.resourceSubject(kind.token, meta.namespace, meta.name),
       payload,
       msgId,
+      { retry: false }, // the informer queue retries, holding only the latest state per object
     );
+  }
+
+  /** Publishes a kind's resync marker, in chunks that fit the server's max payload. */
+  private async publishMarker(listing: KindListing): Promise<void> {
+    const clusterId = await this.readClusterId();
+    const root = this.wiring.resourceContract.subject.replace(/\.>$/, '');
+    const contract = { ...resyncMarkerContract, subject: this.wiring.resourceContract.subject };
+    const chunks = chunkListed(listing.objects, this.nats.info?.max_payload ?? DEFAULT_MAX_PAYLOAD);
+    const resyncId = randomUUID();
+    const namespace = this.config.WATCH_NAMESPACE || undefined;
+    for (const [chunk, objects] of chunks.entries()) {
+      const marker: ResyncMarkerV1 = {
+        v: 1,
+        kind: listing.kind.token,
+        clusterId,
+        resyncId,
+        ...(namespace ? { namespace } : {}),
+        ...(listing.listResourceVersion ? { listResourceVersion: listing.listResourceVersion } : {}),
+        chunk,
+        chunks: chunks.length,
+        objects: [...objects],
+        observedAt: new Date().toISOString(),
+      };
+      const subject = `${root}.${listing.kind.token}.${RESYNC_TOKEN}.${chunk}`;
+      await this.publisher.publish(contract, subject, marker, undefined, { retry: false });
+    }
+  }
+
+  /**
+   * Refuses, without calling the API, a command about an object the API does not have: its target (by
+   * uid) or, for a create, the owner it names. Such commands come from a view older than the API's (a
+   * restore, a new cluster, a delete while the gateway was away) and must not write anything.
+   */
+  private absentTarget(command: K8sCommandV1): CommandOutcome | undefined {
+    const informers = this.informers;
+    if (informers === undefined) return undefined;
+    const { target } = command;
+    const missing = (kind: string, name: string, uid: string | undefined): boolean =>
+      uid !== undefined && informers.has(kind, target.namespace, name, uid) === false;
+    let outcome: CommandOutcome | undefined;
+    if (command.command === 'delete-resource') {
+      if (missing(target.kind, target.name, target.uid))
+        outcome = { kind: 'applied', resourceVersion: undefined };
+    } else if (command.command === 'patch-status') {
+      if (missing(target.kind, target.name, target.uid)) {
+        outcome = {
+          kind: 'rejected',
+          code: 404,
+          reason: 'NotFound',
+          message: `the API has no ${target.kind} ${target.namespace}/${target.name} with uid ${target.uid}`,
+        };
+      }
+    } else {
+      const metadata = (command.object['metadata'] ?? {}) as { ownerReferences?: unknown };
+      const owners = Array.isArray(metadata.ownerReferences) ? metadata.ownerReferences : [];
+      const gone = owners.find(
+        (o: { controller?: boolean; kind?: string; name?: string; uid?: string }) =>
+          o.controller === true &&
+          o.kind !== undefined &&
+          o.name !== undefined &&
+          missing(o.kind, o.name, o.uid),
+      ) as { kind: string; name: string } | undefined;
+      if (gone !== undefined) {
+        outcome = {
+          kind: 'rejected',
+          code: 404,
+          reason: 'NotFound',
+          message: `the owner ${gone.kind} ${target.namespace}/${gone.name} is not in the API any more`,
+        };
+      }
+    }
+    if (outcome !== undefined) this.absentTargets.add(outcome);
+    return outcome;
   }
 
   /** Tells the sender's side through a Warning Event on the target (visible in kubectl describe). */
   private async report(command: K8sCommandV1, outcome: CommandOutcome): Promise<void> {
     const target = command.target;
-    if (target.kind === 'Event') return;
+    if (target.kind === 'Event' || this.absentTargets.has(outcome)) return;
     const event = {
       metadata: { generateName: `${target.name}.` },
       involvedObject: {

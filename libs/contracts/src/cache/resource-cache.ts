@@ -1,5 +1,6 @@
 // ResourceCache: the latest object per (kind, namespace, name) as the k8s-gateway published it, read from
 // RP_RESOURCES with one ordered (ephemeral) consumer per kind, LastPerSubject first, then every new event.
+// Resync markers on the same stream drop whatever the API no longer has (ADR 0005).
 import {
   DeliverPolicy,
   jetstream,
@@ -12,7 +13,15 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
 import { decodePayload } from '../contract.js';
 import { resourceEventContract, type ResourceEventV1 } from '../messages/resource-event.js';
-import { SUBJECT_ROOT, type ResourceKindToken } from '../subjects.js';
+import { resyncMarkerContract, type ResyncMarkerV1 } from '../messages/resync-marker.js';
+import { RESYNC_TOKEN, SUBJECT_ROOT, type ResourceKindToken } from '../subjects.js';
+import {
+  applyMarker,
+  collectChunk,
+  olderThanMarker,
+  type CompleteMarker,
+  type MarkerAssembly,
+} from './resync.js';
 import { STREAMS } from '../topology.js';
 
 /** A Kubernetes object as published in a resource event (Secrets included: never log one). */
@@ -54,6 +63,17 @@ type Followed = {
   appliedDelivery: number;
   /** Bumped on every (re)subscription, so only the current consumer's end triggers a resubscribe. */
   generation: number;
+  /** Chunks of the resync marker being received. */
+  marker: MarkerAssembly | undefined;
+  /** Uids the last complete marker dropped: a late event about one of them is older than the marker. */
+  dropped: ReadonlySet<string>;
+  /** The last complete marker, against which later events are checked for being older. */
+  lastMarker: CompleteMarker | undefined;
+  /**
+   * Upserts that looked older than the last marker, by key. Most are stale; but a new API's objects can
+   * carry lower resourceVersions than the old API's marker, so the next marker applies those it lists.
+   */
+  held: Map<string, CachedObject>;
 };
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -81,6 +101,7 @@ export class ResourceCache {
   private readonly stops: (() => Promise<void>)[] = [];
   private readonly followed = new Map<ResourceKindToken, Followed>();
   private stopped = false;
+  private cluster: string | undefined;
 
   /** Resolves once every kind has delivered what the stream held when the cache started. */
   readonly ready: Promise<void>;
@@ -144,6 +165,11 @@ export class ResourceCache {
   list(kind: ResourceKindToken, namespace?: string): readonly CachedObject[] {
     const all = [...(this.objects.get(kind)?.values() ?? [])];
     return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  /** Identity of the API the last complete resync marker came from (undefined before the first). */
+  get clusterId(): string | undefined {
+    return this.cluster;
   }
 
   /** Calls `listener` after every applied change; returns the unsubscribe function. */
@@ -219,6 +245,10 @@ export class ResourceCache {
       appliedConsumer: '',
       appliedDelivery: 0,
       generation: 0,
+      marker: undefined,
+      dropped: new Set(),
+      lastMarker: undefined,
+      held: new Map(),
     };
     this.followed.set(kind, state);
     let caughtUp = false;
@@ -309,6 +339,10 @@ export class ResourceCache {
   /** Applies one event; invalid ones are skipped with a warning that names the subject only. */
   private apply(kind: ResourceKindToken, prefix: string, msg: JsMsg): string | undefined {
     const rest = msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length).split('.') : [];
+    if (rest[0] === RESYNC_TOKEN) {
+      this.applyMarkerChunk(kind, msg);
+      return undefined;
+    }
     const [namespace, name] = rest;
     if (rest.length !== 2 || !namespace || !name) {
       this.logger.warn(`resource cache skipped an event on unexpected subject ${msg.subject}`);
@@ -321,6 +355,13 @@ export class ResourceCache {
     }
     const event = decoded.value;
     const byName = this.objects.get(kind)!;
+    const state = this.followed.get(kind);
+    if (event.type === 'upsert' && this.stale(kind, event.object.metadata)) {
+      // Older than the last marker, which did not list it (e.g. a publish held up past a re-list).
+      state?.held.set(key(namespace, name), event.object);
+      return key(namespace, name);
+    }
+    state?.held.delete(key(namespace, name));
     if (event.type === 'delete') {
       byName.delete(key(namespace, name));
     } else {
@@ -332,6 +373,52 @@ export class ResourceCache {
         : { type: 'upsert', kind, namespace, name, object: event.object };
     this.notify(change);
     return key(namespace, name);
+  }
+
+  /** True when an upsert is about an object the last marker dropped, or is older than that marker. */
+  private stale(kind: ResourceKindToken, metadata: object): boolean {
+    const state = this.followed.get(kind);
+    const meta = metadata as { uid?: unknown; resourceVersion?: unknown; namespace?: unknown };
+    if (state === undefined || state.lastMarker === undefined) return false;
+    if (typeof meta.uid === 'string' && state.dropped.has(meta.uid)) return true;
+    return olderThanMarker(state.lastMarker, meta);
+  }
+
+  /** Collects one chunk of a kind's resync marker; a complete marker drops what the API no longer has. */
+  private applyMarkerChunk(kind: ResourceKindToken, msg: JsMsg): void {
+    const decoded = decodePayload(resyncMarkerContract, msg.data);
+    if (!decoded.ok || decoded.value.kind !== kind) {
+      const detail = decoded.ok ? `it is for ${decoded.value.kind}` : decoded.detail;
+      this.logger.warn(`resource cache skipped an invalid resync marker on ${msg.subject}: ${detail}`);
+      return;
+    }
+    const state = this.followed.get(kind)!;
+    const collected = collectChunk(state.marker, decoded.value as ResyncMarkerV1);
+    state.marker = collected.assembly;
+    if (collected.complete === undefined) return;
+    const marker = collected.complete;
+    if (this.cluster !== undefined && this.cluster !== marker.clusterId) {
+      this.logger.log(`resource cache: ${kind} now comes from another API; dropping what the old one had`);
+    }
+    this.cluster = marker.clusterId;
+    const byName = this.objects.get(kind)!;
+    const verdict = applyMarker(byName, marker);
+    state.dropped = verdict.droppedUids;
+    state.lastMarker = marker;
+    const held = [...state.held];
+    state.held.clear();
+    for (const k of verdict.dropped) {
+      const object = byName.get(k)!;
+      byName.delete(k);
+      this.notify({ type: 'delete', kind, namespace: object.metadata.namespace, name: object.metadata.name });
+    }
+    for (const [k, object] of held) {
+      const uid = (object.metadata as { uid?: unknown }).uid;
+      if (typeof uid !== 'string' || !marker.listed.has(uid)) continue;
+      byName.set(k, object);
+      const { namespace, name } = object.metadata;
+      this.notify({ type: 'upsert', kind, namespace, name, object });
+    }
   }
 
   private notify(change: ResourceChange): void {
