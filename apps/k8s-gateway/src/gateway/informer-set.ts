@@ -164,13 +164,16 @@ export class InformerSet {
           this.emit(r.kind, 'update', object);
       }
     }
-    for (const [key, { kind }] of this.published) {
+    for (const [key, { kind, version }] of this.published) {
       if (live.has(key) || this.pending.has(key)) continue;
       const [namespace = '', name = ''] = key.slice(kind.token.length + 1).split('/');
+      // Still in the API, only no longer referenced (a Secret): not a delete.
+      if (this.running.find((r) => r.kind === kind)?.informer.get(name, namespace)) continue;
       this.emit(kind, 'delete', {
         apiVersion: kind.apiVersion,
         kind: kind.kind,
-        metadata: { namespace, name },
+        // The uid keeps the tombstone's message id (uid:resourceVersion:delete) apart from other objects'.
+        metadata: { namespace, name, uid: version.split(':')[0] ?? '' },
       });
     }
     for (const r of this.running) this.enqueueMarker(r.kind);

@@ -153,7 +153,32 @@ export class ResourceCache {
       await cache.stop();
       throw error;
     }
+    void cache.followReconnects();
     return cache;
+  }
+
+  /**
+   * After the connection comes back, follows every kind again from the last message per subject. An
+   * ordered consumer would notice the lost server-side consumer only after missed heartbeats (up to the
+   * pull expiry, 30 s), and the work waiting on those events should resume within seconds.
+   */
+  private async followReconnects(): Promise<void> {
+    try {
+      for await (const status of this.nc.status()) {
+        if (this.stopped) return;
+        if (status.type !== 'reconnect') continue;
+        for (const [kind, state] of this.followed) {
+          // Bumped first, so the replaced loop ends without scheduling a resubscribe of its own.
+          state.generation += 1;
+          void state.messages?.close().catch(() => undefined);
+          this.subscribe(kind, state, true, () => undefined).catch(() =>
+            this.resubscribe(kind, state, 1_000),
+          );
+        }
+      }
+    } catch {
+      // The connection closed: nothing more to follow.
+    }
   }
 
   /** The latest object of that kind, namespace and name, or undefined when absent or deleted. */
