@@ -6,6 +6,8 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { ResourceCache } from '@rolepolicy/contracts';
 import { generatedSecretName } from '@rolepolicy/kube';
 import { scramSha256Verifier } from '@rolepolicy/policy';
 import { sleep, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
@@ -78,6 +80,22 @@ async function generatedPasswordApplied(policy: string, role: string) {
   );
 }
 
+/** Policy names a consumer following RP_RESOURCES sees once it is current (what the planner starts from). */
+async function policiesOnTheStream(): Promise<string[]> {
+  const nc = await connect({ servers: stack.nats.url });
+  const cache = await ResourceCache.start(nc, { kinds: ['postgrespolicy'] });
+  try {
+    await cache.ready;
+    return cache
+      .list('postgrespolicy', stack.namespace)
+      .map((o) => o.metadata.name)
+      .sort();
+  } finally {
+    await cache.stop();
+    await nc.close();
+  }
+}
+
 const spec = (role: string, password?: boolean) => ({
   connection: db.connection,
   mode: 'apply' as const,
@@ -121,6 +139,7 @@ test('restarted against a new, empty API: nothing is written for the old objects
   // The planner had the old `ghost` from the stream until the gateway's markers; none of it reached the API.
   await sleep(2_000);
   expect(ghostRequests).toEqual([]);
+  expect(await policiesOnTheStream()).toEqual(['recreated']);
   expect(await stack.resources.policy('ghost')).toBeUndefined();
   expect(await stack.resources.plans('ghost')).toEqual([]);
 }, 150_000);
@@ -146,4 +165,6 @@ test('policy and generated Secret deleted with kubectl while the gateway is away
   expect(await passwordMatches(appRole, before.password)).toBe(false);
   await sleep(2_000);
   expect(forgottenRequests).toEqual([]);
+  // The gateway never saw the delete; its first LIST's marker is what drops the policy.
+  expect(await policiesOnTheStream()).not.toContain('forgotten');
 }, 150_000);
