@@ -1,5 +1,5 @@
 // End to end, informer semantics across restarts (ADR 0005): the stack restarted against a new, empty API
-// and the same NATS writes nothing for the old API's objects, and a policy recreated with a generated
+// and the same NATS neither acts on nor writes for the old API's objects, and a policy recreated with a generated
 // password gets a new Secret that sets the role's password; with the gateway away, a policy and a
 // generated Secret deleted with kubectl are forgotten and regenerated as soon as the gateway lists again.
 import { execFile } from 'node:child_process';
@@ -80,6 +80,20 @@ async function generatedPasswordApplied(policy: string, role: string) {
   );
 }
 
+/** Records the commands for the gateway (`rp.k8s.cmd.>`) whose target names `name`, from now on. */
+async function commandsNaming(name: string): Promise<{ seen: string[]; stop: () => Promise<void> }> {
+  const nc = await connect({ servers: stack.nats.url });
+  const seen: string[] = [];
+  nc.subscribe('rp.k8s.cmd.>', {
+    callback: (_err, msg) => {
+      const command = msg.json<{ command: string; target: { name: string } }>();
+      if (command.target.name === name) seen.push(command.command);
+    },
+  });
+  await nc.flush();
+  return { seen, stop: () => nc.close() };
+}
+
 /** Policy names a consumer following RP_RESOURCES sees once it is current (what the planner starts from). */
 async function policiesOnTheStream(): Promise<string[]> {
   const nc = await connect({ servers: stack.nats.url });
@@ -122,6 +136,7 @@ test('restarted against a new, empty API: nothing is written for the old objects
 
   await stack.replaceApi();
   const ghostRequests = requestsNaming('ghost');
+  const ghostCommands = await commandsNaming('ghost');
   await stack.startServices();
   await stack.waitReady();
   await stack.resources.createPolicy('recreated', spec(appRole, true));
@@ -139,6 +154,9 @@ test('restarted against a new, empty API: nothing is written for the old objects
   // The planner had the old `ghost` from the stream until the gateway's markers; none of it reached the API.
   await sleep(2_000);
   expect(ghostRequests).toEqual([]);
+  // Nor did the planner act on it: it asked the gateway for fresh markers before its first pass.
+  await ghostCommands.stop();
+  expect(ghostCommands.seen).toEqual([]);
   expect(await policiesOnTheStream()).toEqual(['recreated']);
   expect(await stack.resources.policy('ghost')).toBeUndefined();
   expect(await stack.resources.plans('ghost')).toEqual([]);

@@ -8,6 +8,7 @@ export * from './ensure-topology.js';
 export * from './messages/common.js';
 export * from './messages/resource-event.js';
 export * from './messages/resync-marker.js';
+export * from './messages/resync-request.js';
 export * from './messages/k8s-command.js';
 export * from './messages/inspect-request.js';
 export * from './messages/inspect-reply.js';

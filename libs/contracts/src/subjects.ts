@@ -30,6 +30,8 @@ export const SUBJECTS = {
   resourceAll: 'rp.resource.>',
   /** Resync markers: `rp.resource.<kind>._resync.<chunk>` (ADR 0005). */
   resyncMarkerAll: 'rp.resource.*._resync.*',
+  /** Ask the leading k8s-gateway for fresh resync markers (core NATS request/reply, ADR 0005). */
+  resyncRequest: 'rp.k8s.resync',
   /** Every command to the k8s-gateway: `rp.k8s.cmd.<command>`. */
   k8sCommandAll: 'rp.k8s.cmd.>',
   /** Planner asks the inspector for a catalog snapshot (core NATS request/reply). */

@@ -13,6 +13,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
   JetStreamPublisher,
+  ResourceCache,
   decodePayload,
   ensureTopology,
   k8sCommandContract,
@@ -147,7 +148,9 @@ beforeAll(async () => {
     stream: sandbox.stream('cmd'),
     durable: sandbox.durable('gateway'),
     filterSubject: `${root}.k8s.cmd.>`,
-    ackWaitMs: 30_000,
+    // Short: a stopped gateway's last pull request stays open on the server and may take the next command;
+    // it is redelivered to the current leader after the ack wait.
+    ackWaitMs: 3_000,
     maxDeliver: 5,
     maxAckPending: 16,
   };
@@ -780,6 +783,50 @@ test(
     expect(requests.filter((r) => r.startsWith('PUT'))).toHaveLength(1);
     const plans = await co.listNamespacedCustomObject(coords('PostgresPolicyPlan', ns));
     expect(plans.items).toEqual([]);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a resync request gets fresh markers: a cache asking before it acts drops what the API no longer has',
+  async () => {
+    const ns = 'refresh';
+    const real = await create('PostgresPolicy', ns, 'real');
+    const gateway = startGateway(ns, 'gw-r');
+    await eventually('leadership', () => gateway.isLeader());
+    const cache = await ResourceCache.start(nc, {
+      kinds: ['postgrespolicy'],
+      stream: sandbox.stream('res'),
+      subjectRoot: root,
+      logger: { warn: () => undefined, log: () => undefined },
+    });
+    try {
+      await cache.ready;
+      await eventually('the real policy', () => cache.get('postgrespolicy', ns, 'real'));
+      // An object the API does not have, newer than every marker so far (as a stale writer could leave it).
+      const ghost: ResourceEventV1 = {
+        v: 1,
+        type: 'upsert',
+        object: {
+          apiVersion: API_VERSION,
+          kind: 'PostgresPolicy',
+          metadata: { name: 'ghost', namespace: ns, uid: 'ghost-uid', resourceVersion: '999999999' },
+        } as ResourceEventV1['object'],
+        observedAt: new Date().toISOString(),
+      };
+      await new JetStreamPublisher(nc).publish(
+        wiring.resourceContract,
+        `${root}.resource.postgrespolicy.${ns}.ghost`,
+        ghost,
+      );
+      await eventually('the ghost in the view', () => cache.get('postgrespolicy', ns, 'ghost'));
+
+      expect(await cache.refresh()).toEqual(['postgrespolicy']);
+      expect(cache.list('postgrespolicy', ns).map((o) => o.metadata.name)).toEqual(['real']);
+      expect(cache.get('postgrespolicy', ns, 'real')?.metadata).toMatchObject({ uid: real.metadata.uid });
+    } finally {
+      await cache.stop();
+    }
   },
   TIMEOUT_MS,
 );

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type {
   BackoffPolicy,
   ConsumerDefinition,
@@ -16,7 +16,15 @@ import type {
   ResourceKindToken,
   ResyncMarkerV1,
 } from '@rolepolicy/contracts';
-import { RESYNC_TOKEN, chunkListed, resyncMarkerContract } from '@rolepolicy/contracts';
+import {
+  RESYNC_TOKEN,
+  chunkListed,
+  decodePayload,
+  encodePayload,
+  resyncMarkerContract,
+  resyncReplyContract,
+  resyncRequestContract,
+} from '@rolepolicy/contracts';
 import { CommandApplier } from './command-apply.js';
 import { CommandConsumer } from './command-consumer.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
@@ -65,6 +73,7 @@ export class Gateway {
   private consumer: CommandConsumer | undefined;
   private clusterId: string | undefined;
   private watchingStatus = false;
+  private resyncResponder: Subscription | undefined;
   /** Outcomes of commands refused because the API does not have their target (no Event is written). */
   private readonly absentTargets = new WeakSet<CommandOutcome>();
   /** The identity written to the Lease. */
@@ -166,6 +175,9 @@ export class Gateway {
       log: this.log,
     });
     await this.informers.start();
+    this.resyncResponder = this.nats.subscribe(this.resyncRequestSubject(), {
+      callback: (_err, msg) => void this.answerResync(msg),
+    });
     const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,
@@ -181,6 +193,8 @@ export class Gateway {
   }
 
   private async follow(): Promise<void> {
+    this.resyncResponder?.unsubscribe();
+    this.resyncResponder = undefined;
     await this.consumer?.stop();
     await this.informers?.stop();
     this.consumer = undefined;
@@ -206,6 +220,28 @@ export class Gateway {
       payload,
       msgId,
       { retry: false }, // the informer queue retries, holding only the latest state per object
+    );
+  }
+
+  /** `<root>.k8s.resync`, beside the resource subjects' root (sandboxes use their own). */
+  private resyncRequestSubject(): string {
+    return `${this.wiring.resourceContract.subject.replace(/\.resource\.>$/, '')}.k8s.resync`;
+  }
+
+  /** Answers a resync request once fresh markers of the asked kinds are in the stream. */
+  private async answerResync(msg: Msg): Promise<void> {
+    const subject = this.resyncRequestSubject();
+    const decoded = decodePayload({ ...resyncRequestContract, subject }, msg.data);
+    if (!decoded.ok) {
+      this.log.warn(`ignored an invalid resync request: ${decoded.detail}`);
+      return;
+    }
+    const published = (await this.informers?.sendMarkers(decoded.value.kinds)) ?? [];
+    msg.respond(
+      encodePayload(
+        { ...resyncReplyContract, subject },
+        { v: 1, published: published as typeof decoded.value.kinds },
+      ),
     );
   }
 

@@ -104,6 +104,7 @@ export class InformerSet {
   private readonly attempts = new Map<string, number>();
   /** `uid:resourceVersion` last published per object key, so a reconnect republishes only what did not go out. */
   private readonly published = new Map<string, { readonly kind: WatchedKind; readonly version: string }>();
+  private readonly markerSentAt = new Map<string, number>();
   private pumping = false;
   private failureStreak = 0;
   private wake: (() => void) | undefined;
@@ -179,6 +180,18 @@ export class InformerSet {
     for (const r of this.running) this.enqueueMarker(r.kind);
     this.failureStreak = 0;
     this.wake?.();
+  }
+
+  /**
+   * Queues a marker for each of `tokens` and resolves, once the queue is empty, with those whose marker
+   * went out after the call (for a requester that waits for them).
+   */
+  async sendMarkers(tokens: readonly string[]): Promise<string[]> {
+    const since = performance.now();
+    const kinds = this.running.filter((r) => tokens.includes(r.kind.token)).map((r) => r.kind);
+    for (const kind of kinds) this.enqueueMarker(kind);
+    await this.idle();
+    return kinds.filter((k) => (this.markerSentAt.get(k.token) ?? -1) >= since).map((k) => k.token);
   }
 
   /** Resolves once nothing is waiting to be published (sent, or dropped after its retries). */
@@ -313,13 +326,13 @@ export class InformerSet {
       while (!this.stopped && this.pending.size > 0) {
         const [key, item] = this.pending.entries().next().value as [string, Outgoing];
         try {
-          await this.send(item);
+          const sent = await this.send(item);
           this.failureStreak = 0;
           if (this.pending.get(key) === item) {
             this.pending.delete(key);
             this.attempts.delete(key);
           }
-          this.record(key, item);
+          if (sent) this.record(key, item);
         } catch (err) {
           if (this.pending.get(key) !== item) continue; // a newer state is queued; send that instead
           const attempt = (this.attempts.get(key) ?? 0) + 1;
@@ -352,22 +365,25 @@ export class InformerSet {
     }
   }
 
-  private async send(item: Outgoing): Promise<void> {
+  /** Publishes one item; false when there was nothing to send (a marker of a kind not listed yet). */
+  private async send(item: Outgoing): Promise<boolean> {
     if (item.type === 'change') {
       await this.options.sink(item.change);
-      return;
+      return true;
     }
     const running = this.running.find((r) => r.kind === item.kind);
-    if (running === undefined || !running.listed) return;
+    if (running === undefined || !running.listed) return false;
     const objects = running.informer
       .list()
       .map((o) => ({ uid: o.metadata?.uid ?? '', resourceVersion: o.metadata?.resourceVersion ?? '' }))
       .filter((o) => o.uid !== '' && o.resourceVersion !== '');
     const latest = (running.informer as { latestResourceVersion?: () => string }).latestResourceVersion?.();
     await this.options.markerSink?.({ kind: item.kind, objects, listResourceVersion: latest || undefined });
+    return true;
   }
 
   private record(key: string, item: Outgoing): void {
+    if (item.type === 'marker') this.markerSentAt.set(item.kind.token, performance.now());
     if (item.type !== 'change') return;
     const { kind, reason, object } = item.change;
     if (reason === 'delete') this.published.delete(key);

@@ -11,9 +11,10 @@ import {
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
-import { decodePayload } from '../contract.js';
+import { decodePayload, encodePayload } from '../contract.js';
 import { resourceEventContract, type ResourceEventV1 } from '../messages/resource-event.js';
 import { resyncMarkerContract, type ResyncMarkerV1 } from '../messages/resync-marker.js';
+import { resyncReplyContract, resyncRequestContract } from '../messages/resync-request.js';
 import { RESYNC_TOKEN, SUBJECT_ROOT, type ResourceKindToken } from '../subjects.js';
 import {
   applyMarker,
@@ -48,6 +49,14 @@ export type ResourceCacheOptions = {
   readonly logger?: Pick<Logger, 'warn' | 'log'>;
   /** Lifetime of each pull request before it is renewed (nats.js default 30 s; at least 1 s). */
   readonly pullExpiresMs?: number;
+};
+
+/** Options of {@link ResourceCache.refresh}. */
+export type RefreshOptions = {
+  /** How long to keep asking while no gateway answers (it may be starting too); default 10 s. */
+  readonly waitMs?: number;
+  /** Timeout of one request, and of catching up afterwards; default 5 s. */
+  readonly timeoutMs?: number;
 };
 
 type Listener = (change: ResourceChange) => void;
@@ -190,6 +199,35 @@ export class ResourceCache {
   list(kind: ResourceKindToken, namespace?: string): readonly CachedObject[] {
     const all = [...(this.objects.get(kind)?.values() ?? [])];
     return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  /**
+   * Asks the leading k8s-gateway (`<root>.k8s.resync`) for fresh resync markers of the followed kinds and
+   * catches up with them, so the view holds only what the API has now. Call it before acting on the view
+   * the first time. Keeps asking for `waitMs` while no gateway answers; then rejects, and the caller goes
+   * on with the stream's view (the next marker corrects it).
+   * @returns the kinds whose markers the gateway sent
+   */
+  async refresh(options: RefreshOptions = {}): Promise<readonly ResourceKindToken[]> {
+    const timeoutMs = options.timeoutMs ?? 5_000;
+    const deadline = Date.now() + (options.waitMs ?? 10_000);
+    const subject = `${this.options.subjectRoot}.k8s.resync`;
+    const payload = encodePayload(
+      { ...resyncRequestContract, subject },
+      { v: 1, kinds: [...this.options.kinds] },
+    );
+    for (;;) {
+      try {
+        const reply = await this.nc.request(subject, payload, { timeout: timeoutMs });
+        const decoded = decodePayload({ ...resyncReplyContract, subject }, reply.data);
+        if (!decoded.ok) throw new Error(`invalid resync reply: ${decoded.detail}`);
+        await this.sync(timeoutMs);
+        return decoded.value.published;
+      } catch (error) {
+        if (this.stopped || Date.now() + 500 > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
   }
 
   /** Identity of the API the last complete resync marker came from (undefined before the first). */
