@@ -121,11 +121,6 @@ export class Gateway {
     await this.informers?.resync();
   }
 
-  /** Resolves once every queued change and marker is published (or given up on). */
-  async idle(): Promise<void> {
-    await this.informers?.idle();
-  }
-
   /**
    * The cluster identity on the markers: CLUSTER_ID, else the uid of the kube-system namespace (read once
    * per leader term; a failure fails the marker, which the informer queue retries).
