@@ -5,7 +5,7 @@
 // like one: a connection Secret created just before its policy is never reported missing.
 import { startTcpProxy, type TcpProxy } from '@rolepolicy/testing';
 import { condition, sleep, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
-import { resourceEvents } from './support/stream.js';
+import { recordResourceEvents } from './support/stream.js';
 
 let stack: Stack;
 let db: TargetDatabase;
@@ -184,6 +184,7 @@ test('a plan approved with a readable physical identity fails closed when it can
 }, 60_000);
 
 test('a connection Secret created just before its policy is never reported missing', async () => {
+  const recorder = await recordResourceEvents(stack.nats.url, 'postgrespolicy', stack.namespace, 'eager');
   await connectionSecret('fresh-secret', {});
   await stack.resources.createPolicy('eager', {
     connection: { secretRef: { name: 'fresh-secret' } },
@@ -192,7 +193,9 @@ test('a connection Secret created just before its policy is never reported missi
     roles: [{ name: stack.role('eager'), login: false }],
   });
   await stack.reconciled('eager');
-  const reasons = (await resourceEvents(stack.nats.url, 'postgrespolicy', stack.namespace, 'eager'))
+  await recorder.stop();
+  const reasons = recorder
+    .events()
     .map((e) => condition((e.object as { status?: { conditions?: [] } }).status?.conditions, 'Ready')?.reason)
     .filter((reason): reason is string => reason !== undefined && reason !== null);
   expect(reasons).toContain('Reconciled');

@@ -94,6 +94,15 @@ export type Stack = {
   reconciled(name: string, timeoutMs?: number): Promise<PostgresPolicy>;
   /** Resolves once every service answers /readyz 200. */
   waitReady(timeoutMs?: number): Promise<void>;
+  /** Stops the running services (all by default; the gateway first), keeping NATS, API and databases. */
+  stopServices(names?: readonly ServiceName[]): Promise<void>;
+  /** Starts stopped services again (all of them by default, in start order) against the current API. */
+  startServices(names?: readonly ServiceName[]): Promise<void>;
+  /**
+   * Replaces the Kubernetes API by a new, empty emulator (a restore, a new cluster); services stopped
+   * first. The target databases' connection Secrets are created again in it; nothing else is.
+   */
+  replaceApi(): Promise<void>;
   /** Closes services, nats-server, emulator, databases and roles. */
   stop(): Promise<void>;
 };
@@ -135,9 +144,32 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   let emulator: Emulator | undefined;
   let targets: TargetDatabases | undefined;
 
-  const stop = async (): Promise<void> => {
+  const stopServices = async (names?: readonly ServiceName[]): Promise<void> => {
     // The gateway first (no new events), then the rest in reverse start order.
-    for (const service of [...started].reverse()) await service.app.close().catch(() => undefined);
+    for (const service of [...started].reverse()) {
+      if (names !== undefined && !names.includes(service.name)) continue;
+      await service.app.close().catch(() => undefined);
+      started.splice(started.indexOf(service), 1);
+    }
+  };
+
+  const startServices = async (names?: readonly ServiceName[]): Promise<void> => {
+    for (const name of SERVICE_NAMES) {
+      if (names !== undefined && !names.includes(name)) continue;
+      const running = started.filter((s) => s.name === name).length;
+      const count = name === 'executor' ? (options.executors ?? 1) : 1;
+      for (let i = running; i < count; i++) {
+        const port = await freePort();
+        const app = await startService(DEFINITIONS[name], {
+          env: envFor(name, port, nats!, emulator!, options, access),
+        });
+        started.push({ name, app, url: `http://127.0.0.1:${port}` });
+      }
+    }
+  };
+
+  const stop = async (): Promise<void> => {
+    await stopServices();
     await targets?.dispose();
     await (access ?? nats)?.dispose();
     await emulator?.stop();
@@ -151,41 +183,49 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       nats = await startPrivateNatsServer();
     }
     emulator = await startEmulator({ crdDir: CRD_DIR });
-    const kubeConfig = emulator.kubeConfig(namespace);
+    let kubeConfig = emulator.kubeConfig(namespace);
     targets = new TargetDatabases(kubeConfig, namespace, `e2e_${id}_`);
-    const instances: ServiceName[] = [];
-    for (const name of SERVICE_NAMES) {
-      const count = name === 'executor' ? (options.executors ?? 1) : 1;
-      for (let i = 0; i < count; i++) instances.push(name);
-    }
-    for (const name of instances) {
-      const port = await freePort();
-      const app = await startService(DEFINITIONS[name], {
-        env: envFor(name, port, nats, emulator, options, access),
-      });
-      started.push({ name, app, url: `http://127.0.0.1:${port}` });
-    }
-    const services = started;
-    const resources = new PolicyResources(kubeConfig, namespace);
+    await startServices();
+    let resources = new PolicyResources(kubeConfig, namespace);
     const stack: Stack = {
       id,
       rolePrefix: targets.rolePrefix,
       namespace,
       nats,
       natsAccess: access,
-      emulator,
-      kubeConfig,
-      custom: kubeConfig.makeApiClient(CustomObjectsApi),
-      core: kubeConfig.makeApiClient(CoreV1Api),
-      resources,
-      services,
+      get emulator() {
+        return emulator!;
+      },
+      get kubeConfig() {
+        return kubeConfig;
+      },
+      get custom() {
+        return kubeConfig.makeApiClient(CustomObjectsApi);
+      },
+      get core() {
+        return kubeConfig.makeApiClient(CoreV1Api);
+      },
+      get resources() {
+        return resources;
+      },
+      services: started,
       createDatabase: (label, secretName) => targets!.create(label, secretName),
       role: (base) => `${targets!.rolePrefix}${base}`,
       reconciled: (name, timeoutMs = 30_000) => reconciledPolicy(resources, name, timeoutMs),
       waitReady: async (timeoutMs = 20_000) => {
-        for (const service of services) {
+        for (const service of started) {
           await waitFor(`${service.name} /readyz 200`, () => readyz(service.url), { timeoutMs });
         }
+      },
+      stopServices,
+      startServices,
+      replaceApi: async () => {
+        await stopServices();
+        await emulator!.stop();
+        emulator = await startEmulator({ crdDir: CRD_DIR });
+        kubeConfig = emulator.kubeConfig(namespace);
+        resources = new PolicyResources(kubeConfig, namespace);
+        await targets!.moveTo(kubeConfig);
       },
       stop,
     };

@@ -1,6 +1,6 @@
 // Reads what the services published on the private nats-server: the last resource event of an object
-// on the production `RP_RESOURCES` stream, as the planner would receive it, or all of them.
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+// on the production `RP_RESOURCES` stream, as the planner would receive it, or every event as it is sent.
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import {
   resourceSubject,
@@ -28,29 +28,28 @@ export async function lastResourceEvent(
   }
 }
 
-/** Every stored `rp.resource.<kind>.<namespace>.<name>` event, oldest first (the object's status history). */
-export async function resourceEvents(
+/** Resource events of one object as they are published, from the moment of the call. */
+export type EventRecorder = {
+  /** Events received so far, oldest first. */
+  events(): readonly ResourceEventV1[];
+  stop(): Promise<void>;
+};
+
+/**
+ * Records every `rp.resource.<kind>.<namespace>.<name>` event published from now on (the stream keeps only
+ * the latest per object, so an object's status history is watched live, with a core subscription).
+ */
+export async function recordResourceEvents(
   natsUrl: string,
   kind: ResourceKindToken,
   namespace: string,
   name: string,
-): Promise<ResourceEventV1[]> {
+): Promise<EventRecorder> {
   const nc = await connect({ servers: natsUrl });
-  try {
-    const consumer = await jetstream(nc).consumers.get(STREAMS.resources, {
-      filter_subjects: resourceSubject(kind, namespace, name),
-    });
-    const events: ResourceEventV1[] = [];
-    for (;;) {
-      const batch = await consumer.fetch({ max_messages: 256, expires: 1_000 });
-      let received = 0;
-      for await (const msg of batch) {
-        events.push(msg.json() as ResourceEventV1);
-        received++;
-      }
-      if (received === 0) return events;
-    }
-  } finally {
-    await nc.close();
-  }
+  const events: ResourceEventV1[] = [];
+  nc.subscribe(resourceSubject(kind, namespace, name), {
+    callback: (_err, msg) => void events.push(msg.json() as ResourceEventV1),
+  });
+  await nc.flush();
+  return { events: () => [...events], stop: () => nc.close() };
 }

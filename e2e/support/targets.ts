@@ -24,7 +24,8 @@ export type TargetDatabase = {
 export class TargetDatabases {
   private readonly sandboxes: PostgresSandbox[] = [];
   private readonly pools: pg.Pool[] = [];
-  private readonly core: CoreV1Api;
+  private readonly secrets: { readonly name: string; readonly url: string }[] = [];
+  private core: CoreV1Api;
 
   constructor(
     kc: KubeConfig,
@@ -43,16 +44,8 @@ export class TargetDatabases {
     // An idle client cut off by the final DROP DATABASE ... WITH (FORCE) must not crash the test file.
     pool.on('error', () => undefined);
     this.pools.push(pool);
-    await this.core.createNamespacedSecret({
-      namespace: this.namespace,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: secretName, namespace: this.namespace },
-        type: 'Opaque',
-        stringData: { DATABASE_URL: sandbox.url },
-      },
-    });
+    this.secrets.push({ name: secretName, url: sandbox.url });
+    await this.createSecret(secretName, sandbox.url);
     return {
       database: sandbox.database,
       url: sandbox.url,
@@ -61,6 +54,25 @@ export class TargetDatabases {
       sql: async <R extends Record<string, unknown>>(text: string, params?: readonly unknown[]) =>
         (await pool.query<R>(text, params ? [...params] : undefined)).rows,
     };
+  }
+
+  /** Points at another API (a replaced emulator) and creates every connection Secret there again. */
+  async moveTo(kc: KubeConfig): Promise<void> {
+    this.core = kc.makeApiClient(CoreV1Api);
+    for (const { name, url } of this.secrets) await this.createSecret(name, url);
+  }
+
+  private async createSecret(secretName: string, url: string): Promise<void> {
+    await this.core.createNamespacedSecret({
+      namespace: this.namespace,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: secretName, namespace: this.namespace },
+        type: 'Opaque',
+        stringData: { DATABASE_URL: url },
+      },
+    });
   }
 
   /** Closes pools, drops every database, then the roles starting with the prefix. */

@@ -1,5 +1,6 @@
 // Creates or updates the declared streams and durable consumers; safe to run from every replica at once.
-// Updates converge config drift (limits, ack wait, max deliver) without deleting stored messages.
+// Updates converge config drift (limits incl. messages per subject, ack wait, max deliver); lowering the
+// per-subject limit makes the server drop the older messages of each subject.
 import {
   AckPolicy,
   DeliverPolicy,
@@ -23,6 +24,8 @@ async function ensureStream(jsm: JetStreamManager, def: StreamDefinition): Promi
     subjects: [...def.subjects],
     max_age: def.maxAgeMs * NANOS_PER_MS,
     duplicate_window: def.duplicateWindowMs * NANOS_PER_MS,
+    // -1 is the server's "unlimited", so removing the limit from a definition also lifts it on the server.
+    max_msgs_per_subject: def.maxMsgsPerSubject ?? -1,
   };
   try {
     await jsm.streams.info(def.name);

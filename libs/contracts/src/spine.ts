@@ -7,9 +7,12 @@ import { executeResultContract } from './messages/execute-result.js';
 import { inspectRequestContract } from './messages/inspect-request.js';
 import { k8sCommandContract } from './messages/k8s-command.js';
 import { resourceEventContract } from './messages/resource-event.js';
+import { resyncMarkerContract } from './messages/resync-marker.js';
 
 /** Every contract of the spine. */
 export const SPINE_CONTRACTS: readonly MessageContract[] = [
+  // First: its pattern is narrower than the resource events' `rp.resource.>`, and the first match wins.
+  resyncMarkerContract,
   resourceEventContract,
   k8sCommandContract,
   inspectRequestContract,

@@ -26,8 +26,12 @@ export type K8sCommandToken = (typeof K8S_COMMANDS)[number];
 
 /** Fixed subjects and wildcard patterns of the messaging spine. */
 export const SUBJECTS = {
-  /** Every resource event: `rp.resource.<kind>.<namespace>.<name>`. */
+  /** Every resource event: `rp.resource.<kind>.<namespace>.<name>`, and the resync markers. */
   resourceAll: 'rp.resource.>',
+  /** Resync markers: `rp.resource.<kind>._resync.<chunk>` (ADR 0005). */
+  resyncMarkerAll: 'rp.resource.*._resync.*',
+  /** Ask the leading k8s-gateway for fresh resync markers (core NATS request/reply, ADR 0005). */
+  resyncRequest: 'rp.k8s.resync',
   /** Every command to the k8s-gateway: `rp.k8s.cmd.<command>`. */
   k8sCommandAll: 'rp.k8s.cmd.>',
   /** Planner asks the inspector for a catalog snapshot (core NATS request/reply). */
@@ -146,6 +150,25 @@ export function parseResourceSubject(
   const name = decodeSubjectToken(nm);
   if (namespace === undefined || name === undefined) return undefined;
   return { kind: kind as ResourceKindToken, namespace, name };
+}
+
+/**
+ * Token in the namespace position of a resync marker subject. No namespace token starts with `_`
+ * (DNS-1123 labels never do, nor does the subject encoding of names), so markers never collide with objects.
+ */
+export const RESYNC_TOKEN = '_resync';
+
+/**
+ * Subject of chunk `chunk` of a kind's resync marker.
+ * @example resyncMarkerSubject('secret', 0) // 'rp.resource.secret._resync.0'
+ */
+export function resyncMarkerSubject(
+  kind: ResourceKindToken,
+  chunk: number,
+  root: string = SUBJECT_ROOT,
+): string {
+  if (!Number.isInteger(chunk) || chunk < 0) throw new Error(`resync chunk ${chunk} is not a whole number`);
+  return `${root}.resource.${kind}.${RESYNC_TOKEN}.${chunk}`;
 }
 
 /** Wildcard pattern for every event of one resource kind. */

@@ -11,6 +11,8 @@ export type StreamDefinition = {
   readonly maxAgeMs: number;
   /** Window in which a repeated `Nats-Msg-Id` is dropped as a duplicate. */
   readonly duplicateWindowMs: number;
+  /** Messages kept per subject (oldest dropped first); absent: unlimited. */
+  readonly maxMsgsPerSubject?: number;
 };
 
 /** A durable pull consumer; every replica of a service binds the same durable, so replicas split the work. */
@@ -45,13 +47,15 @@ export const STREAMS = {
 
 /** Every stream of the spine; each service ensures all of them so start order does not matter. */
 export const SPINE_STREAMS: readonly StreamDefinition[] = [
-  // Resource events are level-triggered and republished on resync, so a day of history is plenty.
+  // Informer semantics (ADR 0005): the latest state per object (deletes as tombstones) and the latest resync
+  // marker chunk per kind; nothing older. Republished on every resync, so a day's age limit only clears ghosts.
   {
     name: STREAMS.resources,
     subjects: [SUBJECTS.resourceAll],
     retention: 'limits',
     maxAgeMs: DAY,
     duplicateWindowMs: 2 * MINUTE,
+    maxMsgsPerSubject: 1,
   },
   {
     name: STREAMS.k8sCommands,

@@ -1,6 +1,13 @@
 // Global module every service imports once: NATS connection, config, metrics, readiness and the
 // health controller. Feature modules inject its tokens (NATS_CONNECTION, JetStreamPublisher, ...).
-import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import {
   connect,
@@ -9,7 +16,7 @@ import {
   type NatsConnection,
   type NodeConnectionOptions,
 } from '@nats-io/transport-node';
-import { JetStreamPublisher } from '@rolepolicy/contracts';
+import { DEFAULT_PUBLISH_RETRY, JetStreamPublisher } from '@rolepolicy/contracts';
 import type { BaseConfig } from './base-config.js';
 import { HealthController } from './health.controller.js';
 import { createServiceMetrics } from './metrics.js';
@@ -21,6 +28,9 @@ import {
   SERVICE_METRICS,
   SERVICE_NAME,
 } from './tokens.js';
+
+/** Where retried publishes are reported (subject and error only). */
+const publishLogger = new Logger('JetStreamPublisher');
 
 /** What {@link RuntimeModule.forRoot} needs. */
 export type RuntimeOptions = {
@@ -114,7 +124,13 @@ export class RuntimeModule {
         {
           provide: JetStreamPublisher,
           inject: [NATS_CONNECTION],
-          useFactory: (nats: NatsConnection) => new JetStreamPublisher(nats),
+          // A write the broker did not confirm is sent again with backoff (same message id: deduplicated).
+          useFactory: (nats: NatsConnection) =>
+            new JetStreamPublisher(nats, {
+              retry: DEFAULT_PUBLISH_RETRY,
+              onRetry: (subject, attempt, error) =>
+                publishLogger.warn(`publishing on ${subject} failed (${error.message}); retry ${attempt}`),
+            }),
         },
         RuntimeLifecycle,
       ],

@@ -138,6 +138,7 @@ describe('executor with the real k8s-gateway on the API emulator', () => {
       RESYNC_INTERVAL_MS: 3_600_000,
       CONFLICT_RETRIES: 5,
       FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
+      CLUSTER_ID: '',
     };
     gateway = new Gateway(
       kubeConfigFrom(config),

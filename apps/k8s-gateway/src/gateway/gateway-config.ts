@@ -25,6 +25,11 @@ export const gatewayEnvSpec = {
   LEASE_RETRY_MS: env.positiveInt('How often the Lease is renewed (leader) or checked (standby)', 2000),
   RESYNC_INTERVAL_MS: env.positiveInt('How often every watched object is republished', 300_000),
   CONFLICT_RETRIES: env.positiveInt('Attempts of one command against 409 Conflict before redelivery', 5),
+  CLUSTER_ID: env.text(
+    'Identity of the cluster on resync markers; empty reads the uid of the kube-system namespace',
+    '',
+    128,
+  ),
 } as const;
 
 /** The gateway feature's validated configuration. */

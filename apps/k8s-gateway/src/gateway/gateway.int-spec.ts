@@ -13,6 +13,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
   JetStreamPublisher,
+  RESYNC_TOKEN,
+  resyncMarkerContract,
+  type ResyncMarkerV1,
   SecretAccessClient,
   RESOURCE_KINDS,
   ResourceCache,
@@ -46,6 +49,7 @@ const API_VERSION = `${GROUP}/${VERSION}`;
 // Jest ignores a project-level testTimeout, so each test states its own bound (a hang guard, not a speed goal).
 const TIMEOUT_MS = 60_000;
 
+type SeenMarker = { readonly subject: string; readonly marker: ResyncMarkerV1 };
 type Seen = { readonly subject: string; readonly type: string; readonly name: string; readonly rv: string };
 
 let emu: Emulator;
@@ -56,6 +60,7 @@ let root: string;
 let co: CustomObjectsApi;
 let core: CoreV1Api;
 let seen: Seen[] = [];
+let markers: SeenMarker[] = [];
 const gateways: Gateway[] = [];
 const quiet = process.env['RP_TEST_VERBOSE']
   ? { log: console.log, warn: console.warn, error: console.error }
@@ -113,6 +118,7 @@ function config(namespace: string, identity: string): GatewayConfig {
     RESYNC_INTERVAL_MS: 3_600_000,
     CONFLICT_RETRIES: 5,
     FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
+    CLUSTER_ID: '',
   };
 }
 
@@ -150,7 +156,9 @@ beforeAll(async () => {
     stream: sandbox.stream('cmd'),
     durable: sandbox.durable('gateway'),
     filterSubject: `${root}.k8s.cmd.>`,
-    ackWaitMs: 30_000,
+    // Short: a stopped gateway's last pull request stays open on the server and may take the next command;
+    // it is redelivered to the current leader after the ack wait.
+    ackWaitMs: 3_000,
     maxDeliver: 5,
     maxAckPending: 16,
   };
@@ -192,6 +200,12 @@ beforeAll(async () => {
   };
   nc.subscribe(`${root}.resource.>`, {
     callback: (_err, msg) => {
+      if (msg.subject.split('.').at(-2) === RESYNC_TOKEN) {
+        const marker = decodePayload({ ...resyncMarkerContract, subject: `${root}.resource.>` }, msg.data);
+        if (!marker.ok) throw new Error(marker.detail);
+        markers.push({ subject: msg.subject, marker: marker.value as ResyncMarkerV1 });
+        return;
+      }
       const decoded = decodePayload(wiring.resourceContract, msg.data);
       if (!decoded.ok) throw new Error(decoded.detail);
       const event = decoded.value as ResourceEventV1;
@@ -206,6 +220,7 @@ afterEach(async () => {
   emu.setHistoryLimit(10_000);
   await Promise.all(gateways.splice(0).map((g) => g.stop()));
   seen = [];
+  markers = [];
 });
 
 afterAll(async () => {
@@ -1001,6 +1016,140 @@ test(
         () => cache.get('postgrespolicycandidate', ns, 'app.prod') === undefined,
       );
       expect(cache.get('postgrespolicycandidate', ns, longest)).toBeDefined();
+    } finally {
+      await cache.stop();
+    }
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'after each LIST and resync a marker per kind lists what the API has, with the cluster identity',
+  async () => {
+    const ns = 'markers';
+    const kept = await create('PostgresPolicy', ns, 'kept');
+    const gone = await create('PostgresPolicy', ns, 'gone');
+    const clusterId = (await core.readNamespace({ name: 'kube-system' })).metadata?.uid;
+    const gateway = startGateway(ns, 'gw-m');
+    await eventually('leadership', () => gateway.isLeader());
+    const policyMarkers = () => markers.filter((m) => m.marker.kind === 'postgrespolicy');
+    await eventually('the first policy marker', () => policyMarkers().length >= 1);
+    const first = policyMarkers()[0]!;
+    expect(first.subject).toBe(`${root}.resource.postgrespolicy.${RESYNC_TOKEN}.0`);
+    expect(first.marker).toMatchObject({ clusterId, namespace: ns, chunk: 0, chunks: 1 });
+    expect(first.marker.objects.map((o) => o.uid).sort()).toEqual(
+      [kept.metadata.uid, gone.metadata.uid].sort(),
+    );
+    // Every kind gets one, the empty ones too (they tell a consumer to drop everything of that kind).
+    await eventually('a marker of every kind', () => new Set(markers.map((m) => m.marker.kind)).size === 7);
+
+    await co.deleteNamespacedCustomObject({ ...coords('PostgresPolicy', ns), name: 'gone' });
+    await eventually('the delete', () => events(ns, 'gone').some((e) => e.startsWith('delete@')));
+    await gateway.resync();
+    const last = policyMarkers().at(-1)!.marker;
+    expect(last.objects).toEqual([
+      { uid: kept.metadata.uid, resourceVersion: kept.metadata.resourceVersion },
+    ]);
+    expect(last.resyncId).not.toBe(first.marker.resyncId);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'commands about objects the API does not have are refused without an API call or an Event',
+  async () => {
+    const ns = 'absent';
+    const policy = await create('PostgresPolicy', ns, 'real');
+    const gateway = startGateway(ns, 'gw-x');
+    await eventually('leadership', () => gateway.isLeader());
+    await eventually('the policy event', () => events(ns, 'real').length >= 1);
+    const requests: string[] = [];
+    emu.setRequestHook(({ method, path }) => void requests.push(`${method} ${path}`));
+    const target = { apiVersion: API_VERSION, kind: 'PostgresPolicy', namespace: ns };
+    // A status write for a policy of an older API (same name, other uid), and a plan owned by it.
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target: { ...target, name: 'real', uid: 'uid-of-an-older-api' },
+      status: { observed_generation: 1 },
+      idempotencyKey: 'absent-1',
+    });
+    await sendCommand({
+      v: 1,
+      command: 'apply-resource',
+      target: { ...target, kind: 'PostgresPolicyPlan', name: 'ghost-plan' },
+      object: {
+        metadata: {
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: 'PostgresPolicy',
+              name: 'ghost',
+              uid: 'ghost-uid',
+              controller: true,
+            },
+          ],
+        },
+        spec: SPECS.PostgresPolicyPlan,
+      },
+      idempotencyKey: 'absent-2',
+    });
+    // Then one for the real policy: once it is written, the two before it have been handled.
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target: { ...target, name: 'real', uid: policy.metadata.uid },
+      status: { observed_generation: 1 },
+      idempotencyKey: 'absent-3',
+    });
+    await eventually('the real status write', () =>
+      requests.some((r) => r.startsWith('PUT') && r.includes('/real/status')),
+    );
+    expect(requests.filter((r) => r.includes('ghost') || r.includes('/events'))).toEqual([]);
+    expect(requests.filter((r) => r.startsWith('PUT'))).toHaveLength(1);
+    const plans = await co.listNamespacedCustomObject(coords('PostgresPolicyPlan', ns));
+    expect(plans.items).toEqual([]);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a resync request gets fresh markers: a cache asking before it acts drops what the API no longer has',
+  async () => {
+    const ns = 'refresh';
+    const real = await create('PostgresPolicy', ns, 'real');
+    const gateway = startGateway(ns, 'gw-r');
+    await eventually('leadership', () => gateway.isLeader());
+    const cache = await ResourceCache.start(nc, {
+      kinds: ['postgrespolicy'],
+      stream: sandbox.stream('res'),
+      subjectRoot: root,
+      logger: { warn: () => undefined, log: () => undefined },
+    });
+    try {
+      await cache.ready;
+      await eventually('the real policy', () => cache.get('postgrespolicy', ns, 'real'));
+      // An object the API does not have, newer than every marker so far (as a stale writer could leave it).
+      const ghost: ResourceEventV1 = {
+        v: 1,
+        type: 'upsert',
+        object: {
+          apiVersion: API_VERSION,
+          kind: 'PostgresPolicy',
+          metadata: { name: 'ghost', namespace: ns, uid: 'ghost-uid', resourceVersion: '999999999' },
+        } as ResourceEventV1['object'],
+        observedAt: new Date().toISOString(),
+      };
+      await new JetStreamPublisher(nc).publish(
+        wiring.resourceContract,
+        `${root}.resource.postgrespolicy.${ns}.ghost`,
+        ghost,
+      );
+      await eventually('the ghost in the view', () => cache.get('postgrespolicy', ns, 'ghost'));
+
+      expect(await cache.refresh()).toEqual(['postgrespolicy']);
+      expect(cache.list('postgrespolicy', ns).map((o) => o.metadata.name)).toEqual(['real']);
+      expect(cache.get('postgrespolicy', ns, 'real')?.metadata).toMatchObject({ uid: real.metadata.uid });
     } finally {
       await cache.stop();
     }

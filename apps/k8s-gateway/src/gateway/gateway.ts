@@ -1,27 +1,38 @@
 // One k8s-gateway replica: elects a leader over a Lease; while leading it runs the informers (publishing
-// each object's state on its resource subject, Secrets and ConfigMaps as metadata only), the command
-// consumer and the Secret responder (values read from the API at the moment of use). Standbys stay idle.
+// each object's state on its resource subject, Secrets and ConfigMaps as metadata only, and a resync marker
+// per kind after each LIST), the command consumer and the Secret responder (values read from the API at the
+// moment of use). Standbys stay idle.
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type {
+  BackoffPolicy,
+  ConsumerDefinition,
+  JetStreamPublisher,
+  K8sCommandV1,
+  MessageContract,
+  OutcomeObserver,
+  ResourceEventV1,
+  ResourceKindToken,
+  ResyncMarkerV1,
+  SecretResponder,
+} from '@rolepolicy/contracts';
 import {
+  RESYNC_TOKEN,
+  chunkListed,
+  decodePayload,
   encodePayload,
-  type BackoffPolicy,
-  type ConsumerDefinition,
-  type JetStreamPublisher,
-  type K8sCommandV1,
-  type MessageContract,
-  type OutcomeObserver,
-  type ResourceEventV1,
-  type ResourceKindToken,
-  type SecretResponder,
+  resyncMarkerContract,
+  resyncReplyContract,
+  resyncRequestContract,
 } from '@rolepolicy/contracts';
 import { serveSecretAccess } from '@rolepolicy/contracts';
 import { CommandApplier } from './command-apply.js';
 import { CommandConsumer } from './command-consumer.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
 import type { GatewayConfig } from './gateway-config.js';
-import { InformerSet, type ResourceChange } from './informer-set.js';
+import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
 import { ensureFingerprintKey } from './fingerprint-key.js';
 import { LeaderElector } from './leader-election.js';
 import { publishedForm } from './published-form.js';
@@ -56,6 +67,15 @@ export type GatewayLog = {
   error(message: string): void;
 };
 
+/** NATS's default max_payload, used when the server did not say. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+/** True for a publish failure that sending again cannot fix. */
+function permanentPublishFailure(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /max.?payload|cannot be used as a subject token|outside contract|schema/i.test(message);
+}
+
 /** Builds the KubeConfig from KUBECONFIG, or in-cluster / ~/.kube/config when empty. */
 export function kubeConfigFrom(config: Pick<GatewayConfig, 'KUBECONFIG'>): KubeConfig {
   const kc = new KubeConfig();
@@ -71,6 +91,11 @@ export class Gateway {
   private consumer: CommandConsumer | undefined;
   private secrets: SecretResponder | undefined;
   private fingerprintKey: Uint8Array | undefined;
+  private clusterId: string | undefined;
+  private watchingStatus = false;
+  private resyncResponder: Subscription | undefined;
+  /** Outcomes of commands refused because the API does not have their target (no Event is written). */
+  private readonly absentTargets = new WeakSet<CommandOutcome>();
   /** The identity written to the Lease. */
   readonly identity: string;
 
@@ -111,13 +136,50 @@ export class Gateway {
     return this.elector.isLeader();
   }
 
-  /** Republishes every watched object now (also runs on the resync timer). */
+  /** Republishes every watched object now, then the markers (also runs on the resync timer). */
   async resync(): Promise<void> {
     await this.informers?.resync();
   }
 
+  /**
+   * The cluster identity on the markers: CLUSTER_ID, else the uid of the kube-system namespace (read once
+   * per leader term; a failure fails the marker, which the informer queue retries).
+   */
+  private async readClusterId(): Promise<string> {
+    if (this.config.CLUSTER_ID) return this.config.CLUSTER_ID;
+    if (this.clusterId !== undefined) return this.clusterId;
+    try {
+      const ns = await this.kc.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
+      if (!ns.metadata?.uid) throw new Error('the kube-system namespace has no uid');
+      this.clusterId = ns.metadata.uid;
+      return this.clusterId;
+    } catch (err) {
+      throw new Error(
+        `cannot read the cluster identity (set CLUSTER_ID or allow get on namespaces): ${String(err).split('\n')[0]}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /** After NATS comes back, sends what the outage kept from going out (within seconds, not a resync). */
+  private async watchNatsStatus(): Promise<void> {
+    if (this.watchingStatus) return;
+    this.watchingStatus = true;
+    try {
+      for await (const status of this.nats.status()) {
+        if (status.type === 'reconnect') this.informers?.republishUnsent();
+      }
+    } catch {
+      // The connection closed: nothing more to watch.
+    } finally {
+      this.watchingStatus = false;
+    }
+  }
+
   private async lead(): Promise<void> {
     const namespace = this.config.WATCH_NAMESPACE || undefined;
+    this.clusterId = undefined;
+    void this.watchNatsStatus();
     // Nothing is published before the key exists: every Secret event carries its fingerprint.
     this.fingerprintKey = await ensureFingerprintKey(
       this.kc,
@@ -129,6 +191,8 @@ export class Gateway {
       resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
       restartBackoff: this.wiring.backoff,
       sink: (change) => this.publish(change),
+      markerSink: (listing) => this.publishMarker(listing),
+      permanent: permanentPublishFailure,
       log: this.log,
     });
     this.informers = informers;
@@ -140,13 +204,16 @@ export class Gateway {
       store: apiSecretStore(this.kc, (ns, name) => informers.isReferenced(ns, name)),
       log: this.log,
     });
+    this.resyncResponder = this.nats.subscribe(this.resyncRequestSubject(), {
+      callback: (_err, msg) => void this.answerResync(msg),
+    });
     const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,
       contract: this.wiring.commandContract,
       deadLetterSubject: this.wiring.deadLetterSubject,
       backoff: this.wiring.backoff,
-      apply: (command) => applier.apply(command),
+      apply: async (command) => this.absentTarget(command) ?? (await applier.apply(command)),
       report: (command, outcome) => this.report(command, outcome),
       log: this.log,
       ...(this.observe ? { observe: this.observe } : {}),
@@ -157,6 +224,8 @@ export class Gateway {
   private async follow(): Promise<void> {
     await this.secrets?.stop();
     this.secrets = undefined;
+    this.resyncResponder?.unsubscribe();
+    this.resyncResponder = undefined;
     await this.consumer?.stop();
     await this.informers?.stop();
     this.consumer = undefined;
@@ -179,7 +248,8 @@ export class Gateway {
       reason === 'resync' ? undefined : `${meta.uid ?? ''}:${meta.resourceVersion ?? ''}:${payload.type}`;
     const subject = this.wiring.resourceSubject(kind.token, meta.namespace, meta.name);
     try {
-      await this.publisher.publish(this.wiring.resourceContract, subject, payload, msgId);
+      // The informer queue retries, holding only the latest state per object.
+      await this.publisher.publish(this.wiring.resourceContract, subject, payload, msgId, { retry: false });
     } catch (err) {
       // Retrying cannot help an event larger than the server accepts: say so on the object instead.
       if (!isPayloadTooLarge(err)) throw err;
@@ -233,10 +303,105 @@ export class Gateway {
     }
   }
 
+  /** `<root>.k8s.resync`, beside the resource subjects' root (sandboxes use their own). */
+  private resyncRequestSubject(): string {
+    return `${this.wiring.resourceContract.subject.replace(/\.resource\.>$/, '')}.k8s.resync`;
+  }
+
+  /** Answers a resync request once fresh markers of the asked kinds are in the stream. */
+  private async answerResync(msg: Msg): Promise<void> {
+    const subject = this.resyncRequestSubject();
+    const decoded = decodePayload({ ...resyncRequestContract, subject }, msg.data);
+    if (!decoded.ok) {
+      this.log.warn(`ignored an invalid resync request: ${decoded.detail}`);
+      return;
+    }
+    const published = (await this.informers?.sendMarkers(decoded.value.kinds)) ?? [];
+    msg.respond(
+      encodePayload(
+        { ...resyncReplyContract, subject },
+        { v: 1, published: published as typeof decoded.value.kinds },
+      ),
+    );
+  }
+
+  /** Publishes a kind's resync marker, in chunks that fit the server's max payload. */
+  private async publishMarker(listing: KindListing): Promise<void> {
+    const clusterId = await this.readClusterId();
+    const root = this.wiring.resourceContract.subject.replace(/\.>$/, '');
+    const contract = { ...resyncMarkerContract, subject: this.wiring.resourceContract.subject };
+    const chunks = chunkListed(listing.objects, this.nats.info?.max_payload ?? DEFAULT_MAX_PAYLOAD);
+    const resyncId = randomUUID();
+    const namespace = this.config.WATCH_NAMESPACE || undefined;
+    for (const [chunk, objects] of chunks.entries()) {
+      const marker: ResyncMarkerV1 = {
+        v: 1,
+        kind: listing.kind.token,
+        clusterId,
+        resyncId,
+        ...(namespace ? { namespace } : {}),
+        ...(listing.listResourceVersion ? { listResourceVersion: listing.listResourceVersion } : {}),
+        chunk,
+        chunks: chunks.length,
+        objects: [...objects],
+        observedAt: new Date().toISOString(),
+      };
+      const subject = `${root}.${listing.kind.token}.${RESYNC_TOKEN}.${chunk}`;
+      await this.publisher.publish(contract, subject, marker, undefined, { retry: false });
+    }
+  }
+
+  /**
+   * Refuses, without calling the API, a command about an object the API does not have: its target (by
+   * uid) or, for a create, the owner it names. Such commands come from a view older than the API's (a
+   * restore, a new cluster, a delete while the gateway was away) and must not write anything.
+   */
+  private absentTarget(command: K8sCommandV1): CommandOutcome | undefined {
+    const informers = this.informers;
+    if (informers === undefined) return undefined;
+    const { target } = command;
+    const missing = (kind: string, name: string, uid: string | undefined): boolean =>
+      uid !== undefined && informers.has(kind, target.namespace, name, uid) === false;
+    let outcome: CommandOutcome | undefined;
+    if (command.command === 'delete-resource') {
+      if (missing(target.kind, target.name, target.uid))
+        outcome = { kind: 'applied', resourceVersion: undefined };
+    } else if (command.command === 'patch-status') {
+      if (missing(target.kind, target.name, target.uid)) {
+        outcome = {
+          kind: 'rejected',
+          code: 404,
+          reason: 'NotFound',
+          message: `the API has no ${target.kind} ${target.namespace}/${target.name} with uid ${target.uid}`,
+        };
+      }
+    } else {
+      const metadata = (command.object['metadata'] ?? {}) as { ownerReferences?: unknown };
+      const owners = Array.isArray(metadata.ownerReferences) ? metadata.ownerReferences : [];
+      const gone = owners.find(
+        (o: { controller?: boolean; kind?: string; name?: string; uid?: string }) =>
+          o.controller === true &&
+          o.kind !== undefined &&
+          o.name !== undefined &&
+          missing(o.kind, o.name, o.uid),
+      ) as { kind: string; name: string } | undefined;
+      if (gone !== undefined) {
+        outcome = {
+          kind: 'rejected',
+          code: 404,
+          reason: 'NotFound',
+          message: `the owner ${gone.kind} ${target.namespace}/${gone.name} is not in the API any more`,
+        };
+      }
+    }
+    if (outcome !== undefined) this.absentTargets.add(outcome);
+    return outcome;
+  }
+
   /** Tells the sender's side through a Warning Event on the target (visible in kubectl describe). */
   private async report(command: K8sCommandV1, outcome: CommandOutcome): Promise<void> {
     const target = command.target;
-    if (target.kind === 'Event') return;
+    if (target.kind === 'Event' || this.absentTargets.has(outcome)) return;
     const event = {
       metadata: { generateName: `${target.name}.` },
       involvedObject: {

@@ -98,6 +98,7 @@ beforeAll(async () => {
     RESYNC_INTERVAL_MS: 3_600_000,
     CONFLICT_RETRIES: 5,
     FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
+    CLUSTER_ID: '',
   };
   const log = { log: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined };
   gateway = new Gateway(kubeConfigFrom(config), nc, new JetStreamPublisher(nc), config, wiring, log);

@@ -65,6 +65,12 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         });
         this.cache = cache;
         await cache.ready;
+        // Fresh markers first: the stream may still hold objects of an API that is gone (ADR 0005).
+        await cache
+          .refresh()
+          .catch((error: Error) =>
+            this.logger.warn(`no fresh resync markers (${error.message}); starting from the stream's view`),
+          );
         if (this.stopped) return;
         this.reconciler = new Reconciler({
           cache,

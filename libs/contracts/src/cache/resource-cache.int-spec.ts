@@ -9,8 +9,11 @@ import {
   type NatsSandbox,
   type PrivateNatsServer,
 } from '@rolepolicy/testing';
+import { ensureTopology } from '../ensure-topology.js';
 import type { ResourceEventV1 } from '../messages/resource-event.js';
-import { RESOURCE_KINDS, resourceSubject, type ResourceKindToken } from '../subjects.js';
+import type { ResyncMarkerV1 } from '../messages/resync-marker.js';
+import { RESOURCE_KINDS, resourceSubject, resyncMarkerSubject, type ResourceKindToken } from '../subjects.js';
+import { SPINE_STREAMS } from '../topology.js';
 import { ResourceCache, type ResourceChange } from './resource-cache.js';
 
 /** Waits for `probe` to return something (bounds a hang; not a timing assertion). */
@@ -352,4 +355,133 @@ describe('ResourceCache across a broker restart', () => {
       await cache.stop();
     }
   }, 60_000);
+});
+
+describe('ResourceCache and resync markers', () => {
+  let sandbox: NatsSandbox;
+  let nc: NatsConnection;
+  let names: Names;
+  const caches: ResourceCache[] = [];
+  const logger = { warn: () => undefined, log: () => undefined };
+
+  beforeAll(async () => {
+    sandbox = await createNatsSandbox();
+    nc = await connect({ servers: sandbox.url });
+    names = { stream: sandbox.stream('markers'), root: sandbox.subject('rp').replace(/\.rp$/, '') };
+    // The production stream definition (latest message per subject), on sandbox names.
+    await ensureTopology(await jetstreamManager(nc), {
+      streams: [{ ...SPINE_STREAMS[0]!, name: names.stream, subjects: [`${names.root}.resource.>`] }],
+      consumers: [],
+    });
+  });
+
+  afterAll(async () => {
+    for (const cache of caches) await cache.stop();
+    await nc.close();
+    await sandbox.cleanup();
+  });
+
+  const start = async (kinds: ResourceKindToken[]): Promise<ResourceCache> => {
+    const cache = await ResourceCache.start(nc, {
+      kinds,
+      stream: names.stream,
+      subjectRoot: names.root,
+      logger,
+    });
+    caches.push(cache);
+    await cache.ready;
+    return cache;
+  };
+
+  const policy = (name: string, uid: string, rv: string): ResourceEventV1 => ({
+    v: 1,
+    type: 'upsert',
+    object: {
+      apiVersion: 'rolepolicy.io/v1alpha1',
+      kind: 'PostgresPolicy',
+      metadata: { name, namespace: 'ns', uid, resourceVersion: rv },
+    } as ResourceEventV1['object'],
+    observedAt: new Date().toISOString(),
+  });
+
+  /** Publishes a marker in `chunks` chunks, as the gateway does after a LIST. */
+  const marker = async (clusterId: string, uids: string[], listRv: string, chunks = 1): Promise<void> => {
+    const resyncId = `${clusterId}-${Math.random()}`;
+    const per = Math.ceil(uids.length / chunks) || 1;
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      const objects = uids
+        .slice(chunk * per, (chunk + 1) * per)
+        .map((uid) => ({ uid, resourceVersion: '1' }));
+      const payload: ResyncMarkerV1 = {
+        v: 1,
+        kind: 'postgrespolicy',
+        clusterId,
+        resyncId,
+        listResourceVersion: listRv,
+        chunk,
+        chunks,
+        objects,
+        observedAt: new Date().toISOString(),
+      };
+      const subject = resyncMarkerSubject('postgrespolicy', chunk, names.root);
+      await jetstream(nc).publish(subject, new TextEncoder().encode(JSON.stringify(payload)));
+    }
+  };
+
+  const namesOf = (cache: ResourceCache): string[] =>
+    cache
+      .list('postgrespolicy')
+      .map((o) => o.metadata.name)
+      .sort();
+
+  it('keeps only the latest message per object in the stream', async () => {
+    for (let i = 1; i <= 3; i++)
+      await publish(nc, names, 'postgrespolicy', 'ns', 'a', policy('a', 'uid-a', `${i}`));
+    const info = await (await jetstreamManager(nc)).streams.info(names.stream);
+    expect(info.config.max_msgs_per_subject).toBe(1);
+    expect(info.state.messages).toBe(1);
+  });
+
+  it('drops objects the marker does not list, and ignores a later event about one of them', async () => {
+    const cache = await start(['postgrespolicy']);
+    const changes: ResourceChange[] = [];
+    cache.onChange((c) => changes.push(c));
+    await publish(nc, names, 'postgrespolicy', 'ns', 'b', policy('b', 'uid-b', '5'));
+    await publish(nc, names, 'postgrespolicy', 'ns', 'ghost', policy('ghost', 'uid-ghost', '6'));
+    await until(() => cache.get('postgrespolicy', 'ns', 'ghost'), 'the ghost before the marker');
+
+    await marker('cluster-1', ['uid-a', 'uid-b'], '8', 2);
+    await until(() => (cache.get('postgrespolicy', 'ns', 'ghost') ? undefined : true), 'the ghost dropped');
+    expect(namesOf(cache)).toEqual(['a', 'b']);
+    expect(changes).toContainEqual({
+      type: 'delete',
+      kind: 'postgrespolicy',
+      namespace: 'ns',
+      name: 'ghost',
+    });
+    expect(cache.clusterId).toBe('cluster-1');
+
+    // A publish of the dropped object that was held up (e.g. retried) arrives after the marker: stale.
+    await publish(nc, names, 'postgrespolicy', 'ns', 'ghost', policy('ghost', 'uid-ghost', '6'));
+    await publish(nc, names, 'postgrespolicy', 'ns', 'c', policy('c', 'uid-c', '9'));
+    await until(() => cache.get('postgrespolicy', 'ns', 'c'), 'the object created after the marker');
+    expect(namesOf(cache)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a cache started after a marker sees only what the API had, and what came after', async () => {
+    const late = await start(['postgrespolicy']);
+    // `ghost` still has its last message on its subject, older than the marker: not in the view.
+    expect(namesOf(late)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a marker from a new API starts a fresh view: nothing of the old one survives', async () => {
+    const cache = await start(['postgrespolicy']);
+    await publish(nc, names, 'postgrespolicy', 'ns', 'a', policy('a', 'uid-a2', '3'));
+    await marker('cluster-2', ['uid-a2'], '4');
+    await until(() => (namesOf(cache).length === 1 ? true : undefined), "the old API's objects dropped");
+    expect(cache.get('postgrespolicy', 'ns', 'a')?.metadata).toMatchObject({ uid: 'uid-a2' });
+    expect(cache.clusterId).toBe('cluster-2');
+    const late = await start(['postgrespolicy']);
+    expect(namesOf(late)).toEqual(['a']);
+  });
 });

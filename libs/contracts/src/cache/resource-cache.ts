@@ -1,5 +1,6 @@
 // ResourceCache: the latest object per (kind, namespace, name) as the k8s-gateway published it, read from
 // RP_RESOURCES with one ordered (ephemeral) consumer per kind, LastPerSubject first, then every new event.
+// Resync markers on the same stream drop whatever the API no longer has (ADR 0005).
 import {
   DeliverPolicy,
   jetstream,
@@ -10,9 +11,18 @@ import {
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
-import { decodePayload } from '../contract.js';
+import { decodePayload, encodePayload } from '../contract.js';
 import { resourceEventContract, type ResourceEventV1 } from '../messages/resource-event.js';
-import { SUBJECT_ROOT, parseResourceSubject, type ResourceKindToken } from '../subjects.js';
+import { resyncMarkerContract, type ResyncMarkerV1 } from '../messages/resync-marker.js';
+import { resyncReplyContract, resyncRequestContract } from '../messages/resync-request.js';
+import { RESYNC_TOKEN, SUBJECT_ROOT, parseResourceSubject, type ResourceKindToken } from '../subjects.js';
+import {
+  applyMarker,
+  collectChunk,
+  olderThanMarker,
+  type CompleteMarker,
+  type MarkerAssembly,
+} from './resync.js';
 import { STREAMS } from '../topology.js';
 
 /** A Kubernetes object as published in a resource event (Secrets included: never log one). */
@@ -41,6 +51,14 @@ export type ResourceCacheOptions = {
   readonly pullExpiresMs?: number;
 };
 
+/** Options of {@link ResourceCache.refresh}. */
+export type RefreshOptions = {
+  /** How long to keep asking while no gateway answers (it may be starting too); default 10 s. */
+  readonly waitMs?: number;
+  /** Timeout of one request, and of catching up afterwards; default 5 s. */
+  readonly timeoutMs?: number;
+};
+
 type Listener = (change: ResourceChange) => void;
 
 /** Per kind: its current consumer and message stream, and the stream sequence of the last event applied. */
@@ -54,6 +72,17 @@ type Followed = {
   appliedDelivery: number;
   /** Bumped on every (re)subscription, so only the current consumer's end triggers a resubscribe. */
   generation: number;
+  /** Chunks of the resync marker being received. */
+  marker: MarkerAssembly | undefined;
+  /** Uids the last complete marker dropped: a late event about one of them is older than the marker. */
+  dropped: ReadonlySet<string>;
+  /** The last complete marker, against which later events are checked for being older. */
+  lastMarker: CompleteMarker | undefined;
+  /**
+   * Upserts that looked older than the last marker, by key. Most are stale; but a new API's objects can
+   * carry lower resourceVersions than the old API's marker, so the next marker applies those it lists.
+   */
+  held: Map<string, CachedObject>;
 };
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -81,6 +110,7 @@ export class ResourceCache {
   private readonly stops: (() => Promise<void>)[] = [];
   private readonly followed = new Map<ResourceKindToken, Followed>();
   private stopped = false;
+  private cluster: string | undefined;
 
   /** Resolves once every kind has delivered what the stream held when the cache started. */
   readonly ready: Promise<void>;
@@ -132,7 +162,32 @@ export class ResourceCache {
       await cache.stop();
       throw error;
     }
+    void cache.followReconnects();
     return cache;
+  }
+
+  /**
+   * After the connection comes back, follows every kind again from the last message per subject. An
+   * ordered consumer would notice the lost server-side consumer only after missed heartbeats (up to the
+   * pull expiry, 30 s), and the work waiting on those events should resume within seconds.
+   */
+  private async followReconnects(): Promise<void> {
+    try {
+      for await (const status of this.nc.status()) {
+        if (this.stopped) return;
+        if (status.type !== 'reconnect') continue;
+        for (const [kind, state] of this.followed) {
+          // Bumped first, so the replaced loop ends without scheduling a resubscribe of its own.
+          state.generation += 1;
+          void state.messages?.close().catch(() => undefined);
+          this.subscribe(kind, state, true, () => undefined).catch(() =>
+            this.resubscribe(kind, state, 1_000),
+          );
+        }
+      }
+    } catch {
+      // The connection closed: nothing more to follow.
+    }
   }
 
   /** The latest object of that kind, namespace and name, or undefined when absent or deleted. */
@@ -144,6 +199,40 @@ export class ResourceCache {
   list(kind: ResourceKindToken, namespace?: string): readonly CachedObject[] {
     const all = [...(this.objects.get(kind)?.values() ?? [])];
     return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  /**
+   * Asks the leading k8s-gateway (`<root>.k8s.resync`) for fresh resync markers of the followed kinds and
+   * catches up with them, so the view holds only what the API has now. Call it before acting on the view
+   * the first time. Keeps asking for `waitMs` while no gateway answers; then rejects, and the caller goes
+   * on with the stream's view (the next marker corrects it).
+   * @returns the kinds whose markers the gateway sent
+   */
+  async refresh(options: RefreshOptions = {}): Promise<readonly ResourceKindToken[]> {
+    const timeoutMs = options.timeoutMs ?? 5_000;
+    const deadline = Date.now() + (options.waitMs ?? 10_000);
+    const subject = `${this.options.subjectRoot}.k8s.resync`;
+    const payload = encodePayload(
+      { ...resyncRequestContract, subject },
+      { v: 1, kinds: [...this.options.kinds] },
+    );
+    for (;;) {
+      try {
+        const reply = await this.nc.request(subject, payload, { timeout: timeoutMs });
+        const decoded = decodePayload({ ...resyncReplyContract, subject }, reply.data);
+        if (!decoded.ok) throw new Error(`invalid resync reply: ${decoded.detail}`);
+        await this.sync(timeoutMs);
+        return decoded.value.published;
+      } catch (error) {
+        if (this.stopped || Date.now() + 500 > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  /** Identity of the API the last complete resync marker came from (undefined before the first). */
+  get clusterId(): string | undefined {
+    return this.cluster;
   }
 
   /** Calls `listener` after every applied change; returns the unsubscribe function. */
@@ -219,6 +308,10 @@ export class ResourceCache {
       appliedConsumer: '',
       appliedDelivery: 0,
       generation: 0,
+      marker: undefined,
+      dropped: new Set(),
+      lastMarker: undefined,
+      held: new Map(),
     };
     this.followed.set(kind, state);
     let caughtUp = false;
@@ -243,8 +336,9 @@ export class ResourceCache {
     rebuild: boolean,
     onCaughtUp: () => void,
   ): Promise<void> {
+    const prefix = `${this.options.subjectRoot}.resource.${kind}.`;
     const consumer = await jetstream(this.nc).consumers.get(this.options.stream, {
-      filter_subjects: `${this.options.subjectRoot}.resource.${kind}.>`,
+      filter_subjects: `${prefix}>`,
       deliver_policy: DeliverPolicy.LastPerSubject,
     });
     const generation = ++state.generation;
@@ -270,7 +364,7 @@ export class ResourceCache {
         for await (const msg of messages) {
           // A replaced consumer's buffered messages are older than what its successor delivers.
           if (state.generation !== generation) break;
-          const applied = this.apply(kind, msg);
+          const applied = this.apply(kind, prefix, msg);
           if (seen && applied) seen.add(applied);
           state.appliedSeq = msg.seq;
           state.appliedConsumer = msg.info.consumer;
@@ -306,7 +400,12 @@ export class ResourceCache {
   }
 
   /** Applies one event; invalid ones are skipped with a warning that names the subject only. */
-  private apply(kind: ResourceKindToken, msg: JsMsg): string | undefined {
+  private apply(kind: ResourceKindToken, prefix: string, msg: JsMsg): string | undefined {
+    const rest = msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length).split('.') : [];
+    if (rest[0] === RESYNC_TOKEN) {
+      this.applyMarkerChunk(kind, msg);
+      return undefined;
+    }
     const parts = parseResourceSubject(msg.subject, this.options.subjectRoot);
     if (!parts || parts.kind !== kind) {
       this.logger.warn(`resource cache skipped an event on unexpected subject ${msg.subject}`);
@@ -320,6 +419,13 @@ export class ResourceCache {
     }
     const event = decoded.value;
     const byName = this.objects.get(kind)!;
+    const state = this.followed.get(kind);
+    if (event.type === 'upsert' && this.stale(kind, event.object.metadata)) {
+      // Older than the last marker, which did not list it (e.g. a publish held up past a re-list).
+      state?.held.set(key(namespace, name), event.object);
+      return key(namespace, name);
+    }
+    state?.held.delete(key(namespace, name));
     if (event.type === 'delete') {
       byName.delete(key(namespace, name));
     } else {
@@ -331,6 +437,52 @@ export class ResourceCache {
         : { type: 'upsert', kind, namespace, name, object: event.object };
     this.notify(change);
     return key(namespace, name);
+  }
+
+  /** True when an upsert is about an object the last marker dropped, or is older than that marker. */
+  private stale(kind: ResourceKindToken, metadata: object): boolean {
+    const state = this.followed.get(kind);
+    const meta = metadata as { uid?: unknown; resourceVersion?: unknown; namespace?: unknown };
+    if (state === undefined || state.lastMarker === undefined) return false;
+    if (typeof meta.uid === 'string' && state.dropped.has(meta.uid)) return true;
+    return olderThanMarker(state.lastMarker, meta);
+  }
+
+  /** Collects one chunk of a kind's resync marker; a complete marker drops what the API no longer has. */
+  private applyMarkerChunk(kind: ResourceKindToken, msg: JsMsg): void {
+    const decoded = decodePayload(resyncMarkerContract, msg.data);
+    if (!decoded.ok || decoded.value.kind !== kind) {
+      const detail = decoded.ok ? `it is for ${decoded.value.kind}` : decoded.detail;
+      this.logger.warn(`resource cache skipped an invalid resync marker on ${msg.subject}: ${detail}`);
+      return;
+    }
+    const state = this.followed.get(kind)!;
+    const collected = collectChunk(state.marker, decoded.value as ResyncMarkerV1);
+    state.marker = collected.assembly;
+    if (collected.complete === undefined) return;
+    const marker = collected.complete;
+    if (this.cluster !== undefined && this.cluster !== marker.clusterId) {
+      this.logger.log(`resource cache: ${kind} now comes from another API; dropping what the old one had`);
+    }
+    this.cluster = marker.clusterId;
+    const byName = this.objects.get(kind)!;
+    const verdict = applyMarker(byName, marker);
+    state.dropped = verdict.droppedUids;
+    state.lastMarker = marker;
+    const held = [...state.held];
+    state.held.clear();
+    for (const k of verdict.dropped) {
+      const object = byName.get(k)!;
+      byName.delete(k);
+      this.notify({ type: 'delete', kind, namespace: object.metadata.namespace, name: object.metadata.name });
+    }
+    for (const [k, object] of held) {
+      const uid = (object.metadata as { uid?: unknown }).uid;
+      if (typeof uid !== 'string' || !marker.listed.has(uid)) continue;
+      byName.set(k, object);
+      const { namespace, name } = object.metadata;
+      this.notify({ type: 'upsert', kind, namespace, name, object });
+    }
   }
 
   private notify(change: ResourceChange): void {
