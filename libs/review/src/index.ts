@@ -19,3 +19,5 @@ export type { DropRoleFacts, ReviewFacts } from './review-facts.js';
 export { describeChange, formatReviewText } from './format-text.js';
 export { isSensitive, priorityOf } from './recorded-changes.js';
 export { COLLAPSE_GRANT_TARGETS } from './visual.js';
+export { escapeHtml, renderReviewHtml } from './html/render-html.js';
+export { layoutRoleGraph, DRAW_COLLAPSE_NODES, type DrawnGraph } from './html/graph-layout.js';

@@ -207,7 +207,9 @@ function dropSafety(a: Analysis): Preflight {
     issues.push(...dropIssues(a, f));
   }
   const checked = drops.map((d) => d.index).filter((i) => !unchecked.includes(i));
-  return preflight('role_drop_safety', 'passed', issues, ['drop_role_safety'], checked, unchecked, actor);
+  // A drop nobody looked at is not a pass.
+  const status = unchecked.length > 0 && issues.length === 0 ? 'unknown' : 'passed';
+  return preflight('role_drop_safety', status, issues, ['drop_role_safety'], checked, unchecked, actor);
 }
 
 function dropIssues(a: Analysis, f: DropRoleFacts): PreflightIssue[] {

@@ -1,5 +1,5 @@
-// Redaction property: across random plans with passwords, comments and config values, the artifact never
-// contains cleartext, verifiers, secret names or connection strings, and sql_preview is omitted, listing the
+// Redaction property: across random plans with passwords, comments and config values, the artifact (JSON and
+// HTML report) never contains cleartext, verifiers, secret names or connection strings, and sql_preview is omitted, listing the
 // sensitive change indices, exactly when rendering the plan with real verifiers would expose a secret.
 import { randomBytes } from 'node:crypto';
 
@@ -13,7 +13,12 @@ import {
 } from '@rolepolicy/policy';
 
 import { desiredArb, snapshotArb } from '../../policy/src/diff/test-support/generators.js';
-import { buildReviewArtifact, serializeReviewArtifact, validateReviewArtifact } from './index.js';
+import {
+  buildReviewArtifact,
+  renderReviewHtml,
+  serializeReviewArtifact,
+  validateReviewArtifact,
+} from './index.js';
 
 /** Puts a unique marker into every comment and config value, and a password on every login role. */
 function withSecrets(desired: DesiredState, tag: string): DesiredState {
@@ -74,7 +79,7 @@ describe('review artifact redaction', () => {
           });
           const validation = validateReviewArtifact(JSON.parse(serializeReviewArtifact(artifact)));
           expect(validation.ok ? [] : validation.errors).toEqual([]);
-          const text = serializeReviewArtifact(artifact);
+          const text = serializeReviewArtifact(artifact) + renderReviewHtml(artifact);
           for (const secret of [
             `CMT${tag}`,
             `CFG${tag}`,
