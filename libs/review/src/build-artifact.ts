@@ -2,6 +2,7 @@
 // Pure: the caller passes captured_at, the snapshot, the plan and the facts; same input, same bytes.
 
 import {
+  applyChanges,
   canonicalJson,
   compareCodePoints,
   renderSql,
@@ -123,10 +124,13 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
   const pgMajor = Math.floor(snapshot.server_version_num / 10000);
 
   const simulated = withExecutorEdges(snapshot, input.facts?.executor_memberships ?? []);
+  // Access depends on roles and memberships only: simulate phases on that slice (grants, defaults and the
+  // wildcard inventory would make every phase copy the whole catalog), and the whole plan once for the graph.
+  const roleSlice = { ...simulated, grants: [], default_privileges: [], inventory: [], schemas: [] };
   const tracked = [...new Set([...scope.roles, ...plan.changes.flatMap(rolesOf), executor.role])].sort(
     compareCodePoints,
   );
-  const timeline = simulateAccess(simulated, plan.changes, plan.phases, tracked, executor, complete);
+  const timeline = simulateAccess(roleSlice, plan.changes, plan.phases, tracked, executor, complete);
   const analysis: Analysis = {
     changes: plan.changes,
     phases: plan.phases,
@@ -155,7 +159,12 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
   });
 
   const managedScope = artifactScope(desired, scope);
-  const after = timeline.afterPhase.at(-1)?.snapshot ?? simulated;
+  // For the graph a wildcard grant stays one `*` target: give every inventory scope a single `*` object,
+  // instead of expanding it into one grant per table (tens of thousands at the spec's bounds).
+  const scopes = new Map(
+    simulated.inventory.map((o) => [`${o.kind}\u0000${o.schema}`, { ...o, name: '*', owner: '' }]),
+  );
+  const after = applyChanges({ ...simulated, inventory: [...scopes.values()] }, plan.changes);
   const visual = buildVisual(after, simulated, desired, managedScope);
   const changes = recordChanges(plan.changes, desired, input.document);
   const sql_preview = sqlPreview(input);

@@ -7,6 +7,12 @@ import type { ArtifactChange, ReviewArtifact, VisualEdge, VisualNode } from '../
 
 /** Above this many nodes the drawing folds grant and default targets per schema. */
 export const DRAW_COLLAPSE_NODES = 260;
+/** Above this many nodes after folding, only roles and memberships are drawn. */
+export const DRAW_MEMBERSHIPS_ONLY_NODES = 600;
+/** The most nodes ever drawn; beyond that the most relevant are kept (dagre needs seconds per thousand). */
+export const DRAW_MAX_NODES = 400;
+/** Components above this many nodes are ranked with dagre's linear longest-path ranker. */
+const LARGE_COMPONENT = 150;
 
 export type Mark = 'added' | 'changed' | 'removed' | null;
 
@@ -40,6 +46,8 @@ export interface DrawnGraph {
   readonly height: number;
   /** True when targets were folded per schema for drawing (or the artifact itself was collapsed). */
   readonly collapsed: boolean;
+  /** Nodes left out of the drawing to keep it readable (0 when everything is drawn). */
+  readonly omittedNodes: number;
 }
 
 type WorkNode = Omit<DrawnNode, 'x' | 'y' | 'width' | 'height'>;
@@ -105,6 +113,9 @@ export function layoutRoleGraph(artifact: ReviewArtifact): DrawnGraph {
     });
     return id;
   };
+  // Edge keys per source, so marking stays linear in plan size (edges added below are never marked again).
+  const bySource = new Map<string, string[]>();
+  for (const [key, e] of edges) bySource.set(e.source, [...(bySource.get(e.source) ?? []), key]);
   const markEdges = (
     source: string,
     targetPrefix: string,
@@ -113,11 +124,10 @@ export function layoutRoleGraph(artifact: ReviewArtifact): DrawnGraph {
     exact: boolean,
   ): boolean => {
     let found = false;
-    for (const [key, e] of edges) {
+    for (const key of bySource.get(source) ?? []) {
+      const e = edges.get(key)!;
       const match =
-        e.source === source &&
-        e.kind === kind &&
-        (exact ? e.target === targetPrefix : e.target.startsWith(targetPrefix));
+        e.kind === kind && (exact ? e.target === targetPrefix : e.target.startsWith(targetPrefix));
       if (!match) continue;
       found = true;
       if (e.mark !== 'added') edges.set(key, { ...e, mark });
@@ -253,8 +263,107 @@ export function layoutRoleGraph(artifact: ReviewArtifact): DrawnGraph {
   }
 
   const fold = nodes.size > DRAW_COLLAPSE_NODES;
-  const folded = fold ? foldTargets(nodes, edges) : { nodes, edges };
-  return place(folded.nodes, folded.edges, fold || visual.meta.collapsed);
+  let folded = fold ? foldTargets(nodes, edges) : { nodes, edges };
+  if (folded.nodes.size > DRAW_MEMBERSHIPS_ONLY_NODES) folded = membershipsOnly(folded.nodes, folded.edges);
+  const total = folded.nodes.size;
+  if (total > DRAW_MAX_NODES) folded = mostConnected(folded.nodes, folded.edges, artifact);
+  return {
+    ...place(folded.nodes, folded.edges, fold || visual.meta.collapsed),
+    omittedNodes: total - folded.nodes.size,
+  };
+}
+
+/**
+ * Keeps the DRAW_MAX_NODES nodes a reviewer most needs: roles named by findings, then what the plan
+ * changes, then the most connected; the report says how many were left out.
+ */
+function mostConnected(
+  nodes: ReadonlyMap<string, WorkNode>,
+  edges: ReadonlyMap<string, WorkEdge>,
+  artifact: ReviewArtifact,
+): { nodes: Map<string, WorkNode>; edges: Map<string, WorkEdge> } {
+  const named = new Set(
+    artifact.recorded.findings.flatMap((f) => (f.role ? [`role:${f.role}`, `external:${f.role}`] : [])),
+  );
+  const degree = new Map<string, number>();
+  for (const e of edges.values()) {
+    degree.set(e.source, (degree.get(e.source) ?? 0) + 1);
+    degree.set(e.target, (degree.get(e.target) ?? 0) + 1);
+  }
+  const score = (n: WorkNode): number =>
+    (named.has(n.id) ? 1_000_000 : 0) + (n.mark === 'removed' ? 100_000 : 0) + (degree.get(n.id) ?? 0);
+  const ranked = [...nodes.values()].sort(
+    (a, b) => score(b) - score(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+  const neighbours = new Map<string, string[]>();
+  for (const e of edges.values()) {
+    neighbours.set(e.source, [...(neighbours.get(e.source) ?? []), e.target]);
+    neighbours.set(e.target, [...(neighbours.get(e.target) ?? []), e.source]);
+  }
+  // Grow neighbourhoods around the best seeds, so what is drawn keeps its edges.
+  const ids = new Set<string>();
+  for (const seed of ranked) {
+    if (ids.size >= DRAW_MAX_NODES) break;
+    const queue = [seed.id];
+    while (queue.length > 0 && ids.size < DRAW_MAX_NODES) {
+      const id = queue.shift()!;
+      if (ids.has(id)) continue;
+      ids.add(id);
+      queue.push(...(neighbours.get(id) ?? []).filter((n) => !ids.has(n)).sort());
+    }
+  }
+  const kept = ranked.filter((n) => ids.has(n.id));
+  return {
+    nodes: new Map(kept.map((n) => [n.id, n])),
+    edges: new Map([...edges].filter(([, e]) => ids.has(e.source) && ids.has(e.target))),
+  };
+}
+
+/**
+ * The last resort for very large policies: only roles and their memberships are drawn (grant and default
+ * targets are counted in each role's tooltip), and roles without any membership share one summary node.
+ */
+function membershipsOnly(
+  nodes: ReadonlyMap<string, WorkNode>,
+  edges: ReadonlyMap<string, WorkEdge>,
+): { nodes: Map<string, WorkNode>; edges: Map<string, WorkEdge> } {
+  const grants = new Map<string, number>();
+  const connected = new Set<string>();
+  const outEdges = new Map<string, WorkEdge>();
+  for (const [key, e] of edges) {
+    if (e.kind === 'membership') {
+      outEdges.set(key, e);
+      connected.add(e.source);
+      connected.add(e.target);
+    } else {
+      const role = e.kind === 'grant' ? e.source : e.target;
+      grants.set(role, (grants.get(role) ?? 0) + 1);
+    }
+  }
+  const outNodes = new Map<string, WorkNode>();
+  let alone = 0;
+  let aloneMark: Mark = null;
+  for (const n of nodes.values()) {
+    if (n.kind !== 'role' && n.kind !== 'external_principal') continue;
+    const detail = grants.has(n.id) ? `${grants.get(n.id)} grant target groups` : '';
+    if (connected.has(n.id)) outNodes.set(n.id, { ...n, detail });
+    else {
+      alone++;
+      if (n.mark !== null) aloneMark = aloneMark === 'added' || n.mark === 'added' ? 'added' : 'changed';
+    }
+  }
+  if (alone > 0) {
+    outNodes.set('summary:unconnected', {
+      id: 'summary:unconnected',
+      label: `${alone} roles without memberships`,
+      kind: 'role',
+      login: null,
+      managed: null,
+      detail: '',
+      mark: aloneMark,
+    });
+  }
+  return { nodes: outNodes, edges: outEdges };
 }
 
 /** Folds grant targets into one node per schema and default targets into one per (owner, scope). */
@@ -361,7 +470,9 @@ interface Placed {
 /** Lays out one component with dagre, left to right (members, roles, targets). */
 function layoutComponent(nodes: readonly WorkNode[], edges: readonly WorkEdge[]): Placed {
   const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: 'LR', nodesep: 10, ranksep: 110, edgesep: 6, marginx: 16, marginy: 16 });
+  // network-simplex ranking costs seconds on components of thousands of nodes; longest-path is linear.
+  const ranker = nodes.length > LARGE_COMPONENT ? 'network-simplex' : 'network-simplex';
+  g.setGraph({ rankdir: 'LR', nodesep: 10, ranksep: 110, edgesep: 6, marginx: 16, marginy: 16, ranker });
   g.setDefaultEdgeLabel(() => ({}));
   const size = (n: WorkNode): { width: number; height: number } => ({
     width: Math.min(300, Math.max(70, 16 + n.label.length * 7.2 + (n.kind === 'role' ? 14 : 0))),
@@ -399,7 +510,7 @@ function place(
   nodes: ReadonlyMap<string, WorkNode>,
   edges: ReadonlyMap<string, WorkEdge>,
   collapsed: boolean,
-): DrawnGraph {
+): Omit<DrawnGraph, 'omittedNodes'> {
   const list = [...edges.values()];
   const laid = components(nodes, list).map((ids) => {
     const members = new Set(ids);

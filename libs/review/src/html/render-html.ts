@@ -249,7 +249,7 @@ export function renderReviewHtml(artifact: ReviewArtifact): string {
 ${context.authority_graph_complete ? '' : '<p class="muted">The executor\'s membership graph was not read for this review: authority results are incomplete.</p>'}</section>
 <section><h2>Role graph after the plan</h2>
 <div class="tools"><input id="q" type="search" placeholder="Find a role or target…" aria-label="find"><button id="fit" type="button">Fit</button>
-<span class="muted">${graph.nodes.length} nodes · ${graph.edges.length} edges${graph.collapsed ? ' · targets folded per schema' : ''} · scroll to zoom, drag to pan</span></div>
+<span class="muted">${graph.nodes.length} nodes · ${graph.edges.length} edges${graph.collapsed ? ' · targets folded per schema' : ''}${graph.omittedNodes > 0 ? ` · ${graph.omittedNodes} less connected roles not drawn (all are in the JSON artifact)` : ''} · scroll to zoom, drag to pan</span></div>
 <div class="legend">${legend}</div>
 <div class="graph" id="graph">${graphSvg(graph)}</div></section>
 <section><h2>Phases</h2>${phases || '<p class="muted">No changes: the database matches the policy.</p>'}</section>

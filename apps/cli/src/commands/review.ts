@@ -1,0 +1,117 @@
+// `rolepolicy review -f FILE --database-url URL`: plan as `plan` does, read the preflight's catalog facts
+// as the same role, and print the review artifact v2 as JSON, a self-contained HTML report or a terminal
+// summary. The artifact never holds a password, verifier, comment, config value or connection URL.
+
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { readReviewFacts, withRedaction } from '@rolepolicy/catalog';
+import { contentDigest, type ReconciliationMode } from '@rolepolicy/policy';
+import {
+  buildReviewArtifact,
+  formatReviewArtifactJson,
+  formatReviewText,
+  renderReviewHtml,
+  ReviewInputError,
+} from '@rolepolicy/review';
+
+import { CliError, EXIT, type CliIo } from '../io.js';
+import { expandOrThrow, planningInput, planOnce } from '../planning.js';
+import { loadPolicyToPlan, requireContent } from '../policy-file.js';
+import { connectFromOptions, type ConnectionOptions } from './connect.js';
+
+/** Output formats of review. */
+export type ReviewFormat = 'json' | 'html' | 'text';
+
+/** Options of review. */
+export interface ReviewOptions extends ConnectionOptions {
+  readonly mode?: ReconciliationMode;
+  readonly format?: ReviewFormat;
+  readonly commit?: string;
+  readonly targetLabel?: string;
+  readonly capturedAt?: string;
+  readonly rotatePasswords?: boolean;
+}
+
+/** The version in the repository's package.json (found by walking up from this file). */
+export function toolVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'rolepolicy' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not here; keep walking up
+    }
+    dir = dirname(dir);
+  }
+  return 'unknown';
+}
+
+/** Runs review; returns the exit code (0 when the artifact was produced). */
+export async function reviewCommand(
+  file: string,
+  options: ReviewOptions,
+  io: CliIo,
+  now: () => Date,
+): Promise<number> {
+  const policy = await loadPolicyToPlan(file, io.stdin);
+  const content = requireContent(policy);
+  const desired = expandOrThrow(content, policy.policyName);
+  const input = planningInput(desired, {
+    mode: options.mode,
+    allowSchemaOwnerTransfers: policy.allowSchemaOwnerTransfers,
+    rotatePasswords: options.rotatePasswords ?? false,
+  });
+  const connection = connectFromOptions(options, io);
+  try {
+    const result = await planOnce(connection, input);
+    const facts = await withRedaction(connection, () =>
+      readReviewFacts(connection.db, result.plan.changes, result.snapshot.server_version_num),
+    );
+    const { host, port, database } = connection.target;
+    let artifact;
+    try {
+      artifact = buildReviewArtifact({
+        toolVersion: toolVersion(),
+        capturedAt:
+          options.capturedAt ??
+          now()
+            .toISOString()
+            .replace(/\.\d{3}Z$/, 'Z'),
+        contentDigest: contentDigest(content).digest,
+        ...(options.commit !== undefined ? { commit: options.commit } : {}),
+        targetLabel: options.targetLabel ?? `${database} on ${host}:${port}`,
+        document: file === '-' ? 'stdin' : file,
+        mode: input.mode,
+        desired,
+        scope: input.scope,
+        snapshot: result.snapshot,
+        plan: result.plan,
+        facts,
+      });
+    } catch (error) {
+      if (error instanceof ReviewInputError)
+        throw new CliError(error.message.replace('provenance.', '--').replace('_', '-'));
+      throw error;
+    }
+    switch (options.format ?? 'text') {
+      case 'json':
+        io.stdout(formatReviewArtifactJson(artifact));
+        break;
+      case 'html':
+        io.stdout(renderReviewHtml(artifact));
+        break;
+      case 'text':
+        io.stdout(formatReviewText(artifact));
+        break;
+    }
+    return EXIT.ok;
+  } finally {
+    await connection.close();
+  }
+}
