@@ -122,6 +122,22 @@ describe('rolepolicy review', () => {
   );
 
   it(
+    'plan prints the review findings and preflight issues to stderr before any SQL runs',
+    async () => {
+      const run = await runCli(['plan', '-f', '-'], { stdin: policy, env: env() });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        `review: error required_role_unavailable: role "${r('partner')}" does not exist`,
+      );
+      expect(run.stderr).toContain(
+        `review: preflight role_drop_safety owns_objects: role "${r('old')}" owns 1 object(s)`,
+      );
+      expect(run.stderr).not.toContain(PASSWORD);
+    },
+    SLOW,
+  );
+
+  it(
     'refuses a connection URL as --target-label and a malformed --captured-at',
     async () => {
       const label = await runCli(['review', '-f', '-', '--target-label', 'postgres://u:p@h/db'], {

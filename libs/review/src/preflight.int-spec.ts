@@ -38,7 +38,11 @@ afterAll(async () => {
 });
 
 /** Plans `content` on the sandbox as `executor` (null: the connecting superuser) and builds the artifact. */
-async function review(content: PolicyContent, executor: string | null): Promise<ReviewArtifact> {
+async function review(
+  content: PolicyContent,
+  executor: string | null,
+  withFacts = true,
+): Promise<ReviewArtifact> {
   const expansion = expandPolicy(content, { policyName: 'review' });
   if (!expansion.ok) throw new Error(expansion.errors.map((e) => `${e.path}: ${e.message}`).join('\n'));
   const desired = expansion.desired;
@@ -54,7 +58,9 @@ async function review(content: PolicyContent, executor: string | null): Promise<
       appliedPasswordSourceVersions: {},
       allowSchemaOwnerTransfers: true,
     });
-    const facts = await readReviewFacts(connection.db, plan.changes, snapshot.server_version_num);
+    const facts = withFacts
+      ? await readReviewFacts(connection.db, plan.changes, snapshot.server_version_num)
+      : null;
     const artifact = buildReviewArtifact({
       toolVersion: 'test',
       capturedAt: '2026-11-25T12:00:00Z',
@@ -171,6 +177,43 @@ describe('review preflight and findings on PostgreSQL 15', () => {
       null,
     );
     expect(codes(neutralised, 'role_drop_safety')).toEqual(['still_member']);
+  });
+
+  it('database_preflight_required: an offline review (snapshot only) of a drop and a default privilege', async () => {
+    await runSql(
+      sandbox.url,
+      [
+        `CREATE ROLE "${r('off_exec')}" LOGIN CREATEROLE`,
+        `CREATE ROLE "${r('off_old')}" LOGIN`,
+        `CREATE ROLE "${r('off_own')}" NOLOGIN`,
+        `CREATE ROLE "${r('off_rd')}" NOLOGIN`,
+        `GRANT "${r('off_own')}" TO "${r('off_exec')}"`,
+      ].join(';'),
+    );
+    const content: PolicyContent = {
+      roles: [
+        { name: r('off_own'), external: true },
+        { name: r('off_rd'), external: true },
+      ],
+      default_privileges: [
+        {
+          owner: r('off_own'),
+          scope: { type: 'global' },
+          grant: [{ role: r('off_rd'), on_type: 'function', privileges: ['EXECUTE'] }],
+        },
+      ],
+      retirements: [{ role: r('off_old') }],
+    };
+    const offline = await review(content, r('off_exec'), false);
+    const finding = offline.recorded.findings.find((f) => f.kind === 'database_preflight_required')!;
+    expect(finding.severity).toBe('warning');
+    expect(finding.change_indices.length).toBe(offline.recorded.changes.length);
+    expect(check(offline, 'role_drop_safety').status).toBe('not_run');
+    expect(check(offline, 'executor_authority').status).toBe('unknown');
+    const online = await review(content, r('off_exec'));
+    expect(kinds(online)).not.toContain('database_preflight_required');
+    expect(check(online, 'role_drop_safety').status).toBe('passed');
+    expect(check(online, 'executor_authority').status).toBe('passed');
   });
 
   it('required_role_unavailable and required_role_reachability_unknown: an external role not created yet, an undeclared member', async () => {

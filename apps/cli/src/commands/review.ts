@@ -6,18 +6,19 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { readReviewFacts, withRedaction } from '@rolepolicy/catalog';
-import { contentDigest, type ReconciliationMode } from '@rolepolicy/policy';
+import { readReviewFacts, withRedaction, type CatalogConnection } from '@rolepolicy/catalog';
+import { contentDigest, type DesiredState, type ReconciliationMode } from '@rolepolicy/policy';
 import {
   buildReviewArtifact,
   formatReviewArtifactJson,
   formatReviewText,
   renderReviewHtml,
   ReviewInputError,
+  type ReviewArtifact,
 } from '@rolepolicy/review';
 
 import { CliError, EXIT, type CliIo } from '../io.js';
-import { expandOrThrow, planningInput, planOnce } from '../planning.js';
+import { expandOrThrow, planningInput, planOnce, type CliPlan, type PlanningInput } from '../planning.js';
 import { loadPolicyToPlan, requireContent } from '../policy-file.js';
 import { connectFromOptions, type ConnectionOptions } from './connect.js';
 
@@ -52,6 +53,59 @@ export function toolVersion(): string {
   return 'unknown';
 }
 
+/** Builds the artifact of a plan just computed, reading the preflight facts on the same connection. */
+export async function reviewOf(
+  connection: CatalogConnection,
+  result: CliPlan,
+  context: {
+    content: unknown;
+    desired: DesiredState;
+    input: PlanningInput;
+    file: string;
+    commit?: string | undefined;
+    targetLabel?: string | undefined;
+    capturedAt: string;
+  },
+): Promise<ReviewArtifact> {
+  const facts = await withRedaction(connection, () =>
+    readReviewFacts(connection.db, result.plan.changes, result.snapshot.server_version_num),
+  );
+  const { host, port, database } = connection.target;
+  try {
+    return buildReviewArtifact({
+      toolVersion: toolVersion(),
+      capturedAt: context.capturedAt,
+      contentDigest: contentDigest(context.content).digest,
+      ...(context.commit !== undefined ? { commit: context.commit } : {}),
+      targetLabel: context.targetLabel ?? `${database} on ${host}:${port}`,
+      document: context.file === '-' ? 'stdin' : context.file,
+      mode: context.input.mode,
+      desired: context.desired,
+      scope: context.input.scope,
+      snapshot: result.snapshot,
+      plan: result.plan,
+      facts,
+    });
+  } catch (error) {
+    if (error instanceof ReviewInputError) {
+      throw new CliError(error.message.replace('provenance.', '--').replace('_', '-'));
+    }
+    throw error;
+  }
+}
+
+/** One stderr line per error or warning finding and per preflight issue (for `plan`). */
+export function reviewWarnings(artifact: ReviewArtifact): string[] {
+  return [
+    ...artifact.recorded.findings
+      .filter((f) => f.severity !== 'info')
+      .map((f) => `review: ${f.severity} ${f.kind}: ${f.message}`),
+    ...artifact.preflight.flatMap((p) =>
+      p.issues.map((i) => `review: preflight ${p.check} ${i.code}: ${i.message}`),
+    ),
+  ];
+}
+
 /** Runs review; returns the exit code (0 when the artifact was produced). */
 export async function reviewCommand(
   file: string,
@@ -70,35 +124,19 @@ export async function reviewCommand(
   const connection = connectFromOptions(options, io);
   try {
     const result = await planOnce(connection, input);
-    const facts = await withRedaction(connection, () =>
-      readReviewFacts(connection.db, result.plan.changes, result.snapshot.server_version_num),
-    );
-    const { host, port, database } = connection.target;
-    let artifact;
-    try {
-      artifact = buildReviewArtifact({
-        toolVersion: toolVersion(),
-        capturedAt:
-          options.capturedAt ??
-          now()
-            .toISOString()
-            .replace(/\.\d{3}Z$/, 'Z'),
-        contentDigest: contentDigest(content).digest,
-        ...(options.commit !== undefined ? { commit: options.commit } : {}),
-        targetLabel: options.targetLabel ?? `${database} on ${host}:${port}`,
-        document: file === '-' ? 'stdin' : file,
-        mode: input.mode,
-        desired,
-        scope: input.scope,
-        snapshot: result.snapshot,
-        plan: result.plan,
-        facts,
-      });
-    } catch (error) {
-      if (error instanceof ReviewInputError)
-        throw new CliError(error.message.replace('provenance.', '--').replace('_', '-'));
-      throw error;
-    }
+    const artifact = await reviewOf(connection, result, {
+      content,
+      desired,
+      input,
+      file,
+      commit: options.commit,
+      targetLabel: options.targetLabel,
+      capturedAt:
+        options.capturedAt ??
+        now()
+          .toISOString()
+          .replace(/\.\d{3}Z$/, 'Z'),
+    });
     switch (options.format ?? 'text') {
       case 'json':
         io.stdout(formatReviewArtifactJson(artifact));
