@@ -475,7 +475,14 @@ function layoutComponent(nodes: readonly WorkNode[], edges: readonly WorkEdge[])
   g.setGraph({ rankdir: 'LR', nodesep: 10, ranksep: 110, edgesep: 6, marginx: 16, marginy: 16, ranker });
   g.setDefaultEdgeLabel(() => ({}));
   const size = (n: WorkNode): { width: number; height: number } => ({
-    width: Math.min(300, Math.max(70, 16 + n.label.length * 7.2 + (n.kind === 'role' ? 14 : 0))),
+    width: Math.min(
+      300,
+      Math.max(
+        70,
+        16 + n.label.length * 7.2 + (n.kind === 'role' ? 14 : 0),
+        n.kind === 'role' ? 0 : 20 + Math.min(n.detail.length, 40) * 6,
+      ),
+    ),
     height: n.detail !== '' && n.kind !== 'role' ? 40 : 28,
   });
   for (const n of nodes) g.setNode(n.id, size(n));
