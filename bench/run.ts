@@ -10,6 +10,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   inspect: async () => (await import('./inspect.bench.js')).runInspectBench,
   apply: async () => (await import('./apply.bench.js')).runApplyBench,
   reconcile: async () => (await import('./reconcile.bench.js')).runReconcileBench,
+  review: async () => (await import('./review.bench.js')).runReviewBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -8,6 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { applyCommand, type ApplyOptions } from './commands/apply.js';
 import { inspectCommand } from './commands/inspect.js';
 import { planCommand, type PlanOptions } from './commands/plan.js';
+import { reviewCommand, type ReviewOptions } from './commands/review.js';
 import { validateCommand } from './commands/validate.js';
 import { CliError, EXIT, processIo, type CliIo } from './io.js';
 import type { PlanFormat } from './output.js';
@@ -52,6 +53,13 @@ interface RawOptions {
   readonly yes?: boolean;
   readonly expectDigest?: string;
   readonly showGenerated?: boolean;
+}
+
+function timestampArgument(value: string): string {
+  if (Number.isNaN(Date.parse(value)) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
+    throw new InvalidArgumentError('expected an RFC 3339 timestamp, e.g. 2026-11-25T12:00:00Z');
+  }
+  return value;
 }
 
 function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
@@ -110,6 +118,28 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       .option('--show-generated', 'print generated passwords once to stderr'),
   ).action(async (options: RawOptions) =>
     setExit(await applyCommand(options.file, options as ApplyOptions, io)),
+  );
+
+  withConnection(
+    program
+      .command('review')
+      .description(
+        'write the review artifact (schema rolepolicy.review-artifact.v2) of the plan: findings, preflight, phases, role graph',
+      )
+      .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin')
+      .addOption(modeOption())
+      .addOption(
+        new Option('--format <format>', 'output format').choices(['json', 'html', 'text']).default('text'),
+      )
+      .option('--commit <sha>', 'policy commit recorded in provenance')
+      .option(
+        '--target-label <name>',
+        'human-readable target name (default: "<database> on <host>:<port>"; never a URL)',
+      )
+      .option('--captured-at <time>', 'RFC 3339 capture time (default: now)', timestampArgument)
+      .option('--rotate-passwords', 'review as if every managed password were set again'),
+  ).action(async (options: RawOptions) =>
+    setExit(await reviewCommand(options.file, options as ReviewOptions, io, () => new Date())),
   );
 
   return program;

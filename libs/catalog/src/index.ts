@@ -22,3 +22,4 @@ export { DatabaseError, REDACTED, redactError, redactText, SafeError } from './r
 export { canonicalConfigValue, parseRoleConfig, splitGucList } from './role-config.js';
 export type { PgCatalog } from './pg-catalog.tables.js';
 export { renderQuerySnapshots } from './query-snapshots.js';
+export { readReviewFacts } from './review-facts.js';

@@ -8,6 +8,7 @@ import { InventoryRepository } from './inventory.repository.js';
 import { MembershipRepository } from './membership.repository.js';
 import { ObjectAclRepository } from './object-acl.repository.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
+import { ReviewFactsRepository } from './review-facts.repository.js';
 import { RoleRepository } from './role.repository.js';
 import { SchemaRepository } from './schema.repository.js';
 import { ServerRepository } from './server.repository.js';
@@ -64,6 +65,11 @@ const REPOSITORIES: Readonly<Record<string, readonly Call[]>> = {
           { schema: 'app', declared: 'f(integer)', lookup: '"app"."f"(integer)', has_args: true },
         ]),
     ],
+  ],
+  'review-facts.repository': [
+    ['executorEdges (PostgreSQL 15)', (db) => new ReviewFactsRepository(db).executorEdges(150000)],
+    ['executorEdges (PostgreSQL 16+)', (db) => new ReviewFactsRepository(db).executorEdges(160000)],
+    ['dropRoleFacts', (db) => new ReviewFactsRepository(db).dropRoleFacts(ROLES)],
   ],
   'server.repository': [
     ['server', (db) => new ServerRepository(db).server().catch(() => null)],

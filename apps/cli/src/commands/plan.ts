@@ -8,6 +8,7 @@ import { formatPlan, type PlanFormat } from '../output.js';
 import { expandOrThrow, planningInput, planOnce, type CliPlan } from '../planning.js';
 import { loadPolicyToPlan, requireContent } from '../policy-file.js';
 import { connectFromOptions, type ConnectionOptions } from './connect.js';
+import { reviewOf, reviewWarnings } from './review.js';
 
 /** Options of plan (and the planning part of apply). */
 export interface PlanOptions extends ConnectionOptions {
@@ -50,6 +51,16 @@ export async function planCommand(file: string, options: PlanOptions, io: CliIo)
   try {
     const result = await planOnce(connection, input);
     io.stdout(formatPlan(result, options.format ?? 'summary'));
+    // The review's findings and preflight issues, so problems show before any SQL runs (docs/review.md).
+    const artifact = await reviewOf(connection, result, {
+      content: requireContent(policy),
+      desired,
+      input,
+      file,
+      capturedAt: '1970-01-01T00:00:00Z',
+      targetLabel: 'plan',
+    });
+    for (const line of reviewWarnings(artifact)) io.stderr(`${line}\n`);
     reportPlanProblems(result, io);
     return result.plan.changes.length === 0 ? EXIT.ok : EXIT.pending;
   } finally {

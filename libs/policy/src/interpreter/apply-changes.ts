@@ -32,6 +32,8 @@ interface State {
   grants: Map<string, GrantEntry>;
   defaults: Map<string, DefaultPrivilegeEntry>;
   memberships: MembershipEdge[];
+  /** Inventory names per `kind NUL schema`, built on first use: wildcard grants would scan it each time. */
+  inventory: Map<string, string[]> | null;
 }
 
 /**
@@ -49,6 +51,7 @@ export function applyChanges(snapshot: CatalogSnapshot, changes: readonly Change
     grants: grantMap(snapshot.grants),
     defaults: defaultPrivilegeMap(snapshot.default_privileges),
     memberships: [...snapshot.memberships],
+    inventory: null,
   };
   for (const change of changes) applyOne(state, change, snapshot);
   return {
@@ -226,11 +229,22 @@ function grant(state: State, change: ChangeOf<'grant'>, snapshot: CatalogSnapsho
   const key = { grantee: change.role, object_type: change.object_type, schema: change.schema };
   const names =
     change.name === WILDCARD && isWildcardable(change.object_type)
-      ? snapshot.inventory
-          .filter((o) => o.kind === change.object_type && o.schema === change.schema)
-          .map((o) => o.name)
+      ? (inventoryOf(state, snapshot).get(`${change.object_type}\u0000${change.schema ?? ''}`) ?? [])
       : [change.name];
   for (const name of names) addPrivileges(state, { ...key, name }, change.privileges);
+}
+
+function inventoryOf(state: State, snapshot: CatalogSnapshot): Map<string, string[]> {
+  if (state.inventory === null) {
+    state.inventory = new Map();
+    for (const o of snapshot.inventory) {
+      const key = `${o.kind}\u0000${o.schema}`;
+      const names = state.inventory.get(key);
+      if (names === undefined) state.inventory.set(key, [o.name]);
+      else names.push(o.name);
+    }
+  }
+  return state.inventory;
 }
 
 function revoke(state: State, change: ChangeOf<'revoke'>): void {

@@ -1,0 +1,174 @@
+// Golden artifacts of the realistic policy on PostgreSQL 15 and 16 semantics, byte-identical output for
+// identical input, and the input rules (timestamp, label, digest). Every artifact is schema-validated.
+// Regenerate the goldens after an intended change with UPDATE_GOLDEN=1 and review the diff.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import {
+  buildReviewArtifact,
+  formatReviewArtifactJson,
+  serializeReviewArtifact,
+  validateReviewArtifact,
+  type ReviewArtifact,
+} from './index.js';
+import { realisticReviewInput } from './test-support/realistic.js';
+
+const GOLDEN_DIR = fileURLToPath(new URL('./__golden__/', import.meta.url));
+
+function valid(artifact: ReviewArtifact): ReviewArtifact {
+  const result = validateReviewArtifact(JSON.parse(serializeReviewArtifact(artifact)));
+  expect(result.ok ? [] : result.errors).toEqual([]);
+  return artifact;
+}
+
+function golden(name: string, text: string): void {
+  const path = `${GOLDEN_DIR}${name}`;
+  if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(path, text);
+  expect(text).toBe(readFileSync(path, 'utf8'));
+}
+
+describe('review artifact of the realistic policy', () => {
+  it.each([
+    ['PostgreSQL 15', 150019, 'realistic-pg15.json'],
+    ['PostgreSQL 16', 160010, 'realistic-pg16.json'],
+  ])('%s: equals the golden artifact', (_label, version, file) => {
+    golden(file, formatReviewArtifactJson(valid(buildReviewArtifact(realisticReviewInput(version)))));
+  });
+
+  it('differs between 15 and 16 exactly where the server semantics differ', () => {
+    const pg15 = buildReviewArtifact(realisticReviewInput(150019));
+    const pg16 = buildReviewArtifact(realisticReviewInput(160010));
+    const compat = (a: ReviewArtifact) => a.preflight.find((p) => p.check === 'server_compatibility')!;
+    expect(compat(pg15).issues.map((i) => i.code)).toEqual(['per_edge_inherit_unsupported']);
+    expect(compat(pg16).issues).toEqual([]);
+    expect(pg15.provenance.pg_major_version).toBe(15);
+    expect(pg16.provenance.pg_major_version).toBe(16);
+    // PG16 gives a CREATEROLE executor an ADMIN (not INHERIT) edge to every role it creates.
+    const created = pg16.recorded.phases[0]!.executor_reachability_delta.changed;
+    expect(created).toContainEqual({ role: 'orders-editor', status: 'reachable' });
+    expect(pg16.recorded.phases[0]!.executor_usage_delta.changed).toContainEqual({
+      role: 'orders-editor',
+      status: 'unreachable',
+    });
+    expect(pg15.recorded.phases[0]!.executor_reachability_delta.changed).toContainEqual({
+      role: 'orders-editor',
+      status: 'unreachable',
+    });
+  });
+
+  it('records every phase as a contiguous run and every change once, with priorities by kind', () => {
+    const artifact = buildReviewArtifact(realisticReviewInput(150019));
+    const { changes, phases } = artifact.recorded;
+    expect(phases.flatMap((p) => p.change_indices)).toEqual(changes.map((c) => c.index));
+    expect(phases.map((p) => p.phase)).toEqual([
+      'create',
+      'alter',
+      'grant',
+      'membership_remove',
+      'membership_add',
+      'revoke',
+      'retire',
+    ]);
+    const priority = (kind: string) => [
+      ...new Set(changes.filter((c) => c.change.kind === kind).map((c) => c.priority)),
+    ];
+    expect(priority('drop_role')).toEqual(['High']);
+    expect(priority('set_password')).toEqual(['High']);
+    expect(priority('revoke')).toEqual(['Review']);
+    expect(priority('grant')).toEqual(['Informational']);
+  });
+
+  it('never records the role comment, config values or the password source; omissions say what was removed', () => {
+    const artifact = buildReviewArtifact(realisticReviewInput(150019));
+    const text = serializeReviewArtifact(artifact);
+    expect(text).not.toContain('Checkout service');
+    expect(text).not.toContain('30s');
+    expect(text).not.toContain('app-db');
+    expect(text).not.toContain('Generated from profile');
+    const password = artifact.recorded.changes.find((c) => c.change.kind === 'set_password')!;
+    expect(password.change).toEqual({ kind: 'set_password', name: 'app' });
+    expect(password.omissions).toEqual([{ field: 'password', reason: 'sensitive_value' }]);
+    const config = artifact.recorded.changes.find((c) => c.change.kind === 'alter_role')!;
+    expect(config.change).toEqual({
+      kind: 'alter_role',
+      name: 'app',
+      attributes: [{ kind: 'set_config', parameter: 'statement_timeout' }],
+    });
+    expect(artifact.recorded.sql_preview).toEqual({
+      status: 'omitted',
+      reason: 'sensitive_changes',
+      sensitive_change_indices: artifact.recorded.changes
+        .filter((c) => (c.omissions ?? []).length > 0)
+        .map((c) => c.index),
+    });
+    expect(artifact.exploration).toEqual({ status: 'omitted', reason: 'sensitive_inputs_removed' });
+  });
+
+  it('is byte-identical for identical input, whatever the order of the input arrays', () => {
+    const a = serializeReviewArtifact(buildReviewArtifact(realisticReviewInput(160010)));
+    const input = realisticReviewInput(160010);
+    const shuffled = {
+      ...input,
+      snapshot: {
+        ...input.snapshot,
+        roles: [...input.snapshot.roles].reverse(),
+        grants: [...input.snapshot.grants].reverse(),
+        memberships: [...input.snapshot.memberships].reverse(),
+        existing_roles: [...input.snapshot.existing_roles].reverse(),
+      },
+    };
+    expect(serializeReviewArtifact(buildReviewArtifact(shuffled))).toBe(a);
+    expect(serializeReviewArtifact(buildReviewArtifact(realisticReviewInput(160010)))).toBe(a);
+  });
+
+  it('binds the review fingerprint to what is reviewed, not to when or by which tool version', () => {
+    const base = buildReviewArtifact(realisticReviewInput(150019));
+    const later = buildReviewArtifact({
+      ...realisticReviewInput(150019),
+      capturedAt: '2026-12-01T08:30:00+01:00',
+      toolVersion: '9.9.9',
+    });
+    expect(later.recorded.review_fingerprint).toBe(base.recorded.review_fingerprint);
+    const other = buildReviewArtifact({ ...realisticReviewInput(150019), mode: 'adopt' });
+    expect(other.recorded.review_fingerprint).not.toBe(base.recorded.review_fingerprint);
+  });
+
+  it('records a caller-supplied timestamp and refuses a malformed one, naming the field', () => {
+    expect(() => buildReviewArtifact({ ...realisticReviewInput(150019), capturedAt: 'yesterday' })).toThrow(
+      'provenance.captured_at must be an RFC 3339 timestamp (e.g. 2026-11-25T12:00:00Z), got "yesterday"',
+    );
+  });
+
+  it.each(['postgres://app:secret@db:5432/shop', 'postgresql://db/shop', 'app:secret@db'])(
+    'refuses a connection URL as target_label (%s)',
+    (label) => {
+      expect(() => buildReviewArtifact({ ...realisticReviewInput(150019), targetLabel: label })).toThrow(
+        'provenance.target_label must be a human-readable label, never a connection URL',
+      );
+    },
+  );
+
+  it('offline (no catalog facts): authority is unknown, drop safety not_run, and a finding asks for the database', () => {
+    const artifact = valid(buildReviewArtifact({ ...realisticReviewInput(150019), facts: null }));
+    expect(artifact.context.authority_graph_complete).toBe(false);
+    const status = Object.fromEntries(artifact.preflight.map((p) => [p.check, p.status]));
+    expect(status).toEqual({
+      executor_authority: 'unknown',
+      role_drop_safety: 'not_run',
+      server_compatibility: 'failed',
+    });
+    const drop = artifact.preflight.find((p) => p.check === 'role_drop_safety')!;
+    expect(drop.coverage).toEqual({
+      kind: 'targeted',
+      checks_performed: [],
+      checked_change_indices: [],
+      unchecked_change_indices: [27],
+    });
+    expect(artifact.recorded.findings.map((f) => f.kind)).toContain('database_preflight_required');
+    const first = artifact.recorded.phases[0]!.executor_reachability_delta.changed;
+    expect(first.length).toBeGreaterThan(5);
+    expect(first.filter((d) => d.status !== 'unknown')).toEqual([
+      { role: 'rolepolicy_executor', status: 'reachable' },
+    ]);
+  });
+});
