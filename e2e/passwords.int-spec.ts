@@ -124,3 +124,83 @@ test('a generated password is created once and kept across reconciles', async ()
   );
   expect(setting).toHaveLength(1);
 }, 60_000);
+
+test('a generated password Secret is created only when an approved plan runs; a denied plan leaves none', async () => {
+  const secretOf = async (name: string) =>
+    stack.core.readNamespacedSecret({ namespace: stack.namespace, name }).catch(() => undefined);
+  const pendingPlan = (policy: string) =>
+    waitFor(`${policy}: a Pending plan`, async () =>
+      (await stack.resources.plans(policy)).find((p) => p.status?.phase === 'Pending'),
+    );
+
+  // Denied: the plan is Rejected and nothing was ever created.
+  const denied = stack.role('denied_gen');
+  await stack.resources.createPolicy('gen-denied', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'manual',
+    roles: [{ name: denied, login: true, password: { generate: {} } }],
+  });
+  const deniedPlan = await pendingPlan('gen-denied');
+  expect(await secretOf(generatedSecretName('gen-denied', denied))).toBeUndefined();
+  await stack.resources.deny(deniedPlan.metadata.name!);
+  await waitFor('the denied plan Rejected', async () =>
+    (await stack.resources.plan(deniedPlan.metadata.name!))?.status?.phase === 'Rejected' ? true : undefined,
+  );
+  expect(await secretOf(generatedSecretName('gen-denied', denied))).toBeUndefined();
+  expect((await db.sql('SELECT 1 FROM pg_roles WHERE rolname = $1', [denied])).length).toBe(0);
+
+  // Approved: the executor creates the Secret under its lock and sets exactly that password, once.
+  const approved = stack.role('approved_gen');
+  const secretName = generatedSecretName('gen-approved', approved);
+  await stack.resources.createPolicy('gen-approved', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'manual',
+    roles: [{ name: approved, login: true, password: { generate: { length: 24 } } }],
+  });
+  const plan = await pendingPlan('gen-approved');
+  expect(plan.status?.sqlInline).toContain("PASSWORD '[REDACTED]'");
+  expect(await secretOf(secretName)).toBeUndefined();
+  await stack.resources.approve(plan.metadata.name!);
+  const secret = await waitFor('the generated Secret', () => secretOf(secretName));
+  const password = Buffer.from(secret.data?.['password'] ?? '', 'base64').toString('utf8');
+  expect(password).toHaveLength(24);
+  const policy = await reconciledWith(
+    'gen-approved',
+    () => passwordMatches(approved, password),
+    'the generated password',
+  );
+  expect(policy.status?.applied_password_source_versions?.[approved]).toBe(
+    `${secretName}:password:${secret.metadata?.resourceVersion}`,
+  );
+  // Converged: a forced reconcile makes no new plan and keeps the Secret.
+  const value = await stack.resources.requestReconcile('gen-approved');
+  await waitFor('the forced reconcile', async () =>
+    (await stack.resources.policy('gen-approved'))?.status?.lastHandledReconcileAt === value
+      ? true
+      : undefined,
+  );
+  expect(await stack.resources.plans('gen-approved')).toHaveLength(1);
+  expect((await secretOf(secretName))?.metadata?.resourceVersion).toBe(secret.metadata?.resourceVersion);
+}, 90_000);
+
+test('an empty password value is a clear error on the policy, never a silent set or skip', async () => {
+  const app = stack.role('empty_pw');
+  await stack.core.createNamespacedSecret({
+    namespace: stack.namespace,
+    body: { metadata: { name: 'empty-pw' }, stringData: { [app]: '' } },
+  });
+  await stack.resources.createPolicy('empty-pw', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: app, login: true, password: { secretRef: { name: 'empty-pw' } } }],
+  });
+  const ready = await waitFor('Ready=False naming the Secret and key', async () => {
+    const c = condition((await stack.resources.policy('empty-pw'))?.status?.conditions, 'Ready');
+    return c?.status === 'False' && c.reason === 'SecretValueEmpty' ? c : undefined;
+  });
+  expect(ready.message).toContain(`Secret ${stack.namespace}/empty-pw key ${app} is empty`);
+  expect(await stack.resources.plans('empty-pw')).toEqual([]);
+}, 60_000);

@@ -21,10 +21,6 @@ export const plannerEnvSpec = {
     600,
   ),
   PLANNER_INSPECT_TIMEOUT_MS: env.positiveInt('How long the planner waits for an inspector reply', 60_000),
-  PLANNER_SECRET_RETRY_MS: env.positiveInt(
-    'Delay before re-checking a generated password Secret the planner asked the gateway to create',
-    2_000,
-  ),
 } as const;
 
 /** The planner's validated configuration. */

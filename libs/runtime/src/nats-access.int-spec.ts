@@ -171,7 +171,7 @@ describe('who may do what', () => {
   );
 
   test(
-    'Secret reads: the gateway answers planner, inspector and executor in its queue group; generation only executor and planner',
+    'Secret reads: the gateway answers planner and executor in its queue group; generation only the executor; resync requests the planner',
     async () => {
       const responder = as('k8s-gateway').subscribe(SECRET_READ, {
         queue: 'k8s-gateway',
@@ -182,19 +182,29 @@ describe('who may do what', () => {
         callback: (_err, msg) => void msg.respond(enc('generated')),
       });
       await as('k8s-gateway').flush();
-      for (const user of ['planner', 'inspector', 'executor'] as const) {
+      const resync = as('k8s-gateway').subscribe('rp.k8s.resync', {
+        queue: 'k8s-gateway',
+        callback: (_err, msg) => void msg.respond(enc('markers sent')),
+      });
+      await as('k8s-gateway').flush();
+      for (const user of ['planner', 'executor'] as const) {
         const reply = await as(user).request(SECRET_READ, enc(user), { timeout: 5_000 });
         expect(dec(reply.data)).toBe(`value for ${user}`);
       }
-      for (const user of ['planner', 'executor'] as const) {
-        expect(dec((await as(user).request(SECRET_GENERATE, enc(''), { timeout: 5_000 })).data)).toBe(
-          'generated',
-        );
-      }
+      expect(dec((await as('executor').request(SECRET_GENERATE, enc(''), { timeout: 5_000 })).data)).toBe(
+        'generated',
+      );
+      expect(dec((await as('planner').request('rp.k8s.resync', enc(''), { timeout: 5_000 })).data)).toBe(
+        'markers sent',
+      );
+      // The inspector gets its connection from the planner; only an approved execution generates passwords.
+      await cannotPublish('inspector', SECRET_READ);
       await cannotPublish('inspector', SECRET_GENERATE);
+      await cannotPublish('planner', SECRET_GENERATE);
       await cannotPublish('access-scheduler', SECRET_READ);
       responder.unsubscribe();
       generator.unsubscribe();
+      resync.unsubscribe();
     },
     TIMEOUT_MS,
   );

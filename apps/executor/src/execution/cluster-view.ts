@@ -1,17 +1,20 @@
 // What the executor reads from the cluster: the fresh plan and policy through the ResourceCache, and the
 // Secrets behind the connection and role passwords from the k8s-gateway at the moment of use (the API's
 // current objects; the resource stream carries no values). Nothing read is kept or logged.
-import type { ResourceCache } from '@rolepolicy/contracts';
+import type { ResourceCache, SecretAccessClient } from '@rolepolicy/contracts';
 import { SecretAccessError } from '@rolepolicy/contracts';
 import {
   DEFAULT_URL_KEY,
   paramsTarget,
+  passwordSourceVersion,
   readPasswordForSource,
+  readSecretKey,
   resolveConnection,
   type Connection,
   type SecretLike,
   type SecretLookup,
 } from '@rolepolicy/kube';
+import { buildGeneratedSecretTemplate } from '../../../planner/src/lifecycle/password-secret.js';
 import { readPolicySecrets, type SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
 import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
 import type { FreshState } from './fresh-verdict.js';
@@ -59,7 +62,10 @@ function readFailure(what: string, error: unknown): never {
  * A {@link ClusterView} over a started cache following `postgrespolicy` and `postgrespolicyplan`, reading
  * Secret values through `secrets`.
  */
-export function cacheClusterView(cache: ResourceCache, secrets: SecretReader): ClusterView {
+export function cacheClusterView(
+  cache: ResourceCache,
+  secrets: SecretReader & Pick<SecretAccessClient, 'generate'>,
+): ClusterView {
   const policyOf = (namespace: string, name: string): PostgresPolicy | undefined =>
     cache.get('postgrespolicy', namespace, name) as unknown as PostgresPolicy | undefined;
 
@@ -102,6 +108,41 @@ export function cacheClusterView(cache: ResourceCache, secrets: SecretReader): C
         if (!read.ok)
           throw new SecretUnavailableError(`password of role ${role}: ${read.reason}: ${read.message}`);
         return read.password;
+      },
+      generated: async ({ namespace, role, sourceVersion, policy, length }) => {
+        const [secretName = '', secretKey = ''] = sourceVersion.split(':');
+        const template = buildGeneratedSecretTemplate({
+          policy: { metadata: { name: policy.name, namespace, uid: policy.uid } } as PostgresPolicy,
+          role,
+          secretName,
+          secretKey,
+          now: new Date().toISOString(),
+        });
+        await secrets
+          .generate({ template: template as never, secretKey, length })
+          .catch((error: unknown) => readFailure(`generated password of role ${role}`, error));
+        const fetched = await secrets
+          .read(namespace, [secretName])
+          .catch((error: unknown) => readFailure(`generated password of role ${role}`, error));
+        const secret = fetched.secrets.get(secretName);
+        if (secret === undefined) {
+          throw new SecretUnavailableError(
+            `generated password Secret ${namespace}/${secretName} is not readable`,
+          );
+        }
+        if (secret.controllerUid !== policy.uid) {
+          // Someone else's Secret under the generated name: never set a password nobody generated for this plan.
+          throw new PasswordSourceChangedError(
+            `password of role ${role}: Secret ${namespace}/${secretName} exists but is not controlled by policy ${policy.name}`,
+          );
+        }
+        const read = readSecretKey(namespace, secretName, secretKey, () => secret as SecretLike);
+        if (!read.ok)
+          throw new SecretUnavailableError(`password of role ${role}: ${read.reason}: ${read.message}`);
+        return {
+          password: read.value,
+          sourceVersion: passwordSourceVersion(secretName, secretKey, read.resourceVersion),
+        };
       },
     },
   };

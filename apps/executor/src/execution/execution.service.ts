@@ -49,7 +49,13 @@ import {
   type PlanningInputs,
 } from './replan.js';
 import { resultFor, type ResultFacts } from './result.js';
-import { PasswordSourceChangedError, PlanNotVisibleError, type ExecutionSecretResolver } from './secrets.js';
+import {
+  PasswordSourceChangedError,
+  PlanNotVisibleError,
+  SecretUnavailableError,
+  type ExecutionSecretResolver,
+} from './secrets.js';
+import { isMissingGenerated } from '@rolepolicy/kube';
 
 /** Handles execution requests; one instance per executor replica. */
 @Injectable()
@@ -255,8 +261,9 @@ export class ExecutionService {
     });
     if (decision.kind !== 'execute') return { run: false, result: refusal(decision, digest.digest) };
     let passwords: Record<string, string>;
+    let generated: Record<string, string>;
     try {
-      passwords = await this.verifiers(request.policy.namespace, plan.changes, request);
+      ({ verifiers: passwords, generated } = await this.verifiers(plan.changes, request, expanded));
     } catch (error) {
       if (!(error instanceof PasswordSourceChangedError)) throw error;
       return { run: false, result: passwordSourceChanged(error.message, digest.digest) };
@@ -279,26 +286,57 @@ export class ExecutionService {
       ...rendered.statements,
       ...(probe?.after ?? []),
     ];
-    return { run: true, statements, result: executedFacts('Applied', digest.digest, count) };
+    return {
+      run: true,
+      statements,
+      result: { ...executedFacts('Applied', digest.digest, count), appliedPasswordSourceVersions: generated },
+    };
   }
 
-  /** SCRAM verifiers for the plan's set_password changes; the cleartext never leaves this method. */
+  /**
+   * SCRAM verifiers for the plan's set_password changes; the cleartext never leaves this method. A generated
+   * password still `:missing` gets its Secret now (the plan was approved and its digest just checked), and
+   * its real source version is returned in `generated`.
+   */
   private async verifiers(
-    namespace: string,
     changes: readonly Change[],
     request: ExecuteRequestV2,
-  ): Promise<Record<string, string>> {
+    expanded: Extract<Expanded, { ok: true }>,
+  ): Promise<{ verifiers: Record<string, string>; generated: Record<string, string> }> {
+    const namespace = request.policy.namespace;
     const verifiers: Record<string, string> = {};
+    const generated: Record<string, string> = {};
     for (const change of changes) {
       if (change.kind !== 'set_password') continue;
-      const cleartext = await this.secrets.password({
-        namespace,
-        role: change.name,
-        sourceVersion: request.passwordSources[change.name] ?? change.password_source,
-      });
+      const sourceVersion = request.passwordSources[change.name] ?? change.password_source;
+      let cleartext: string;
+      if (isMissingGenerated(sourceVersion)) {
+        const role = expanded.desired.roles.find((r) => r.name === change.name);
+        const length = role?.password?.kind === 'generate' ? role.password.length : undefined;
+        if (
+          this.secrets.generated === undefined ||
+          length === undefined ||
+          request.policy.uid === undefined
+        ) {
+          throw new SecretUnavailableError(
+            `generated password of role ${change.name} cannot be created here`,
+          );
+        }
+        const created = await this.secrets.generated({
+          namespace,
+          role: change.name,
+          sourceVersion,
+          policy: { name: request.policy.name, uid: request.policy.uid },
+          length,
+        });
+        cleartext = created.password;
+        generated[change.name] = created.sourceVersion;
+      } else {
+        cleartext = await this.secrets.password({ namespace, role: change.name, sourceVersion });
+      }
       verifiers[change.name] = scramSha256Verifier(cleartext, randomBytes(SCRAM_SALT_LENGTH));
     }
-    return verifiers;
+    return { verifiers, generated };
   }
 }
 

@@ -7,9 +7,23 @@ export type ResultFacts = Pick<ExecuteResultV1, 'phase' | 'reason' | 'message'> 
   Partial<
     Pick<
       ExecuteResultV1,
-      'recomputedDigest' | 'executedDigest' | 'statementCount' | 'lastError' | 'errorClass'
+      | 'recomputedDigest'
+      | 'executedDigest'
+      | 'statementCount'
+      | 'lastError'
+      | 'errorClass'
+      | 'appliedPasswordSourceVersions'
     >
   >;
+
+/**
+ * The source versions in effect after an Applied outcome: the request's, with the real version of each
+ * generated password the execution created; a `:missing` version is never reported as applied.
+ */
+function appliedVersions(request: ExecuteRequestV2, facts: ResultFacts): Record<string, string> {
+  const merged = { ...request.passwordSources, ...facts.appliedPasswordSourceVersions };
+  return Object.fromEntries(Object.entries(merged).filter(([, v]) => !v.endsWith(':missing')));
+}
 
 /**
  * The result payload for `request`; `now` is the report time (appliedAt/failedAt follow the phase).
@@ -37,7 +51,7 @@ export function resultFor(
     ...(facts.phase === 'Applied'
       ? {
           appliedAt: at,
-          ...(request.v === 2 ? { appliedPasswordSourceVersions: request.passwordSources } : {}),
+          ...(request.v === 2 ? { appliedPasswordSourceVersions: appliedVersions(request, facts) } : {}),
         }
       : {}),
     ...(facts.phase === 'Failed' ? { failedAt: at, errorClass: facts.errorClass ?? 'permanent' } : {}),

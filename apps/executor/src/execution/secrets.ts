@@ -25,6 +25,19 @@ export interface ExecutionSecretResolver {
     readonly role: string;
     readonly sourceVersion: string;
   }): Promise<string>;
+  /**
+   * For a source version `<secret>:<key>:missing` of an approved plan: has the gateway create the generated
+   * password's Secret (create-only, owned by the policy) and returns its cleartext and the real source
+   * version. A Secret that exists already is used only when the policy controls it (PasswordSourceChangedError
+   * otherwise). Absent in resolvers that cannot create Secrets.
+   */
+  generated?(query: {
+    readonly namespace: string;
+    readonly role: string;
+    readonly sourceVersion: string;
+    readonly policy: { readonly name: string; readonly uid: string };
+    readonly length: number;
+  }): Promise<{ readonly password: string; readonly sourceVersion: string }>;
 }
 
 /**

@@ -89,7 +89,6 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
             stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
           },
           inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
-          secretRetryMs: this.config.PLANNER_SECRET_RETRY_MS,
           log: this.logger,
           observe: (decision, seconds) => histogram.observe({ decision }, seconds),
         });

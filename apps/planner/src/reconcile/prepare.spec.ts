@@ -15,7 +15,7 @@ const lookup =
     secrets[name];
 
 describe('preparePolicy', () => {
-  it('resolves target, claims and password sources; lists generated Secrets still to create', () => {
+  it('resolves target, claims and password sources; binds generated Secrets still to create as missing', () => {
     const self = policy({
       roles: [
         { name: 'app_user', login: true, password: { generate: { length: 24 } } },
@@ -32,7 +32,10 @@ describe('preparePolicy', () => {
     if (!prepared.ok) throw new Error(prepared.error.message);
     expect(prepared.target).toBe('team-a/db-credentials/DATABASE_URL');
     expect(prepared.claims).toMatchObject({ databaseKey: 'db.example:5432/app', roles: ['app_user', 'svc'] });
-    expect(prepared.passwordSources).toEqual({ svc: 'pw:svc:9' });
+    expect(prepared.passwordSources).toEqual({
+      svc: 'pw:svc:9',
+      app_user: `${generatedSecretName('orders', 'app_user')}:password:missing`,
+    });
     expect(prepared.missingGenerated).toEqual([
       expect.objectContaining({
         role: 'app_user',

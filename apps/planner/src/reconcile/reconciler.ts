@@ -14,13 +14,11 @@ import {
   type JetStreamPublisher,
   type K8sCommandV1,
   type ResourceCache,
-  type SecretAccessClient,
 } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
 import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
 import {
   API_VERSION,
-  buildGeneratedSecretTemplate,
   decideAfterExecution,
   decideReconcile,
   detectConflict,
@@ -51,11 +49,13 @@ export interface ReconcilerDeps {
   readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange' | 'sync'>;
   readonly nats: NatsConnection;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
-  /** Secret values and generated-password Secrets, through the k8s-gateway (never the resource stream). */
-  readonly secrets: SecretReader & Pick<SecretAccessClient, 'generate'>;
+  /**
+   * Secret values, through the k8s-gateway (never the resource stream). The planner creates no Secret: a
+   * generated password's Secret is created by the executor when an approved plan runs.
+   */
+  readonly secrets: SecretReader;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
-  readonly secretRetryMs: number;
   readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
@@ -309,10 +309,6 @@ export class Reconciler {
     if (gate.kind === 'inspect') {
       if (!prepared.ok) {
         outcome = { kind: 'failed', error: prepared.error };
-      } else if (prepared.missingGenerated.length > 0) {
-        await this.createGeneratedSecrets(policy, prepared);
-        this.requeueMs(key, this.deps.secretRetryMs);
-        return;
       } else {
         const early = reconcilingStatus(policy, new Date().toISOString());
         if (early !== null) await this.writeStatus(policy, early);
@@ -402,36 +398,6 @@ export class Reconciler {
       snapshot: result.snapshot,
       snapshotRequestedAt,
     });
-  }
-
-  /**
-   * Asks the gateway to create each missing generated password Secret (create-only). The gateway draws the
-   * password where it writes the Secret, so the password never travels on the bus.
-   */
-  private async createGeneratedSecrets(policy: PostgresPolicy, prepared: Prepared): Promise<void> {
-    for (const ref of prepared.missingGenerated) {
-      const template = buildGeneratedSecretTemplate({
-        policy,
-        role: ref.role,
-        secretName: ref.secretName,
-        secretKey: ref.secretKey,
-        now: new Date().toISOString(),
-      });
-      try {
-        const written = await this.deps.secrets.generate({
-          template: template as never,
-          secretKey: ref.secretKey,
-          length: ref.length ?? 32,
-        });
-        this.deps.log.log(
-          `policy ${policy.metadata.namespace}/${policy.metadata.name}: password Secret ${ref.secretName} ${written.created ? 'created' : 'exists'}`,
-        );
-      } catch (error) {
-        this.deps.log.warn(
-          `policy ${policy.metadata.namespace}/${policy.metadata.name}: password Secret ${ref.secretName} not created: ${(error as Error).message}`,
-        );
-      }
-    }
   }
 
   /** Sends the decision's steps in order; each publish is acked by JetStream before the next. */

@@ -75,6 +75,8 @@ export const SecretValue = Type.Object(
     name: KubeName,
     uid: Type.String({ maxLength: 128 }),
     resourceVersion: Type.String({ maxLength: 128 }),
+    /** uid of the object controlling the Secret (its controller ownerReference), when it has one. */
+    controllerUid: Type.Optional(Type.String({ maxLength: 128 })),
     data: Type.Record(Type.String(), Type.String()),
   },
   { additionalProperties: false },

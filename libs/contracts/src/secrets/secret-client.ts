@@ -17,6 +17,8 @@ import { open, replyKeyPair } from './seal.js';
 /** A Secret as read (shape-compatible with `@rolepolicy/kube`'s SecretLike). */
 export interface ReadSecret {
   readonly metadata: { readonly name: string; readonly uid: string; readonly resourceVersion: string };
+  /** uid of the object controlling the Secret, when it has a controller ownerReference. */
+  readonly controllerUid?: string;
   /** Base64 values, as the API returns them. */
   readonly data: Readonly<Record<string, string>>;
 }
@@ -115,6 +117,7 @@ export class SecretAccessClient {
     for (const s of bundle.value.secrets) {
       secrets.set(s.name, {
         metadata: { name: s.name, uid: s.uid, resourceVersion: s.resourceVersion },
+        ...(s.controllerUid === undefined ? {} : { controllerUid: s.controllerUid }),
         data: s.data,
       });
     }

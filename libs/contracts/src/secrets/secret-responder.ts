@@ -30,6 +30,7 @@ export interface StoredSecret {
     readonly name?: string;
     readonly uid?: string;
     readonly resourceVersion?: string;
+    readonly ownerReferences?: readonly { readonly uid?: string; readonly controller?: boolean }[];
   } | null;
   readonly data?: Readonly<Record<string, string>> | null;
   readonly stringData?: Readonly<Record<string, string>> | null;
@@ -87,6 +88,11 @@ function unavailable(error: unknown, options: SecretResponderOptions): string {
 
 function refusal(reason: SecretAccessRefusal['reason'], message: string) {
   return { v: 1 as const, ok: false as const, error: { reason, message: message.slice(0, 1024) } };
+}
+
+function controllerOf(secret: StoredSecret): { controllerUid?: string } {
+  const uid = secret.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
+  return uid === undefined ? {} : { controllerUid: uid };
 }
 
 function utf8Data(secret: StoredSecret): Record<string, string> {
@@ -156,6 +162,7 @@ async function answerRead(msg: Msg, options: SecretResponderOptions): Promise<vo
         name,
         uid: secret.metadata?.uid ?? '',
         resourceVersion: secret.metadata?.resourceVersion ?? '',
+        ...controllerOf(secret),
         data: utf8Data(secret),
       });
     }

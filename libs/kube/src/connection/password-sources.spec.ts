@@ -94,7 +94,12 @@ describe('resolvePasswordSources', () => {
 
   it('gives secretName:secretKey:resourceVersion per role and the Secret versions', () => {
     const r = resolvePasswordSources('ns', passwordSecretRefs('shop', roles), lookup(secrets));
-    expect(r.sources).toEqual({ App_User: `${gen}:password:11`, zeta: 'pw:zeta:10' });
+    // A generated Secret that does not exist yet is bound as due: the executor creates it under its lock.
+    expect(r.sources).toEqual({
+      App_User: `${gen}:password:11`,
+      custom: 'my-secret:pw:missing',
+      zeta: 'pw:zeta:10',
+    });
     expect(r.secretVersions).toEqual({ pw: '10', [gen]: '11' });
     expect(r.missingGenerated.map((m) => m.role)).toEqual(['custom']);
     expect(r.failures).toEqual([]);

@@ -11,8 +11,17 @@ export const GENERATED_PASSWORD_KEY = 'password';
  * means "the default name", never a Secret called that.
  */
 export const GENERATED_NAME_TEMPLATE = '{policy}-gen-{role}';
-/** Version suffix of a generated password whose Secret does not exist yet (the engine's sentinel). */
+/**
+ * Version of a generated password whose Secret does not exist yet (the engine's sentinel): the digest binds
+ * `secret:key:missing`, the plan always sets the password, and the executor creates the Secret under its
+ * lock, only when an approved plan runs (ADR 0006).
+ */
 export const MISSING_VERSION = 'missing';
+
+/** True for a source version whose generated Secret is still to be created by the executor. */
+export function isMissingGenerated(sourceVersion: string): boolean {
+  return sourceVersion.endsWith(`:${MISSING_VERSION}`);
+}
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
@@ -111,11 +120,14 @@ export function passwordSourceVersion(
 
 /** Current source versions of the roles' passwords, or what is missing. */
 export interface PasswordSourceResolution {
-  /** Role -> source version, for every role whose Secret and key exist. */
+  /** Role -> source version, for every role whose Secret and key exist, or whose generated Secret is due. */
   readonly sources: Readonly<Record<string, string>>;
   /** Secret name -> resourceVersion of every password Secret read. */
   readonly secretVersions: Readonly<Record<string, string>>;
-  /** Generated passwords whose Secret does not exist yet: create them (create-only), then plan. */
+  /**
+   * Generated passwords whose Secret does not exist yet; their source is `secret:key:missing` in `sources`
+   * (the executor creates the Secret when an approved plan runs).
+   */
   readonly missingGenerated: readonly PasswordSecretRef[];
   /** Referenced Secrets or keys that are absent, and generated Secrets lacking their key (permanent). */
   readonly failures: readonly {
@@ -146,6 +158,7 @@ export function resolvePasswordSources(
       secretVersions[ref.secretName] = read.resourceVersion;
     } else if (ref.kind === 'generate' && read.reason === 'SecretMissing') {
       missingGenerated.push(ref);
+      sources[ref.role] = passwordSourceVersion(ref.secretName, ref.secretKey, MISSING_VERSION);
     } else {
       failures.push({
         role: ref.role,
