@@ -48,6 +48,7 @@ const policy = `
 roles:
   - name: ${r('svc')}
     login: true
+    inherit: false
   - name: ${r('ro')}
 grants:
   - role: ${r('svc')}
@@ -70,7 +71,7 @@ const cli = (command: string, ...extra: string[]) =>
 
 describe('acceptance: apply, then the second plan exits 0', () => {
   it(
-    'a function named with argument names is granted, PUBLIC EXECUTE revoked, and a PG15 inherit: false edge converges',
+    'a function named with argument names is granted, PUBLIC EXECUTE revoked, and an inherit: false edge of a NOINHERIT member converges',
     async () => {
       const applied = await cli('apply', '--yes');
       expect(applied.stderr).not.toContain('syntax error');

@@ -5,3 +5,8 @@ export { filterByMode } from './mode-filter.js';
 export { selectPasswords, MISSING_SOURCE_SUFFIX } from './passwords.js';
 export { groupPhases, orderChanges, phaseOf, type PlanPhase } from './phases.js';
 export { summarise, summaryCounter } from './summary.js';
+export {
+  foreignGrantorBlocker,
+  perEdgeInheritBlocker,
+  serverCompatibilityBlockers,
+} from './server-compatibility.js';
