@@ -32,4 +32,30 @@ describe('npm run demo', () => {
     expect(lines.find((l) => l.startsWith('k8s-gateway '))).toContain('kubernetes up');
     expect(code).toBe(0);
   }, 180_000);
+
+  it('with nothing on the configured PostgreSQL port, starts the embedded server and completes the demo loop', async () => {
+    const base = await freePort();
+    const closed = await freePort();
+    const lines: string[] = [];
+    const child = spawnTs(DEMO, {
+      args: ['--exit-when-done'],
+      env: {
+        DEMO_HTTP_PORT_BASE: String(base),
+        DEMO_HEALTH_TIMEOUT_MS: '150000',
+        LOG_LEVEL: 'error',
+        RP_TEST_PG_URL: `postgres://postgres@127.0.0.1:${closed}/postgres`,
+      },
+      onLine: (line) => lines.push(line),
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    const output = lines.join('\n');
+    expect(output).toMatch(
+      new RegExp(
+        `started PostgreSQL 15 \\(embedded, pinned npm package\\) on 127\\.0\\.0\\.1:\\d+: nothing listened on 127\\.0\\.0\\.1:${closed}`,
+      ),
+    );
+    expect(output).toContain('5/5 services healthy');
+    expect(output).toContain('demo loop complete');
+    expect(code).toBe(0);
+  }, 300_000);
 });
