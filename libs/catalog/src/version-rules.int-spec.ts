@@ -266,3 +266,30 @@ describe('MAINTAIN (PostgreSQL 17+) is outside the model: never granted, revoked
     });
   });
 });
+
+describe('predefined roles newer than the server are a plan-time blocker', () => {
+  const content = (): PolicyContent => ({
+    roles: [{ name: 'pg_maintain', external: true }, { name: r('ops') }],
+    memberships: [{ role: 'pg_maintain', members: [{ name: r('ops') }] }],
+  });
+
+  onServers([14, 16], (sandbox) => {
+    it('a membership in pg_maintain (PostgreSQL 17+) is refused and nothing is created', async () => {
+      const major = Math.floor(sandbox().serverVersionNum / 10000);
+      expect((await plan(sandbox().url, content())).blockers).toEqual([
+        `predefined role pg_maintain does not exist on PostgreSQL ${major}: it was added in PostgreSQL 17`,
+      ]);
+      expect(await rows(sandbox().url, 'SELECT 1 FROM pg_roles WHERE rolname = $1', [r('ops')])).toEqual([]);
+    });
+  });
+
+  onServers([17], (sandbox) => {
+    it('on PostgreSQL 17 the same policy applies once and the member holds pg_maintain', async () => {
+      expect((await applyOnce(sandbox().url, content())).changes).toEqual([]);
+      expect(
+        await rows(sandbox().url, `SELECT pg_has_role($1, 'pg_maintain', 'USAGE') AS usage`, [r('ops')]),
+      ).toEqual([{ usage: true }]);
+      await runSql(sandbox().url, `REVOKE pg_maintain FROM "${r('ops')}"`);
+    });
+  });
+});

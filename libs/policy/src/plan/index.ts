@@ -7,6 +7,8 @@ export { groupPhases, orderChanges, phaseOf, type PlanPhase } from './phases.js'
 export { summarise, summaryCounter } from './summary.js';
 export {
   foreignGrantorBlocker,
+  missingPredefinedRoleBlocker,
+  PREDEFINED_ROLE_SINCE,
   perEdgeInheritBlocker,
   serverCompatibilityBlockers,
 } from './server-compatibility.js';

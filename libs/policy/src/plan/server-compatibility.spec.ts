@@ -92,3 +92,22 @@ describe('membership grantors on PostgreSQL 16+', () => {
     expect(computePlan(planInput(desired, pg15)).blockers).toEqual([]);
   });
 });
+
+describe('predefined roles newer than the server', () => {
+  const desired = desiredState({
+    roles: [desiredRole('ops'), desiredRole('pg_maintain', {}, { external: true })],
+    memberships: [{ role: 'pg_maintain', member: 'ops', inherit: true, admin: false }],
+  });
+
+  it('a membership in pg_maintain on PostgreSQL 16 is refused, naming the major that added it', () => {
+    const snapshot = catalogSnapshot({ server_version_num: 160004, existing_roles: ['ops'] });
+    expect(computePlan(planInput(desired, snapshot)).blockers).toEqual([
+      'predefined role pg_maintain does not exist on PostgreSQL 16: it was added in PostgreSQL 17',
+    ]);
+  });
+
+  it('on PostgreSQL 17 the role exists and nothing is refused', () => {
+    const snapshot = catalogSnapshot({ server_version_num: 170006, existing_roles: ['ops', 'pg_maintain'] });
+    expect(computePlan(planInput(desired, snapshot)).blockers).toEqual([]);
+  });
+});

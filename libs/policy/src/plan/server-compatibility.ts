@@ -8,6 +8,24 @@ import type { CatalogSnapshot } from '../model/snapshot.js';
 
 const PG16 = 160000;
 
+/**
+ * Predefined roles added after PostgreSQL 14 (the oldest supported major), with the major that added them:
+ * a membership in one the server lacks would fail at apply.
+ */
+export const PREDEFINED_ROLE_SINCE: Readonly<Record<string, number>> = {
+  pg_checkpoint: 15,
+  pg_create_subscription: 16,
+  pg_use_reserved_connections: 16,
+  pg_maintain: 17,
+  pg_signal_autovacuum_worker: 18,
+};
+
+/** The blocker text for a membership in a predefined role the server does not have yet. */
+export function missingPredefinedRoleBlocker(role: string, since: number, serverVersionNum: number): string {
+  const major = Math.floor(serverVersionNum / 10000);
+  return `predefined role ${role} does not exist on PostgreSQL ${major}: it was added in PostgreSQL ${since}`;
+}
+
 /** The blocker text for a per-membership inherit option a server older than 16 cannot store. */
 export function perEdgeInheritBlocker(
   role: string,
@@ -41,7 +59,7 @@ export function foreignGrantorBlocker(
 }
 
 /**
- * server_compatibility blockers of a plan: on PostgreSQL < 16, declared `inherit: false` memberships of a
+ * server_compatibility blockers of a plan: memberships in a predefined role newer than the server; on PostgreSQL < 16, declared `inherit: false` memberships of a
  * member whose role-level inherit is true (the only inherit such a server has); on 16+, planned membership
  * removals of rows granted by a role a non-superuser executor cannot act as (the REVOKE would only warn).
  */
@@ -52,6 +70,12 @@ export function serverCompatibilityBlockers(
 ): string[] {
   const version = snapshot.server_version_num;
   const blockers: string[] = [];
+  const existing = new Set(snapshot.existing_roles);
+  for (const role of new Set(desired.memberships.map((m) => m.role))) {
+    const since = PREDEFINED_ROLE_SINCE[role];
+    if (since !== undefined && Math.floor(version / 10000) < since && !existing.has(role))
+      blockers.push(missingPredefinedRoleBlocker(role, since, version));
+  }
   if (version < PG16) {
     const declared = new Map(desired.roles.filter((r) => !r.external).map((r) => [r.name, r.state.inherit]));
     const live = new Map(snapshot.roles.map((r) => [r.name, r.state.inherit]));
