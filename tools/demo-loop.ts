@@ -4,7 +4,12 @@
 import pg from 'pg';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
+import {
+  createPostgresSandbox,
+  postgresAdminUrl,
+  sandboxId,
+  type PostgresSandbox,
+} from '@rolepolicy/testing';
 import { condition, PolicyResources } from '../e2e/support/resources.js';
 
 const NAMESPACE = 'demo';
@@ -183,10 +188,10 @@ export async function runDemoLoop(
 }
 
 async function dropRoles(prefix: string): Promise<void> {
-  const client = new pg.Client({
-    connectionString: process.env['RP_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  });
+  let client: pg.Client | undefined;
   try {
+    // The same server the demo database lives on (the embedded fallback when the configured one is absent).
+    client = new pg.Client({ connectionString: await postgresAdminUrl() });
     await client.connect();
     const { rows } = await client.query<{ rolname: string }>(
       'SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)',
@@ -197,6 +202,6 @@ async function dropRoles(prefix: string): Promise<void> {
   } catch {
     // Best effort: a demo that could not reach PostgreSQL has nothing to clean.
   } finally {
-    await client.end().catch(() => undefined);
+    await client?.end().catch(() => undefined);
   }
 }

@@ -2,7 +2,7 @@
 // source and must list every service with healthz/readyz 200 and its metrics URL, then exit 0.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, spawnTs } from '@rolepolicy/testing';
+import { freePort, spawnTs, startPrivateNatsServer } from '@rolepolicy/testing';
 
 const DEMO = path.join(path.dirname(fileURLToPath(import.meta.url)), 'demo.ts');
 const SERVICES = ['k8s-gateway', 'inspector', 'planner', 'executor', 'access-scheduler'];
@@ -32,4 +32,36 @@ describe('npm run demo', () => {
     expect(lines.find((l) => l.startsWith('k8s-gateway '))).toContain('kubernetes up');
     expect(code).toBe(0);
   }, 180_000);
+
+  it('with nothing on the configured PostgreSQL port, starts the embedded server and completes the demo loop', async () => {
+    const base = await freePort();
+    const closed = await freePort();
+    // The services' streams on a private broker: the shared one on 4222 may hold other runs' consumers.
+    const nats = await startPrivateNatsServer();
+    const lines: string[] = [];
+    const child = spawnTs(DEMO, {
+      args: ['--exit-when-done'],
+      env: {
+        NATS_URL: nats.url,
+        DEMO_HTTP_PORT_BASE: String(base),
+        DEMO_HEALTH_TIMEOUT_MS: '150000',
+        // Each loop step (a plan applied, drift repaired) on a loaded CI machine; 60 s by default.
+        DEMO_STEP_TIMEOUT_MS: '150000',
+        LOG_LEVEL: 'error',
+        RP_TEST_PG_URL: `postgres://postgres@127.0.0.1:${closed}/postgres`,
+      },
+      onLine: (line) => lines.push(line),
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    await nats.dispose();
+    const output = lines.join('\n');
+    expect(output).toMatch(
+      new RegExp(
+        `started PostgreSQL 15 \\(embedded, pinned npm package\\) on 127\\.0\\.0\\.1:\\d+: nothing listened on 127\\.0\\.0\\.1:${closed}`,
+      ),
+    );
+    expect(output).toContain('5/5 services healthy');
+    expect(output).toContain('demo loop complete');
+    expect(code).toBe(0);
+  }, 600_000);
 });

@@ -3,21 +3,50 @@
 // and metrics URL, then runs the reconcile loop (tools/demo-loop.ts) and keeps everything running until
 // Ctrl-C (`--exit-when-healthy` stops before the loop, `--exit-when-done` after it).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startEmulator, type Emulator } from '@rolepolicy/testing';
+import { tmpdir } from 'node:os';
+import { FALLBACK_POSTGRES_MAJOR, postgresAdminUrl, startEmulator, type Emulator } from '@rolepolicy/testing';
 import { runDemoLoop, type DemoCleanup } from './demo-loop.js';
 
 /** The five services in start order, with their offset from the HTTP port base. */
 const SERVICES = ['k8s-gateway', 'inspector', 'planner', 'executor', 'access-scheduler'] as const;
 type Service = (typeof SERVICES)[number];
 
-/** The local servers the services need, on their default ports. */
-const DEPENDENCIES = [
-  { name: 'PostgreSQL', port: 5432 },
-  { name: 'NATS (JetStream)', port: 4222 },
-  { name: 'Redis', port: 6379 },
+/**
+ * NATS and Redis on their default ports; when absent, the demo starts `nats-server` / `redis-server` from
+ * the PATH (PostgreSQL has an embedded fallback instead: see checkDependencies).
+ */
+const BROKERS = [
+  {
+    name: 'NATS (JetStream)',
+    port: 4222,
+    binary: 'nats-server',
+    compose: 'nats',
+    apt: 'nats-server',
+    args: (dir: string) => ['-js', '-a', '127.0.0.1', '-p', '4222', '-sd', dir],
+  },
+  {
+    name: 'Redis',
+    port: 6379,
+    binary: 'redis-server',
+    compose: 'redis',
+    apt: 'redis-server',
+    args: (dir: string) => [
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      '6379',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
+  },
 ] as const;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -77,18 +106,63 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-async function checkDependencies(): Promise<boolean> {
-  const missing: string[] = [];
-  for (const dep of DEPENDENCIES) {
-    const up = await portOpen(dep.port);
-    console.log(`  ${up ? 'ok     ' : 'MISSING'} ${dep.name} on 127.0.0.1:${dep.port}`);
-    if (!up) missing.push(dep.name);
+/** Servers the demo started itself (NATS, Redis), stopped with the services. */
+const ownServers: ChildProcess[] = [];
+
+function onPath(binary: string): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, binary);
+    if (dir !== '' && existsSync(candidate)) return candidate;
   }
-  if (missing.length === 0) return true;
-  console.error(
-    `\n${missing.join(', ')} not answering. Start the local stack with:\n\n    docker compose up -d postgres nats redis\n`,
-  );
+  return undefined;
+}
+
+async function waitOpen(port: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await portOpen(port)) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
   return false;
+}
+
+/**
+ * PostgreSQL: the configured address (RP_TEST_PG_URL, default 127.0.0.1:5432), else an embedded server from
+ * the pinned package. NATS and Redis: their default ports, else started from the PATH, else one line
+ * naming what is missing and the two ways to get it.
+ */
+async function checkDependencies(): Promise<boolean> {
+  const configured = process.env['RP_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const configuredPort = Number(new URL(configured).port || 5432);
+  if (await portOpen(configuredPort)) {
+    console.log(`  ok      PostgreSQL on 127.0.0.1:${configuredPort}`);
+  } else {
+    const url = new URL(await postgresAdminUrl('system'));
+    console.log(
+      `  started PostgreSQL ${FALLBACK_POSTGRES_MAJOR} (embedded, pinned npm package) on 127.0.0.1:${url.port}: nothing listened on 127.0.0.1:${configuredPort}`,
+    );
+  }
+  for (const broker of BROKERS) {
+    if (await portOpen(broker.port)) {
+      console.log(`  ok      ${broker.name} on 127.0.0.1:${broker.port}`);
+      continue;
+    }
+    const binary = onPath(broker.binary);
+    if (binary === undefined) {
+      console.error(
+        `${broker.name} is not running on 127.0.0.1:${broker.port} and ${broker.binary} is not on the PATH: start it with \`docker compose up -d ${broker.compose}\` or install the OS package (\`apt-get install ${broker.apt}\`).`,
+      );
+      return false;
+    }
+    const dir = mkdtempSync(path.join(tmpdir(), `rp-demo-${broker.compose}-`));
+    ownServers.push(spawn(binary, [...broker.args(dir)], { stdio: 'ignore' }));
+    if (!(await waitOpen(broker.port, 10_000))) {
+      console.error(`${broker.name}: ${binary} did not open 127.0.0.1:${broker.port} within 10 s`);
+      return false;
+    }
+    console.log(`  started ${broker.name} on 127.0.0.1:${broker.port} (${binary})`);
+  }
+  return true;
 }
 
 /** The CRD manifests, found from source (tools/) and from the build (dist/tools/) alike. */
@@ -155,12 +229,16 @@ async function stopAll(children: readonly ChildProcess[], cluster?: Emulator): P
   );
   await cluster?.stop();
   await cleanupLoop();
+  for (const server of ownServers) server.kill('SIGTERM');
 }
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
   console.log('rolepolicy demo\n\nlocal servers:');
-  if (!(await checkDependencies())) process.exit(1);
+  if (!(await checkDependencies())) {
+    for (const server of ownServers) server.kill('SIGTERM');
+    process.exit(1);
+  }
 
   // The embedded cluster: the same emulator the tests use, serving the project's CRDs with admission.
   const cluster: Emulator = await startEmulator({ crdDir: crdDirectory() });

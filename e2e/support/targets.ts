@@ -2,7 +2,7 @@
 // Secret a policy names, raw SQL on it, and cleanup of the cluster-global roles the policies created.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
-import { createPostgresSandbox, DEFAULT_PG_ADMIN_URL, type PostgresSandbox } from '@rolepolicy/testing';
+import { createPostgresSandbox, postgresAdminUrl, type PostgresSandbox } from '@rolepolicy/testing';
 
 /** A target database and the Secret holding its URL under `DATABASE_URL`. */
 export type TargetDatabase = {
@@ -79,7 +79,7 @@ export class TargetDatabases {
   async dispose(): Promise<void> {
     await Promise.allSettled(this.pools.map((p) => p.end()));
     await Promise.allSettled(this.sandboxes.map((s) => s.drop()));
-    const admin = new pg.Client({ connectionString: process.env['RP_TEST_PG_URL'] ?? DEFAULT_PG_ADMIN_URL });
+    const admin = new pg.Client({ connectionString: await postgresAdminUrl() });
     await admin.connect();
     try {
       const { rows } = await admin.query<{ rolname: string }>(

@@ -1,12 +1,7 @@
 // Acceptance scenarios found by QA: policies applied through the CLI, then the live catalog and a
 // second plan checked. Each scenario here once failed (crash or a plan that never converged).
 
-import {
-  createPostgresSandbox,
-  DEFAULT_PG_ADMIN_URL,
-  sandboxId,
-  type PostgresSandbox,
-} from '@rolepolicy/testing';
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
 import pg from 'pg';
 
 import { withClusterLock } from './test-support/cluster-lock.js';
@@ -43,7 +38,7 @@ afterAll(async () => {
   );
   for (const row of rows) await query(`DROP OWNED BY "${row.rolname}" CASCADE`);
   await sandbox.drop();
-  const admin = new pg.Client({ connectionString: DEFAULT_PG_ADMIN_URL });
+  const admin = new pg.Client({ connectionString: sandbox.adminUrl });
   await admin.connect();
   for (const row of rows) await admin.query(`DROP ROLE IF EXISTS "${row.rolname}"`);
   await admin.end();
@@ -53,6 +48,7 @@ const policy = `
 roles:
   - name: ${r('svc')}
     login: true
+    inherit: false
   - name: ${r('ro')}
 grants:
   - role: ${r('svc')}
@@ -75,7 +71,7 @@ const cli = (command: string, ...extra: string[]) =>
 
 describe('acceptance: apply, then the second plan exits 0', () => {
   it(
-    'a function named with argument names is granted, PUBLIC EXECUTE revoked, and a PG15 inherit: false edge converges',
+    'a function named with argument names is granted, PUBLIC EXECUTE revoked, and an inherit: false edge of a NOINHERIT member converges',
     async () => {
       const applied = await cli('apply', '--yes');
       expect(applied.stderr).not.toContain('syntax error');

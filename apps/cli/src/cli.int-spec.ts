@@ -1,12 +1,7 @@
 // The `rolepolicy` CLI end to end through child processes on the real PostgreSQL: validate exit codes,
 // plan exit 0/2, apply then plan exits 0, digest guard, passwords from the environment, redaction.
 
-import {
-  createPostgresSandbox,
-  DEFAULT_PG_ADMIN_URL,
-  sandboxId,
-  type PostgresSandbox,
-} from '@rolepolicy/testing';
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
 import pg from 'pg';
 
 import { runCli } from './test-support/run-cli.js';
@@ -31,7 +26,7 @@ afterAll(async () => {
   for (const row of rows) await client.query(`DROP OWNED BY "${row.rolname}" CASCADE`);
   await client.end();
   await sandbox.drop();
-  const admin = new pg.Client({ connectionString: DEFAULT_PG_ADMIN_URL });
+  const admin = new pg.Client({ connectionString: sandbox.adminUrl });
   await admin.connect();
   for (const row of rows) await admin.query(`DROP ROLE IF EXISTS "${row.rolname}"`);
   await admin.end();

@@ -3,12 +3,7 @@
 // a retirement with reassign and drop_owned, PUBLIC absences, a database grant and a secretRef password.
 
 import { parseScramVerifier, scramSha256Verifier } from '@rolepolicy/policy';
-import {
-  createPostgresSandbox,
-  DEFAULT_PG_ADMIN_URL,
-  sandboxId,
-  type PostgresSandbox,
-} from '@rolepolicy/testing';
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
 import pg from 'pg';
 
 import { runCli } from './test-support/run-cli.js';
@@ -50,7 +45,7 @@ afterAll(async () => {
   );
   for (const row of rows) await query(`DROP OWNED BY "${row.rolname}" CASCADE`);
   await sandbox.drop();
-  const admin = new pg.Client({ connectionString: DEFAULT_PG_ADMIN_URL });
+  const admin = new pg.Client({ connectionString: sandbox.adminUrl });
   await admin.connect();
   for (const row of rows) await admin.query(`DROP ROLE IF EXISTS "${row.rolname}"`);
   await admin.end();

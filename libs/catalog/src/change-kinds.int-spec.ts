@@ -8,12 +8,7 @@ import {
   type Change,
   type ManagedScope,
 } from '@rolepolicy/policy';
-import {
-  createPostgresSandbox,
-  DEFAULT_PG_ADMIN_URL,
-  sandboxId,
-  type PostgresSandbox,
-} from '@rolepolicy/testing';
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
@@ -34,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await connection.close();
-  await dropRolesWithPrefix(DEFAULT_PG_ADMIN_URL, [sandbox.url], prefix);
+  await dropRolesWithPrefix(sandbox.adminUrl, [sandbox.url], prefix);
   await sandbox.drop();
 });
 

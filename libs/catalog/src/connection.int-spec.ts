@@ -1,12 +1,7 @@
 // Connection handling on the real server: SET ROLE once per pooled connection, the spec's setRole
 // pattern, timeouts, and credentials never appearing in any error a caller can see.
 
-import {
-  createPostgresSandbox,
-  DEFAULT_PG_ADMIN_URL,
-  sandboxId,
-  type PostgresSandbox,
-} from '@rolepolicy/testing';
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
 import { sql } from 'kysely';
 
 import { openConnection, withRedaction } from './connection.js';
@@ -23,7 +18,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await dropRolesWithPrefix(DEFAULT_PG_ADMIN_URL, [sandbox.url], prefix);
+  await dropRolesWithPrefix(sandbox.adminUrl, [sandbox.url], prefix);
   await sandbox.drop();
 });
 

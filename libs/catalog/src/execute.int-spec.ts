@@ -1,12 +1,7 @@
 // Plan execution on the real server: one transaction under the per-database advisory lock; a failed
 // statement mid-plan rolls everything back and the error names the redacted statement and its SQLSTATE.
 
-import {
-  createPostgresSandbox,
-  DEFAULT_PG_ADMIN_URL,
-  sandboxId,
-  type PostgresSandbox,
-} from '@rolepolicy/testing';
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
 import pg from 'pg';
 
 import { openConnection, type CatalogConnection } from './connection.js';
@@ -26,7 +21,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await connection.close();
-  await dropRolesWithPrefix(DEFAULT_PG_ADMIN_URL, [sandbox.url], prefix);
+  await dropRolesWithPrefix(sandbox.adminUrl, [sandbox.url], prefix);
   await sandbox.drop();
 });
 

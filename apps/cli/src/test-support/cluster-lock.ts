@@ -1,6 +1,6 @@
 // Serialises tests that change cluster-global state (e.g. every member of a pg_* role) across test
 // processes sharing one server: a session advisory lock in the admin database, held while `run` runs.
-import { DEFAULT_PG_ADMIN_URL } from '@rolepolicy/testing';
+import { postgresAdminUrl } from '@rolepolicy/testing';
 import pg from 'pg';
 
 /**
@@ -8,7 +8,7 @@ import pg from 'pg';
  * @example await withClusterLock('pg_monitor members', async () => { ... });
  */
 export async function withClusterLock<T>(name: string, run: () => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: process.env['RP_TEST_PG_URL'] ?? DEFAULT_PG_ADMIN_URL });
+  const client = new pg.Client({ connectionString: await postgresAdminUrl() });
   await client.connect();
   const key = `rolepolicy-test:${name}`;
   try {

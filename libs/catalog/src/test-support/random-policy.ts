@@ -66,6 +66,7 @@ export interface World {
   readonly setupSql: string;
   readonly content: PolicyContent;
   readonly database: string;
+  readonly serverVersionNum: number;
 }
 
 const RELATION = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER'];
@@ -131,9 +132,10 @@ function objectsOf(schema: string, full: boolean): { objects: WorldObject[]; sql
 
 /**
  * Builds the world of one seed. `runTag` ([a-z0-9]) makes role names unique to this run; the world's
- * shape depends on the seed only.
+ * shape depends on the seed only. `serverVersionNum` only changes what setup grants a CREATEROLE executor
+ * (PostgreSQL 16+ asks for more, see below).
  */
-export function buildWorld(seed: number, database: string, runTag: string): World {
+export function buildWorld(seed: number, database: string, runTag: string, serverVersionNum = 150000): World {
   const dice = new Dice(prng(seed));
   const prefix = `cv${seed}_${runTag}_`;
   const useExecutor = dice.chance(0.3);
@@ -142,9 +144,19 @@ export function buildWorld(seed: number, database: string, runTag: string): Worl
   const retired = `${prefix}old`;
   const schemas = [`${prefix}s0`, `${prefix}s1`];
 
+  // PostgreSQL 16+: a CREATEROLE executor may give CREATEDB only if it has it, may drop (retire) only roles
+  // it holds ADMIN on, and may grant a pg_* role only WITH ADMIN OPTION on it. Roles it creates itself come
+  // with ADMIN. An operator sets an executor up like this (docs/postgres-versions.md).
+  const pg16 = serverVersionNum >= 160000;
   const setup: string[] = [
-    useExecutor ? `CREATE ROLE ${q(owner)} CREATEROLE` : `CREATE ROLE ${q(owner)}`,
+    useExecutor ? `CREATE ROLE ${q(owner)} CREATEROLE${pg16 ? ' CREATEDB' : ''}` : `CREATE ROLE ${q(owner)}`,
     `CREATE ROLE ${q(retired)}`,
+    ...(useExecutor && pg16
+      ? [
+          `GRANT ${q(retired)} TO ${q(owner)} WITH ADMIN OPTION`,
+          `GRANT pg_read_all_stats TO ${q(owner)} WITH ADMIN OPTION`,
+        ]
+      : []),
   ];
   const objects: WorldObject[] = [];
   for (const [index, schema] of schemas.entries()) {
@@ -385,6 +397,7 @@ export function buildWorld(seed: number, database: string, runTag: string): Worl
     setupSql: setup.join(';\n'),
     content,
     database,
+    serverVersionNum,
   };
 }
 
@@ -424,8 +437,17 @@ export function driftSql(world: World, seed: number): string[] {
       case 5: {
         // Only lower-numbered roles are granted to higher-numbered ones, so drift never makes a cycle.
         const [a, b] = [dice.pick(roles), dice.pick(roles)].sort();
+        // PG16+ keeps the grantor of an edge, and a CREATEROLE executor cannot revoke one the bootstrap
+        // superuser granted (the plan is refused instead: docs/postgres-versions.md), so drift in such
+        // worlds is granted in the executor's name.
+        const by =
+          world.executor !== null && world.serverVersionNum >= 160000
+            ? ` GRANTED BY ${q(world.executor)}`
+            : '';
         if (a !== b)
-          statements.push(dice.chance(0.5) ? `GRANT ${q(a!)} TO ${q(b!)}` : `REVOKE ${q(a!)} FROM ${q(b!)}`);
+          statements.push(
+            dice.chance(0.5) ? `GRANT ${q(a!)} TO ${q(b!)}${by}` : `REVOKE ${q(a!)} FROM ${q(b!)}${by}`,
+          );
         break;
       }
       case 6:

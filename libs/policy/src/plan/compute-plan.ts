@@ -10,6 +10,7 @@ import type { CatalogSnapshot } from '../model/snapshot.js';
 import type { ReconciliationMode } from '../model/vocabulary.js';
 import { filterByMode } from './mode-filter.js';
 import { selectPasswords } from './passwords.js';
+import { serverCompatibilityBlockers } from './server-compatibility.js';
 import { groupPhases, orderChanges, type PlanPhase } from './phases.js';
 import { summarise } from './summary.js';
 
@@ -36,7 +37,10 @@ export interface PlanResult {
   readonly ownerTransferBlocked: boolean;
   /** additive mode with absence assertions or exclusive stanzas, which it ignores (warning condition). */
   readonly additiveIgnoredAbsence: boolean;
-  /** Conditions that refuse the plan (unsatisfiable wildcards, missing functions, unknown password sources). */
+  /**
+   * Conditions that refuse the plan (unsatisfiable wildcards, missing functions, unknown password sources,
+   * server_compatibility: per-membership inherit before PostgreSQL 16, foreign membership grantors on 16+).
+   */
   readonly blockers: readonly string[];
 }
 
@@ -76,7 +80,11 @@ export function computePlan(input: PlanInput): PlanResult {
       (desired.grant_absences.length > 0 ||
         desired.default_privilege_absences.length > 0 ||
         desired.exclusive_membership_roles.length > 0),
-    blockers: sortedUnique([...full.blockers, ...passwords.blockers]),
+    blockers: sortedUnique([
+      ...full.blockers,
+      ...passwords.blockers,
+      ...serverCompatibilityBlockers(desired, snapshot, changes),
+    ]),
   };
 }
 

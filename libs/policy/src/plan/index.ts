@@ -5,3 +5,10 @@ export { filterByMode } from './mode-filter.js';
 export { selectPasswords, MISSING_SOURCE_SUFFIX } from './passwords.js';
 export { groupPhases, orderChanges, phaseOf, type PlanPhase } from './phases.js';
 export { summarise, summaryCounter } from './summary.js';
+export {
+  foreignGrantorBlocker,
+  missingPredefinedRoleBlocker,
+  PREDEFINED_ROLE_SINCE,
+  perEdgeInheritBlocker,
+  serverCompatibilityBlockers,
+} from './server-compatibility.js';

@@ -3,6 +3,7 @@
 // processes.
 export * from './ids.js';
 export * from './postgres.js';
+export * from './embedded-postgres.js';
 export * from './nats.js';
 export * from './redis.js';
 export * from './nats-server.js';

@@ -5,11 +5,11 @@ import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createNatsSandbox } from './nats.js';
-import { createPostgresSandbox, DEFAULT_PG_ADMIN_URL } from './postgres.js';
+import { createPostgresSandbox } from './postgres.js';
 import { createRedisSandbox } from './redis.js';
 
-async function databaseExists(name: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: process.env['RP_TEST_PG_URL'] ?? DEFAULT_PG_ADMIN_URL });
+async function databaseExists(adminUrl: string, name: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     const result = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -31,8 +31,8 @@ describe('test sandboxes', () => {
     client.on('error', () => undefined);
     await a.drop();
     await b.drop();
-    expect(await databaseExists(a.database)).toBe(false);
-    expect(await databaseExists(b.database)).toBe(false);
+    expect(await databaseExists(a.adminUrl, a.database)).toBe(false);
+    expect(await databaseExists(b.adminUrl, b.database)).toBe(false);
   }, 30_000);
 
   it('a NATS sandbox names unique streams and deletes them at cleanup', async () => {
