@@ -7,6 +7,7 @@ import { resourceUsage } from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { changeDigest, computePlan, expandPolicy, renderSql } from '@rolepolicy/policy';
 import { policyAt, snapshotAt } from './policy-fixture.js';
+import { median, timed } from './timing.js';
 
 /** One measured size. Times are the median of the timed runs, in milliseconds. */
 export interface PolicyBenchSample {
@@ -24,15 +25,6 @@ export interface PolicyBenchSample {
 const FRACTIONS = [0.25, 0.5, 1];
 const RUNS = 5;
 const TARGET_MS = 1000;
-
-const median = (values: readonly number[]): number =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-function timed<T>(fn: () => T): { value: T; ms: number } {
-  const start = performance.now();
-  const value = fn();
-  return { value, ms: performance.now() - start };
-}
 
 /** Measures one size in this process (run in a child per size so peak RSS belongs to that size alone). */
 export function measure(fraction: number): PolicyBenchSample {

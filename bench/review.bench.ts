@@ -11,6 +11,7 @@ import { computePlan, contentDigest, deriveManagedScope, expandPolicy } from '@r
 import { buildReviewArtifact, renderReviewHtml, serializeReviewArtifact } from '@rolepolicy/review';
 
 import { policyAt, snapshotAt } from './policy-fixture.js';
+import { median, timed } from './timing.js';
 
 /** One measured size; times are medians of the timed runs in milliseconds. */
 export interface ReviewBenchSample {
@@ -36,14 +37,6 @@ const RUNS = 3;
 const TARGET_MS = 1000;
 
 const round = (n: number): number => Math.round(n * 10) / 10;
-const median = (values: readonly number[]): number =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-function timed<T>(fn: () => T): { value: T; ms: number } {
-  const start = performance.now();
-  const value = fn();
-  return { value, ms: performance.now() - start };
-}
 
 /** Measures one size in this process (one child per size, so peak RSS belongs to that size). */
 export function measure(fraction: number): ReviewBenchSample {

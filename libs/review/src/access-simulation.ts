@@ -150,13 +150,34 @@ export function simulateAccess(
   const afterPhase: AccessState[] = [];
   let current = snapshot;
   for (const phase of phases) {
-    current = applyChanges(
-      current,
-      phase.change_indices.map((i) => changes[i]!),
-    );
+    const phaseChanges = phase.change_indices.map((i) => changes[i]!);
+    current = withCreatorEdges(applyChanges(current, phaseChanges), phaseChanges, executor);
     afterPhase.push(accessState(current, tracked, executor, complete));
   }
   return { before, afterPhase, complete };
+}
+
+/**
+ * The server's implicit edge of PostgreSQL 16+: a role created by a non-superuser CREATEROLE executor gets
+ * that executor as a member with ADMIN OPTION (no INHERIT). The engine's interpreter leaves it out, as
+ * inspection does (it is not managed); the executor's access depends on it, so the simulation adds it.
+ */
+export function withCreatorEdges(
+  snapshot: CatalogSnapshot,
+  changes: readonly Change[],
+  executor: Identity,
+): CatalogSnapshot {
+  if (snapshot.server_version_num < 160000 || executor.superuser === true) return snapshot;
+  const created = changes.flatMap((c) => (c.kind === 'create_role' ? [c.name] : []));
+  if (created.length === 0) return snapshot;
+  const edges = created.map((role) => ({
+    role,
+    member: executor.role,
+    inherit: false,
+    admin: true,
+    grantor: null,
+  }));
+  return { ...snapshot, memberships: [...snapshot.memberships, ...edges] };
 }
 
 /** The spec's delta between two states: changed entries sorted by role, removed roles sorted. */

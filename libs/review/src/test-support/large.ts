@@ -7,9 +7,9 @@ import {
   expandPolicy,
   type CatalogSnapshot,
   type PolicyContent,
-  type RoleState,
 } from '@rolepolicy/policy';
 
+import { roleState as state } from '../../../policy/src/diff/test-support/builders.js';
 import type { ReviewInput } from '../build-artifact.js';
 
 const SCHEMAS = Array.from({ length: 40 }, (_, i) => `svc${String(i).padStart(2, '0')}`);
@@ -43,23 +43,6 @@ export const LARGE_POLICY: PolicyContent = {
   ]),
   retirements: [{ role: 'legacy_batch', drop_owned: true }],
 };
-
-function state(overrides: Partial<RoleState>): RoleState {
-  return {
-    login: false,
-    superuser: false,
-    createdb: false,
-    createrole: false,
-    inherit: true,
-    replication: false,
-    bypassrls: false,
-    connection_limit: -1,
-    comment: null,
-    password_valid_until: null,
-    config: {},
-    ...overrides,
-  };
-}
 
 /** Half the schemas already exist with their roles; one app role holds a stale grant. */
 export function largeSnapshot(): CatalogSnapshot {

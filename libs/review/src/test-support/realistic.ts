@@ -9,9 +9,9 @@ import {
   type CatalogSnapshot,
   type DesiredState,
   type PolicyContent,
-  type RoleState,
 } from '@rolepolicy/policy';
 
+import { roleState as state } from '../../../policy/src/diff/test-support/builders.js';
 import type { ReviewInput } from '../build-artifact.js';
 import type { ReviewFacts } from '../review-facts.js';
 
@@ -63,23 +63,6 @@ export const REALISTIC_POLICY: PolicyContent = {
 };
 
 const TABLES = ['customers', 'orders', 'stock'];
-
-function state(overrides: Partial<RoleState>): RoleState {
-  return {
-    login: false,
-    superuser: false,
-    createdb: false,
-    createrole: false,
-    inherit: true,
-    replication: false,
-    bypassrls: false,
-    connection_limit: -1,
-    comment: null,
-    password_valid_until: null,
-    config: {},
-    ...overrides,
-  };
-}
 
 /** The live database the realistic policy is reviewed against (`serverVersionNum` 150000 or 160000+). */
 export function realisticSnapshot(serverVersionNum: number): CatalogSnapshot {
