@@ -4,6 +4,13 @@
 import { gzipSync } from 'node:zlib';
 
 import {
+  REVIEW_ARTIFACT_LABEL,
+  REVIEW_CONFIGMAP_ANNOTATION,
+  REVIEW_GZIP_KEY,
+  REVIEW_JSON_KEY,
+} from '@rolepolicy/kube';
+
+import {
   API_VERSION,
   PLAN_LABEL,
   POLICY_LABEL,
@@ -12,14 +19,8 @@ import {
 } from './resources.js';
 import { sha256Hex, SQL_CONFIGMAP_MAX_GZIP_BYTES, SQL_INLINE_MAX_BYTES } from './sql-storage.js';
 
-/** Annotation on a plan naming the ConfigMap (same namespace) that holds its review artifact. */
-export const REVIEW_CONFIGMAP_ANNOTATION = 'rolepolicy.io/review-configmap';
-/** Label on a review ConfigMap: the artifact's schema version (tells it apart from a SQL ConfigMap). */
-export const REVIEW_ARTIFACT_LABEL = 'rolepolicy.io/review-artifact';
-/** Key of the artifact as plain JSON in `data`. */
-export const REVIEW_JSON_KEY = 'review.json';
-/** Key of the gzip artifact in `binaryData`. */
-export const REVIEW_GZIP_KEY = 'review.json.gz';
+export { REVIEW_ARTIFACT_LABEL, REVIEW_CONFIGMAP_ANNOTATION, REVIEW_GZIP_KEY, REVIEW_JSON_KEY };
+
 /** Plain JSON up to this many bytes (as for the SQL preview: readable with `kubectl get -o yaml`). */
 export const REVIEW_INLINE_MAX_BYTES = SQL_INLINE_MAX_BYTES;
 /** Above this many gzip bytes nothing is stored (a ConfigMap holds at most 1 MiB; see sql-storage.ts). */
