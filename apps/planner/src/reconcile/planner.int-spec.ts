@@ -32,6 +32,7 @@ import {
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import pg from 'pg';
+import { runCli } from '../../../cli/src/test-support/run-cli.js';
 import { executorService } from '../../../executor/src/service.js';
 import { inspectorService } from '../../../inspector/src/service.js';
 import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
@@ -297,6 +298,8 @@ test(
       captured_at: plan.status.computedAt,
       target_label: `${NS}/journal`,
     });
+    // The inspector's review facts came with the snapshot: the authority graph is complete.
+    expect(artifact.context.authority_graph_complete).toBe(true);
     // The artifact names the plan's changes: one per change the plan summarises, from this policy.
     const kinds = artifact.recorded.changes.map((c: { change: { kind: string } }) => c.change.kind);
     expect(kinds).toEqual(expect.arrayContaining(['create_role', 'add_member', 'set_password']));
@@ -312,6 +315,21 @@ test(
     expect(text).not.toContain(db.url);
     expect(text).not.toMatch(/SCRAM-SHA-256\$/);
     expect(text).not.toMatch(/postgres(ql)?:\/\//);
+
+    // `rolepolicy review --plan` reads the same document through a kubeconfig.
+    const cli = await runCli([
+      'review',
+      '--plan',
+      planName,
+      '-n',
+      NS,
+      '--kubeconfig',
+      emulator.kubeconfigPath,
+      '--format',
+      'json',
+    ]);
+    expect(cli.stderr).toBe('');
+    expect(JSON.parse(cli.stdout)).toEqual(artifact);
   },
   TIMEOUT_MS,
 );
