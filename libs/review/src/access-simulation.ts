@@ -135,6 +135,24 @@ export function rolesOf(change: Change): readonly string[] {
 }
 
 /**
+ * applyChanges plus the membership PostgreSQL 16+ records implicitly when a non-superuser (CREATEROLE)
+ * executor creates a role: created role -> executor, ADMIN, no INHERIT/SET, granted by the bootstrap
+ * superuser. The engine's interpreter leaves it out (inspection treats it as unmanaged), but it is what
+ * gives the executor authority over the roles it creates, so the review's access simulation needs it.
+ */
+export function applyForReview(snapshot: CatalogSnapshot, changes: readonly Change[]): CatalogSnapshot {
+  const after = applyChanges(snapshot, changes);
+  if (snapshot.server_version_num < 160000 || snapshot.executor.superuser) return after;
+  const executor = snapshot.executor.role;
+  const implicit = changes.flatMap((c): MembershipEdge[] =>
+    c.kind === 'create_role'
+      ? [{ role: c.name, member: executor, inherit: false, admin: true, grantor: null }]
+      : [],
+  );
+  return implicit.length === 0 ? after : withExecutorEdges(after, implicit);
+}
+
+/**
  * Simulates the plan phase by phase. `complete` is whether the executor's whole membership graph is known
  * (its edges were read and the intended executor is the inspecting role); otherwise statuses are `unknown`.
  */
@@ -150,7 +168,7 @@ export function simulateAccess(
   const afterPhase: AccessState[] = [];
   let current = snapshot;
   for (const phase of phases) {
-    current = applyChanges(
+    current = applyForReview(
       current,
       phase.change_indices.map((i) => changes[i]!),
     );

@@ -2,7 +2,6 @@
 // Pure: the caller passes captured_at, the snapshot, the plan and the facts; same input, same bytes.
 
 import {
-  applyChanges,
   canonicalJson,
   compareCodePoints,
   renderSql,
@@ -23,7 +22,13 @@ import {
   type ReviewArtifact,
   type SqlPreview,
 } from './artifact.schema.js';
-import { accessDelta, rolesOf, simulateAccess, withExecutorEdges } from './access-simulation.js';
+import {
+  accessDelta,
+  applyForReview,
+  rolesOf,
+  simulateAccess,
+  withExecutorEdges,
+} from './access-simulation.js';
 import { computeFindings } from './findings.js';
 import { computePreflight } from './preflight.js';
 import { isSensitive, recordChanges } from './recorded-changes.js';
@@ -164,7 +169,7 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
   const scopes = new Map(
     simulated.inventory.map((o) => [`${o.kind}\u0000${o.schema}`, { ...o, name: '*', owner: '' }]),
   );
-  const after = applyChanges({ ...simulated, inventory: [...scopes.values()] }, plan.changes);
+  const after = applyForReview({ ...simulated, inventory: [...scopes.values()] }, plan.changes);
   const visual = buildVisual(after, simulated, desired, managedScope);
   const changes = recordChanges(plan.changes, desired, input.document);
   const sql_preview = sqlPreview(input);
