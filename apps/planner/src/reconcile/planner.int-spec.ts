@@ -330,6 +330,18 @@ test(
     ]);
     expect(cli.stderr).toBe('');
     expect(JSON.parse(cli.stdout)).toEqual(artifact);
+
+    // Owned by the plan: deleting the policy deletes its plan, and the garbage collector the ConfigMap.
+    await custom.deleteNamespacedCustomObject({ ...coords('PostgresPolicy'), name: 'journal' });
+    await eventually(
+      'the review ConfigMap deleted with its plan',
+      () =>
+        core.readNamespacedConfigMap({ namespace: NS, name: cmName }).then(
+          () => undefined,
+          (error: { code?: number }) => error.code === 404 || undefined,
+        ),
+      15_000,
+    );
   },
   TIMEOUT_MS,
 );
