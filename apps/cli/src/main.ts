@@ -9,6 +9,7 @@ import { applyCommand, type ApplyOptions } from './commands/apply.js';
 import { inspectCommand } from './commands/inspect.js';
 import { planCommand, type PlanOptions } from './commands/plan.js';
 import { reviewCommand, type ReviewOptions } from './commands/review.js';
+import { reviewPlanCommand, type ReviewPlanOptions } from './commands/review-plan.js';
 import { validateCommand } from './commands/validate.js';
 import { CliError, EXIT, processIo, type CliIo } from './io.js';
 import type { PlanFormat } from './output.js';
@@ -126,7 +127,13 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       .description(
         'write the review artifact (schema rolepolicy.review-artifact.v2) of the plan: findings, preflight, phases, role graph',
       )
-      .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin')
+      .option('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin')
+      .option('--plan <name>', 'print the artifact the planner stored for this PostgresPolicyPlan instead')
+      .option('-n, --namespace <namespace>', 'namespace of --plan')
+      .option(
+        '--kubeconfig <path>',
+        'kubeconfig for --plan (default: $KUBECONFIG, in-cluster, ~/.kube/config)',
+      )
       .addOption(modeOption())
       .addOption(
         new Option('--format <format>', 'output format').choices(['json', 'html', 'text']).default('text'),
@@ -138,9 +145,17 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       )
       .option('--captured-at <time>', 'RFC 3339 capture time (default: now)', timestampArgument)
       .option('--rotate-passwords', 'review as if every managed password were set again'),
-  ).action(async (options: RawOptions) =>
-    setExit(await reviewCommand(options.file, options as ReviewOptions, io, () => new Date())),
-  );
+  ).action(async (options: RawOptions & Partial<ReviewPlanOptions>) => {
+    if (options.plan !== undefined) {
+      if (options.file !== undefined)
+        throw new CliError('review: use either -f FILE or --plan NAME, not both');
+      if (options.namespace === undefined) throw new CliError('review: --plan needs -n NAMESPACE');
+      setExit(await reviewPlanCommand(options as ReviewPlanOptions, io));
+      return;
+    }
+    if (options.file === undefined) throw new CliError('review: needs -f FILE or --plan NAME -n NAMESPACE');
+    setExit(await reviewCommand(options.file, options as ReviewOptions, io, () => new Date()));
+  });
 
   return program;
 }

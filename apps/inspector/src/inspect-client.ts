@@ -10,12 +10,21 @@ import {
   type InspectRequestV1,
 } from '@rolepolicy/contracts';
 import type { CatalogSnapshot } from '@rolepolicy/policy';
+import type { ReviewFacts } from '@rolepolicy/review';
 import type { ClassifiedError } from './classify-error.js';
 import { readStoredSnapshot } from './snapshot-store.js';
 
-/** A snapshot (and how it travelled) or the inspector's classified, redacted error. */
+/**
+ * A snapshot (and how it travelled; with the review facts of its transaction when the request asked)
+ * or the inspector's classified, redacted error.
+ */
 export type SnapshotResult =
-  | { readonly ok: true; readonly snapshot: CatalogSnapshot; readonly via: 'inline' | 'object' }
+  | {
+      readonly ok: true;
+      readonly snapshot: CatalogSnapshot;
+      readonly via: 'inline' | 'object';
+      readonly reviewFacts?: ReviewFacts;
+    }
   | { readonly ok: false; readonly error: ClassifiedError };
 
 /** Options of {@link requestSnapshot}. */
@@ -42,9 +51,13 @@ export async function requestSnapshot(
   const decoded = decodePayload(inspectReplyContract, msg.data);
   if (!decoded.ok) throw new Error(`invalid inspect reply: ${decoded.detail}`);
   const reply = decoded.value;
+  const facts =
+    reply.status !== 'error' && reply.reviewFacts !== undefined
+      ? { reviewFacts: reply.reviewFacts as unknown as ReviewFacts }
+      : {};
   switch (reply.status) {
     case 'inline':
-      return { ok: true, snapshot: reply.snapshot as unknown as CatalogSnapshot, via: 'inline' };
+      return { ok: true, snapshot: reply.snapshot as unknown as CatalogSnapshot, via: 'inline', ...facts };
     case 'object': {
       const bytes = await readStoredSnapshot(nats, reply.object.bucket, reply.object.name);
       if (bytes === null) {
@@ -57,6 +70,7 @@ export async function requestSnapshot(
         ok: true,
         snapshot: JSON.parse(new TextDecoder().decode(bytes)) as CatalogSnapshot,
         via: 'object',
+        ...facts,
       };
     }
     case 'error':

@@ -1,6 +1,6 @@
 // The inspector's one job, kept thin: decode the request, run libs/catalog's inspect() on the target's
 // pooled connection, encode the reply (inline, or by object-store reference when large, or a classified error).
-import { inspect, withRedaction, type ConnectionSpec } from '@rolepolicy/catalog';
+import { inspect, inspectWithReviewFacts, withRedaction, type ConnectionSpec } from '@rolepolicy/catalog';
 import {
   decodePayload,
   encodePayload,
@@ -50,12 +50,17 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
   try {
     const connection = deps.pools.acquire(spec);
     secrets = connection.secrets;
-    const snapshot = await withRedaction(connection, () =>
-      inspect(connection.db, request.scope, connection.target),
+    // With `review`, the review facts come from the snapshot's own transaction (one instant for both).
+    const query = request.review;
+    const { snapshot, facts } = await withRedaction(connection, async () =>
+      query === undefined
+        ? { snapshot: await inspect(connection.db, request.scope, connection.target), facts: undefined }
+        : inspectWithReviewFacts(connection.db, request.scope, connection.target, query),
     );
+    const reviewFacts = facts === undefined ? {} : { reviewFacts: facts as never };
     const json = new TextEncoder().encode(JSON.stringify(snapshot));
     if (json.byteLength <= deps.inlineMaxBytes) {
-      return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot });
+      return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot, ...reviewFacts });
     }
     const name = `snapshot/${request.requestId}`;
     await deps.store.put(name, json);
@@ -64,6 +69,7 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
       requestId: request.requestId,
       status: 'object',
       object: { bucket: deps.store.bucket, name, bytes: json.byteLength },
+      ...reviewFacts,
     });
   } catch (error) {
     const classified = classifyError(error, secrets);

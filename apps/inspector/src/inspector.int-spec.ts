@@ -3,7 +3,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { inspect, openConnection, type CatalogConnection } from '@rolepolicy/catalog';
+import { inspect, openConnection, readReviewFacts, type CatalogConnection } from '@rolepolicy/catalog';
 import { managedScopePayload, type InspectRequestV1 } from '@rolepolicy/contracts';
 import type { ManagedScope } from '@rolepolicy/policy';
 import { startService } from '@rolepolicy/runtime';
@@ -192,6 +192,31 @@ describe('inspector: snapshot requests over NATS', () => {
     const expected = await inspect(direct.db, largeScope(), direct.target);
     expect(JSON.stringify(expected).length).toBeGreaterThan(INLINE_MAX_BYTES);
     expect(result).toEqual({ ok: true, snapshot: expected, via: 'object' });
+  }, 60_000);
+
+  it('a request with `review` also answers the review facts of the same read, inline and by object', async () => {
+    const review = { dropRoles: [role('writer')], predefinedRoles: ['pg_read_all_data', 'pg_no_such_role'] };
+    const expected = await readReviewFacts(
+      direct.db,
+      [
+        { kind: 'drop_role', name: role('writer') },
+        { kind: 'add_member', role: 'pg_read_all_data', member: role('reader'), admin: false, inherit: true },
+        { kind: 'add_member', role: 'pg_no_such_role', member: role('reader'), admin: false, inherit: true },
+      ],
+      (await inspect(direct.db, smallScope(), direct.target)).server_version_num,
+    );
+    // The writer still holds privileges on app.orders: the drop facts say so.
+    expect(expected.drop_roles).toEqual([expect.objectContaining({ role: role('writer'), acl_current: 1 })]);
+    expect(expected.predefined_roles).toEqual(['pg_read_all_data']);
+    const small = await ask({ ...request({ url: db.url }, smallScope()), review });
+    expect(small).toEqual({
+      ok: true,
+      snapshot: await inspect(direct.db, smallScope(), direct.target),
+      via: 'inline',
+      reviewFacts: expected,
+    });
+    const large = await ask({ ...request({ url: db.url }, largeScope()), review });
+    expect(large).toMatchObject({ ok: true, via: 'object', reviewFacts: expected });
   }, 60_000);
 
   it('a wrong password is a permanent error whose message carries no password', async () => {

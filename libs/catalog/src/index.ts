@@ -1,6 +1,12 @@
 // Public surface of @rolepolicy/catalog: inspection of a managed scope into a CatalogSnapshot, connection
 // handling (URL or params, SET ROLE, timeouts, redaction) and plan execution under an advisory lock.
-export { inspect, InspectionError, signatureLookup, type TargetAddress } from './inspect.js';
+export {
+  inspect,
+  inspectWithReviewFacts,
+  InspectionError,
+  signatureLookup,
+  type TargetAddress,
+} from './inspect.js';
 export {
   openConnection,
   quoteIdentifier,
@@ -22,4 +28,9 @@ export { DatabaseError, REDACTED, redactError, redactText, SafeError } from './r
 export { canonicalConfigValue, parseRoleConfig, splitGucList } from './role-config.js';
 export type { PgCatalog } from './pg-catalog.tables.js';
 export { renderQuerySnapshots } from './query-snapshots.js';
-export { readReviewFacts } from './review-facts.js';
+export {
+  readReviewFacts,
+  readReviewFactsIn,
+  reviewFactsQueryOf,
+  type ReviewFactsQuery,
+} from './review-facts.js';

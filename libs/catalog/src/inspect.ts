@@ -14,6 +14,7 @@ import {
   type ManagedScope,
   type TargetIdentity,
 } from '@rolepolicy/policy';
+import type { ReviewFacts } from '@rolepolicy/review';
 
 import { DefaultPrivilegeRepository, type GlobalDefaultPair } from './default-privilege.repository.js';
 import { groupAclRows, narrowPublicRows, objectTypeOfRow } from './derive-grants.js';
@@ -38,6 +39,7 @@ import { MembershipRepository } from './membership.repository.js';
 import { ObjectAclRepository, type AclRow } from './object-acl.repository.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 import { SafeError } from './redaction.js';
+import { readReviewFactsIn, type ReviewFactsQuery } from './review-facts.js';
 import { RoleRepository } from './role.repository.js';
 import { SchemaRepository } from './schema.repository.js';
 import { ServerRepository } from './server.repository.js';
@@ -97,6 +99,27 @@ export async function inspect(
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute((trx) => readScope(trx, scope, target));
+}
+
+/**
+ * {@link inspect} plus the review facts of `query`, both read in the same REPEATABLE READ READ ONLY
+ * transaction (the review artifact's preflight then describes the instant the plan was computed from).
+ */
+export async function inspectWithReviewFacts(
+  db: Kysely<PgCatalog>,
+  scope: ManagedScope,
+  target: TargetAddress | null,
+  query: ReviewFactsQuery,
+): Promise<{ snapshot: CatalogSnapshot; facts: ReviewFacts }> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const snapshot = await readScope(trx, scope, target);
+      const facts = await readReviewFactsIn(trx, query, snapshot.server_version_num);
+      return { snapshot, facts };
+    });
 }
 
 async function readPhysicalIdentity(trx: Transaction<PgCatalog>): Promise<string | null> {

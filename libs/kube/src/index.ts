@@ -1,6 +1,7 @@
 // Public surface of @rolepolicy/kube: API coordinates, CRD definitions and types of the five kinds,
 // and the admission engine (pruning, defaults, structural validation, CEL rules) shared by emulator and CLI.
 export * from './constants.js';
+export * from './review-configmap.js';
 export * from './types.js';
 export * from './crds/crd-definitions.js';
 export { CONTENT_MESSAGES } from './crds/content-schemas.js';

@@ -10,6 +10,7 @@ export * from './outcome.js';
 export * from './conflict.js';
 export * from './execution-verdict.js';
 export * from './sql-storage.js';
+export * from './review-storage.js';
 export * from './plan-builder.js';
 export * from './plan-patches.js';
 export * from './policy-status.js';

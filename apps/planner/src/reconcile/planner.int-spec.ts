@@ -3,7 +3,9 @@
 // created through client-node gets a Pending plan whose digest equals an independent re-plan with the
 // same target reference, and status conditions; a generated password Secret is created once, owned;
 // with the real executor an apply-mode policy converges (roles created, password set, status Reconciled).
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { INestApplication } from '@nestjs/common';
 import { inspect, openConnection } from '@rolepolicy/catalog';
@@ -27,13 +29,23 @@ import {
   type PostgresSandbox,
   type PrivateNatsServer,
 } from '@rolepolicy/testing';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import pg from 'pg';
+import { runCli } from '../../../cli/src/test-support/run-cli.js';
 import { executorService } from '../../../executor/src/service.js';
 import { inspectorService } from '../../../inspector/src/service.js';
 import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
 import { plannerService } from '../service.js';
 
 const CRD_DIR = fileURLToPath(new URL('../../../../deploy/crds', import.meta.url));
+const REVIEW_SCHEMA = fileURLToPath(
+  new URL('../../../../deploy/schemas/review-artifact.v2.json', import.meta.url),
+);
+type AddFormats = (ajv: Ajv) => Ajv;
+const addFormats: AddFormats =
+  (addFormatsModule as unknown as { default?: AddFormats }).default ??
+  (addFormatsModule as unknown as AddFormats);
 const NS = 'planner-int';
 const TIMEOUT_MS = 60_000;
 const id = sandboxId();
@@ -220,6 +232,115 @@ test(
     const metrics = await (await fetch(`${plannerUrl}/metrics`)).text();
     expect(metrics).toMatch(
       /rp_planner_reconcile_seconds_count\{[^}]*decision="awaiting_approval"[^}]*\} [1-9]/,
+    );
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a manual-approval Pending plan points at its review artifact: a ConfigMap owned by the plan, valid, without secrets',
+  async () => {
+    const app = role('journal_app');
+    const group = role('journal_group');
+    const password = 'Journal-Secret-Pa55-review';
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: 'journal-pw' }, data: { [app]: Buffer.from(password).toString('base64') } },
+    });
+    const created = (await custom.createNamespacedCustomObject({
+      ...coords('PostgresPolicy'),
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PostgresPolicy',
+        metadata: { name: 'journal' },
+        spec: {
+          connection: { secretRef: { name: 'db' } },
+          mode: 'apply',
+          approval: 'manual',
+          roles: [
+            { name: group, login: false },
+            { name: app, login: true, password: { secretRef: { name: 'journal-pw' } } },
+          ],
+          memberships: [{ role: group, members: [{ name: app }] }],
+        },
+      },
+    })) as Obj;
+    const uid = created.metadata['uid'] as string;
+    const plan = await eventually(
+      'a Pending plan',
+      async () => (await plansOf(uid)).find((p) => p.status?.phase === 'Pending'),
+      30_000,
+    );
+    const planName = plan.metadata['name'] as string;
+    const cmName = plan.metadata['annotations']?.['rolepolicy.io/review-configmap'] as string;
+    expect(cmName).toBe(`${planName}-review`);
+
+    const configMap = await eventually(
+      'the review ConfigMap',
+      () => core.readNamespacedConfigMap({ namespace: NS, name: cmName }).catch(() => undefined),
+      15_000,
+    );
+    expect(configMap.metadata?.labels?.['rolepolicy.io/review-artifact']).toBe('v2');
+    expect(configMap.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'PostgresPolicyPlan', name: planName, uid: plan.metadata['uid'] }),
+    ]);
+    const text =
+      configMap.data?.['review.json'] ??
+      gunzipSync(Buffer.from(configMap.binaryData?.['review.json.gz'] ?? '', 'base64')).toString('utf8');
+    const artifact = JSON.parse(text);
+    const validate = addFormats(new Ajv({ allErrors: true, strict: true })).compile(
+      JSON.parse(readFileSync(REVIEW_SCHEMA, 'utf8')),
+    );
+    const valid = validate(artifact);
+    expect(valid ? [] : validate.errors).toEqual([]);
+
+    expect(artifact.provenance).toMatchObject({
+      captured_at: plan.status.computedAt,
+      target_label: `${NS}/journal`,
+    });
+    // The inspector's review facts came with the snapshot: the authority graph is complete.
+    expect(artifact.context.authority_graph_complete).toBe(true);
+    // The artifact names the plan's changes: one per change the plan summarises, from this policy.
+    const kinds = artifact.recorded.changes.map((c: { change: { kind: string } }) => c.change.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['create_role', 'add_member', 'set_password']));
+    expect(artifact.recorded.changes).toHaveLength(plan.status.changeSummary.total);
+    expect(
+      artifact.recorded.changes.map((c: { change: { name?: string } }) => c.change.name).filter(Boolean),
+    ).toEqual(expect.arrayContaining([app, group]));
+    for (const change of artifact.recorded.changes)
+      expect(change.source.document).toBe(`PostgresPolicy/${NS}/journal`);
+    // A password change makes the SQL preview sensitive; nothing secret reaches the artifact.
+    expect(artifact.recorded.sql_preview.status).toBe('omitted');
+    expect(text).not.toContain(password);
+    expect(text).not.toContain(db.url);
+    expect(text).not.toMatch(/SCRAM-SHA-256\$/);
+    expect(text).not.toMatch(/postgres(ql)?:\/\//);
+
+    // `rolepolicy review --plan` reads the same document through a kubeconfig.
+    const cli = await runCli([
+      'review',
+      '--plan',
+      planName,
+      '-n',
+      NS,
+      '--kubeconfig',
+      emulator.kubeconfigPath,
+      '--format',
+      'json',
+    ]);
+    expect(cli.stderr).toBe('');
+    expect(JSON.parse(cli.stdout)).toEqual(artifact);
+
+    // Owned by the plan: deleting the policy deletes its plan, and the garbage collector the ConfigMap.
+    await custom.deleteNamespacedCustomObject({ ...coords('PostgresPolicy'), name: 'journal' });
+    await eventually(
+      'the review ConfigMap deleted with its plan',
+      () =>
+        core.readNamespacedConfigMap({ namespace: NS, name: cmName }).then(
+          () => undefined,
+          (error: { code?: number }) => error.code === 404 || undefined,
+        ),
+      15_000,
     );
   },
   TIMEOUT_MS,

@@ -41,6 +41,7 @@ import { KeyedQueue } from './keyed-queue.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot } from './planning.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
+import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
 
@@ -99,6 +100,7 @@ export class Reconciler {
   private readonly createdPlans = new Map<string, { plan: PostgresPolicyPlan; at: number }>();
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
+  private readonly review: ReviewRecorder;
   private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -107,6 +109,7 @@ export class Reconciler {
     this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
       versionOf(deps.cache.get('secret', namespace, name)),
     );
+    this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
     );
@@ -157,6 +160,7 @@ export class Reconciler {
       const signature = planSignature(change.object);
       const previous = this.planSignatures.get(key);
       this.planSignatures.set(key, signature);
+      this.review.onPlan(change.object);
       if (previous === signature) return;
       const owner = controllerUid(change.object);
       const policy = this.deps.cache
@@ -305,6 +309,7 @@ export class Reconciler {
       }
     }
     const gate = reconcileGate(policy, conflict);
+    this.review.endPass(key);
     let outcome: PlanningOutcome | null = null;
     if (gate.kind === 'inspect') {
       if (!prepared.ok) {
@@ -325,6 +330,7 @@ export class Reconciler {
       settings: this.deps.settings,
     });
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
+    this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
       `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
@@ -370,6 +376,7 @@ export class Reconciler {
           generation: policy.metadata.generation,
           connection: prepared.connection as never,
           scope: managedScopePayload(prepared.scope),
+          review: reviewQueryOf(prepared.desired),
         },
         { timeoutMs: this.deps.inspectTimeoutMs },
       );
@@ -385,7 +392,7 @@ export class Reconciler {
       };
     }
     if (!result.ok) return { kind: 'failed', error: inspectFailure(result.error) };
-    return planFromSnapshot({
+    const planning = {
       namespace: policy.metadata.namespace,
       spec: policy.spec,
       desired: prepared.desired,
@@ -397,7 +404,13 @@ export class Reconciler {
       allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
       snapshot: result.snapshot,
       snapshotRequestedAt,
-    });
+    };
+    this.review.noteInspection(
+      policyKey(policy.metadata.namespace, policy.metadata.name),
+      planning,
+      result.reviewFacts ?? null,
+    );
+    return planFromSnapshot(planning);
   }
 
   /** Sends the decision's steps in order; each publish is acked by JetStream before the next. */
@@ -406,7 +419,13 @@ export class Reconciler {
     decision: ReconcileDecision,
     prepared: Prepared | null,
   ): Promise<void> {
-    for (const step of decision.steps) {
+    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
+    for (const original of decision.steps) {
+      // A new durable plan carries the annotation of its review artifact (review-recording.ts).
+      const step =
+        original.kind === 'createPlan'
+          ? { ...original, plan: this.review.recordPlan(key, policy, original.plan) }
+          : original;
       if (step.kind === 'requestExecution') {
         if (prepared === null) continue;
         const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));

@@ -26,6 +26,21 @@ export const SnapshotObjectRef = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * libs/review's ReviewFacts, read in the snapshot's transaction when the request asked (`review`). Only
+ * the head is checked on the wire, like the snapshot; the receiver uses it as `ReviewFacts`.
+ */
+export const ReviewFactsPayload = Type.Object(
+  {
+    executor_memberships: Type.Array(Type.Object({}, { additionalProperties: true })),
+    drop_roles: Type.Array(
+      Type.Object({ role: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+    ),
+    predefined_roles: Type.Array(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
 /** `transient`: retry later (connection refused, timeouts, SQLSTATE 08xxx, 57P0x, 53xxx); else `permanent`. */
 export const InspectErrorClass = Type.Union([Type.Literal('transient'), Type.Literal('permanent')]);
 
@@ -37,6 +52,7 @@ export const InspectReplyV1 = Type.Union([
       requestId: Type.String({ minLength: 1, maxLength: 128 }),
       status: Type.Literal('inline'),
       snapshot: SnapshotPayload,
+      reviewFacts: Type.Optional(ReviewFactsPayload),
     },
     { additionalProperties: false },
   ),
@@ -46,6 +62,7 @@ export const InspectReplyV1 = Type.Union([
       requestId: Type.String({ minLength: 1, maxLength: 128 }),
       status: Type.Literal('object'),
       object: SnapshotObjectRef,
+      reviewFacts: Type.Optional(ReviewFactsPayload),
     },
     { additionalProperties: false },
   ),

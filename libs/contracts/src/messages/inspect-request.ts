@@ -122,6 +122,15 @@ export function managedScopePayload(scope: ManagedScope): ManagedScopePayload {
   return scope as ManagedScopePayload;
 }
 
+/**
+ * Ask for the review facts too (libs/catalog `readReviewFactsIn`), read in the snapshot's transaction:
+ * the executor's membership edges always, drop dependencies of `dropRoles`, which `predefinedRoles` exist.
+ */
+export const InspectReviewQuery = Type.Object(
+  { dropRoles: Identifiers, predefinedRoles: Identifiers },
+  { additionalProperties: false },
+);
+
 /** Version 1 of an inspection request. */
 export const InspectRequestV1 = Type.Object(
   {
@@ -133,6 +142,8 @@ export const InspectRequestV1 = Type.Object(
     /** Resolved connection (for now the planner resolves the Secret; later a reference the inspector resolves). */
     connection: InspectConnection,
     scope: ManagedScopeSchema,
+    /** Optional: also read the review facts (the reply then carries `reviewFacts`). */
+    review: Type.Optional(InspectReviewQuery),
   },
   { additionalProperties: false },
 );
