@@ -12,16 +12,10 @@ import {
   REVIEW_JSON_KEY,
   VERSION,
 } from '@rolepolicy/kube';
-import {
-  formatReviewArtifactJson,
-  formatReviewText,
-  renderReviewHtml,
-  validateReviewArtifact,
-  type ReviewArtifact,
-} from '@rolepolicy/review';
+import { validateReviewArtifact, type ReviewArtifact } from '@rolepolicy/review';
 
 import { CliError, EXIT, type CliIo } from '../io.js';
-import type { ReviewFormat } from './review.js';
+import { printArtifact, type ReviewFormat } from './review.js';
 
 /** Options of `review --plan`. */
 export interface ReviewPlanOptions {
@@ -142,16 +136,6 @@ export async function readPlanArtifact(
 export async function reviewPlanCommand(options: ReviewPlanOptions, io: CliIo): Promise<number> {
   const kc = loadKubeConfig(options.kubeconfig);
   const artifact = await readPlanArtifact(kc, options.namespace, options.plan);
-  switch (options.format ?? 'text') {
-    case 'json':
-      io.stdout(formatReviewArtifactJson(artifact));
-      break;
-    case 'html':
-      io.stdout(renderReviewHtml(artifact));
-      break;
-    case 'text':
-      io.stdout(formatReviewText(artifact));
-      break;
-  }
+  printArtifact(artifact, options.format, io);
   return EXIT.ok;
 }

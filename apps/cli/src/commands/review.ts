@@ -94,6 +94,21 @@ export async function reviewOf(
   }
 }
 
+/** Prints an artifact in the chosen format (default text) to stdout. */
+export function printArtifact(artifact: ReviewArtifact, format: ReviewFormat | undefined, io: CliIo): void {
+  switch (format ?? 'text') {
+    case 'json':
+      io.stdout(formatReviewArtifactJson(artifact));
+      break;
+    case 'html':
+      io.stdout(renderReviewHtml(artifact));
+      break;
+    case 'text':
+      io.stdout(formatReviewText(artifact));
+      break;
+  }
+}
+
 /** One stderr line per error or warning finding and per preflight issue (for `plan`). */
 export function reviewWarnings(artifact: ReviewArtifact): string[] {
   return [
@@ -137,17 +152,7 @@ export async function reviewCommand(
           .toISOString()
           .replace(/\.\d{3}Z$/, 'Z'),
     });
-    switch (options.format ?? 'text') {
-      case 'json':
-        io.stdout(formatReviewArtifactJson(artifact));
-        break;
-      case 'html':
-        io.stdout(renderReviewHtml(artifact));
-        break;
-      case 'text':
-        io.stdout(formatReviewText(artifact));
-        break;
-    }
+    printArtifact(artifact, options.format, io);
     return EXIT.ok;
   } finally {
     await connection.close();
