@@ -1,13 +1,12 @@
 // `npm run bench -- policy`: expansion + plan computation (+ SQL rendering and change digest) at 1/4, 1/2 and
 // full spec bounds against 1,000 schemas x 50 relations; ms and peak memory per size -> bench/results/policy.json.
 
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resourceUsage } from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { changeDigest, computePlan, expandPolicy, renderSql } from '@rolepolicy/policy';
 import { policyAt, snapshotAt } from './policy-fixture.js';
-import { median, timed } from './timing.js';
+import { median, sampleInChild, timed } from './timing.js';
 
 /** One measured size. Times are the median of the timed runs, in milliseconds. */
 export interface PolicyBenchSample {
@@ -111,17 +110,7 @@ export function runPolicyBench(script: string, args: readonly string[]): void {
     process.stdout.write(`${JSON.stringify(measure(Number(args[childFraction + 1])))}\n`);
     return;
   }
-  const results = FRACTIONS.map((fraction) => {
-    const out = execFileSync(
-      process.execPath,
-      [...process.execArgv, script, 'policy', '--fraction', String(fraction)],
-      {
-        encoding: 'utf8',
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
-    return JSON.parse(out.trim().split('\n').pop()!) as PolicyBenchSample;
-  });
+  const results = FRACTIONS.map((fraction) => sampleInChild<PolicyBenchSample>(script, 'policy', fraction));
   console.table(results);
   const full = results[results.length - 1]!;
   const quarter = results[0]!;

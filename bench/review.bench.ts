@@ -2,7 +2,6 @@
 // report separately) for the full-bounds policy on the 1,000-schema catalog, on top of expansion and
 // planning; median ms and memory per size -> bench/results/review.json. Goal: artifact < 1 s over planning.
 
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resourceUsage } from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +10,7 @@ import { computePlan, contentDigest, deriveManagedScope, expandPolicy } from '@r
 import { buildReviewArtifact, renderReviewHtml, serializeReviewArtifact } from '@rolepolicy/review';
 
 import { policyAt, snapshotAt } from './policy-fixture.js';
-import { median, timed } from './timing.js';
+import { median, sampleInChild, timed } from './timing.js';
 
 /** One measured size; times are medians of the timed runs in milliseconds. */
 export interface ReviewBenchSample {
@@ -162,17 +161,7 @@ export function runReviewBench(script: string, args: readonly string[]): void {
   }
   const listed = args.indexOf('--fractions');
   const fractions = listed >= 0 ? args[listed + 1]!.split(',').map(Number) : FRACTIONS;
-  const results = fractions.map((fraction) => {
-    const out = execFileSync(
-      process.execPath,
-      [...process.execArgv, script, 'review', '--fraction', String(fraction)],
-      {
-        encoding: 'utf8',
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
-    return JSON.parse(out.trim().split('\n').pop()!) as ReviewBenchSample;
-  });
+  const results = fractions.map((fraction) => sampleInChild<ReviewBenchSample>(script, 'review', fraction));
   console.table(results);
   const largest = results[results.length - 1]!;
   const report = {

@@ -1,4 +1,6 @@
-// Small timing helpers shared by the in-process benchmarks (policy, review).
+// Small helpers shared by the in-process benchmarks (policy, review): timing, and one child process per
+// measured size so that each size's peak RSS is its own.
+import { execFileSync } from 'node:child_process';
 
 /** The median of `values` (the upper one of the two middle values for an even count). */
 export const median = (values: readonly number[]): number =>
@@ -9,4 +11,20 @@ export function timed<T>(fn: () => T): { value: T; ms: number } {
   const start = performance.now();
   const value = fn();
   return { value, ms: performance.now() - start };
+}
+
+/**
+ * Runs `<script> <bench> --fraction <f>` in a child process and parses the JSON sample it prints last.
+ * @example sampleInChild<PolicyBenchSample>(script, 'policy', 0.25)
+ */
+export function sampleInChild<T>(script: string, bench: string, fraction: number): T {
+  const out = execFileSync(
+    process.execPath,
+    [...process.execArgv, script, bench, '--fraction', String(fraction)],
+    {
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  return JSON.parse(out.trim().split('\n').pop()!) as T;
 }

@@ -100,6 +100,14 @@ const coords = (kind: 'PostgresPolicy' | 'PostgresPolicyPlan') => ({
   namespace: NS,
 });
 
+/** Creates a PostgresPolicy in the test namespace, as a user would, and returns the stored object. */
+async function createPolicy(name: string, spec: Record<string, unknown>): Promise<Obj> {
+  return (await custom.createNamespacedCustomObject({
+    ...coords('PostgresPolicy'),
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'PostgresPolicy', metadata: { name }, spec },
+  })) as Obj;
+}
+
 type Obj = { metadata: Record<string, any>; spec?: any; status?: any };
 
 async function plansOf(policyUid: string): Promise<Obj[]> {
@@ -164,15 +172,12 @@ test(
     const content = {
       roles: [{ name: role('reader'), login: false }],
     };
-    const created = (await custom.createNamespacedCustomObject({
-      ...coords('PostgresPolicy'),
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'PostgresPolicy',
-        metadata: { name: 'orders' },
-        spec: { connection: { secretRef: { name: 'db' } }, mode: 'plan', approval: 'manual', ...content },
-      },
-    })) as Obj;
+    const created = await createPolicy('orders', {
+      connection: { secretRef: { name: 'db' } },
+      mode: 'plan',
+      approval: 'manual',
+      ...content,
+    });
     const uid = created.metadata['uid'] as string;
 
     const plan = await eventually(
@@ -247,24 +252,16 @@ test(
       namespace: NS,
       body: { metadata: { name: 'journal-pw' }, data: { [app]: Buffer.from(password).toString('base64') } },
     });
-    const created = (await custom.createNamespacedCustomObject({
-      ...coords('PostgresPolicy'),
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'PostgresPolicy',
-        metadata: { name: 'journal' },
-        spec: {
-          connection: { secretRef: { name: 'db' } },
-          mode: 'apply',
-          approval: 'manual',
-          roles: [
-            { name: group, login: false },
-            { name: app, login: true, password: { secretRef: { name: 'journal-pw' } } },
-          ],
-          memberships: [{ role: group, members: [{ name: app }] }],
-        },
-      },
-    })) as Obj;
+    const created = await createPolicy('journal', {
+      connection: { secretRef: { name: 'db' } },
+      mode: 'apply',
+      approval: 'manual',
+      roles: [
+        { name: group, login: false },
+        { name: app, login: true, password: { secretRef: { name: 'journal-pw' } } },
+      ],
+      memberships: [{ role: group, members: [{ name: app }] }],
+    });
     const uid = created.metadata['uid'] as string;
     const plan = await eventually(
       'a Pending plan',
@@ -350,20 +347,12 @@ test(
   'a generated password Secret is not created for a plan nobody approved: the plan binds it as missing, stably',
   async () => {
     const login = role('App');
-    const created = (await custom.createNamespacedCustomObject({
-      ...coords('PostgresPolicy'),
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'PostgresPolicy',
-        metadata: { name: 'billing' },
-        spec: {
-          connection: { secretRef: { name: 'db' } },
-          mode: 'plan',
-          approval: 'manual',
-          roles: [{ name: login, login: true, password: { generate: { length: 20 } } }],
-        },
-      },
-    })) as Obj;
+    const created = await createPolicy('billing', {
+      connection: { secretRef: { name: 'db' } },
+      mode: 'plan',
+      approval: 'manual',
+      roles: [{ name: login, login: true, password: { generate: { length: 20 } } }],
+    });
     const uid = created.metadata['uid'] as string;
     const secretName = generatedSecretName('billing', login);
     expect(secretName).toMatch(/^billing-gen-rp-pl-[a-z0-9-]+$/);
@@ -408,23 +397,15 @@ test(
   async () => {
     const writer = role('writer');
     const svc = role('svc');
-    const created = (await custom.createNamespacedCustomObject({
-      ...coords('PostgresPolicy'),
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'PostgresPolicy',
-        metadata: { name: 'ledger' },
-        spec: {
-          connection: { secretRef: { name: 'db' } },
-          mode: 'apply',
-          approval: 'auto',
-          roles: [
-            { name: writer, login: false },
-            { name: svc, login: true, password: { generate: {} } },
-          ],
-        },
-      },
-    })) as Obj;
+    const created = await createPolicy('ledger', {
+      connection: { secretRef: { name: 'db' } },
+      mode: 'apply',
+      approval: 'auto',
+      roles: [
+        { name: writer, login: false },
+        { name: svc, login: true, password: { generate: {} } },
+      ],
+    });
     const uid = created.metadata['uid'] as string;
     const plan = await eventually(
       'an Applied plan',
@@ -545,19 +526,11 @@ test(
         stringData: { DATABASE_URL: 'postgres://app:topsecret-pw@127.0.0.1:1/x' },
       },
     });
-    await custom.createNamespacedCustomObject({
-      ...coords('PostgresPolicy'),
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'PostgresPolicy',
-        metadata: { name: 'unreachable' },
-        spec: {
-          connection: { secretRef: { name: 'down' } },
-          mode: 'plan',
-          approval: 'manual',
-          roles: [{ name: role('never'), login: false }],
-        },
-      },
+    await createPolicy('unreachable', {
+      connection: { secretRef: { name: 'down' } },
+      mode: 'plan',
+      approval: 'manual',
+      roles: [{ name: role('never'), login: false }],
     });
     const failing = await eventually(
       'two counted transient failures',
