@@ -3,13 +3,10 @@
 import { compareCodePoints } from '../canonical-order.js';
 import { compareMembershipKeys } from '../diff/keys.js';
 import type { MembershipEdge } from '../model/state.js';
+import type { BundleMembership } from './bundle.js';
 
 /** One membership of a resolved bundle: `member` (the subject) gets `role`, admin never. */
-export interface OverlayMembership {
-  readonly role: string;
-  readonly member: string;
-  readonly inherit: boolean;
-}
+export type OverlayMembership = BundleMembership;
 
 /** A request that counts as holding access: anchored by its activation plan, resolved to this policy. */
 export interface AnchoredRequest {
