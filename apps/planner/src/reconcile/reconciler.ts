@@ -16,6 +16,7 @@ import {
   type ResourceCache,
 } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
+import type { MembershipEdge } from '@rolepolicy/policy';
 import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
 import {
   API_VERSION,
@@ -36,6 +37,8 @@ import {
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '../lifecycle/index.js';
+import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
+import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { reportOf } from './execution-results.js';
@@ -101,6 +104,9 @@ export class Reconciler {
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
   private readonly review: ReviewRecorder;
+  private readonly ephemeral = new EphemeralTriggers();
+  /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
+  private readonly overlays = new Map<string, readonly MembershipEdge[]>();
   private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -132,6 +138,14 @@ export class Reconciler {
     await this.queue.idle();
   }
 
+  /**
+   * The ephemeral access overlay edges (admin false) the policy's last planned pass added to its desired
+   * memberships; candidate planning in the parent's context adds the same so it never revokes held access.
+   */
+  overlayEdges(namespace: string, name: string): readonly MembershipEdge[] {
+    return this.overlays.get(policyKey(namespace, name)) ?? [];
+  }
+
   /** Resolves when no pass is running or queued (tests). */
   idle(): Promise<void> {
     return this.queue.idle();
@@ -149,6 +163,9 @@ export class Reconciler {
     object?: CachedObject;
   }): void {
     const key = policyKey(change.namespace, change.name);
+    // Ephemeral access starting or ending recomposes the target policy's overlay (ephemeral-triggers.ts).
+    const woken = this.ephemeral.wake(change, (ns) => this.deps.cache.list('postgrespolicy', ns));
+    if (woken !== undefined && this.policies.has(woken)) this.trigger(woken);
     if (change.kind === 'postgrespolicy') {
       if (change.type === 'delete' || change.object === undefined) this.forget(key);
       else this.onPolicy(change.object);
@@ -392,10 +409,26 @@ export class Reconciler {
       };
     }
     if (!result.ok) return { kind: 'failed', error: inspectFailure(result.error) };
+    // Memberships that anchored ephemeral access holds join the desired state; a conflict blocks the pass.
+    const overlay = policyOverlay(
+      this.deps.cache,
+      { namespace: policy.metadata.namespace, uid: policy.metadata.uid },
+      prepared.desired,
+      result.snapshot.identity.logical_fingerprint,
+    );
+    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
+    if (!overlay.ok) {
+      this.overlays.delete(key);
+      return {
+        kind: 'failed',
+        error: { class: 'permanent', reason: EPHEMERAL_ACCESS_CONFLICT, message: overlay.message },
+      };
+    }
+    this.overlays.set(key, overlay.edges);
     const planning = {
       namespace: policy.metadata.namespace,
       spec: policy.spec,
-      desired: prepared.desired,
+      desired: overlay.desired,
       scope: prepared.scope,
       target: prepared.target,
       connection: prepared.connection,
@@ -405,11 +438,7 @@ export class Reconciler {
       snapshot: result.snapshot,
       snapshotRequestedAt,
     };
-    this.review.noteInspection(
-      policyKey(policy.metadata.namespace, policy.metadata.name),
-      planning,
-      result.reviewFacts ?? null,
-    );
+    this.review.noteInspection(key, planning, result.reviewFacts ?? null);
     return planFromSnapshot(planning);
   }
 
