@@ -48,6 +48,7 @@ import {
   type Expanded,
   type PlanningInputs,
 } from './replan.js';
+import { withPolicyOverlay } from './replan-overlay.js';
 import { resultFor, type ResultFacts } from './result.js';
 import {
   PasswordSourceChangedError,
@@ -235,9 +236,17 @@ export class ExecutionService {
   ): Promise<LockedDecision<ResultFacts>> {
     const { inputs, expanded } = prepared;
     const snapshot = await inspect(connection.db, expanded.scope, connection.target);
-    const { plan, digest } = replan(request, expanded, snapshot, inputs);
-    const observed = { physical: snapshot.identity.physical, logical: snapshot.identity.logical_fingerprint };
     const fresh = await this.freshState(request);
+    // Memberships that anchored ephemeral access holds, composed as the planner did (replan-overlay.ts).
+    const overlaid = withPolicyOverlay(
+      this.cluster?.cache ?? null,
+      { namespace: request.policy.namespace, uid: fresh.policy?.metadata.uid },
+      expanded,
+      snapshot.identity.logical_fingerprint,
+    );
+    if (!overlaid.ok) return { run: false, result: overlaid.facts };
+    const { plan, digest } = replan(request, overlaid.expanded, snapshot, inputs);
+    const observed = { physical: snapshot.identity.physical, logical: snapshot.identity.logical_fingerprint };
     if (this.cluster !== null) {
       const changed = changedWhileWaiting(request, fresh, inputs);
       if (changed !== undefined) return { run: false, result: changed };

@@ -180,6 +180,7 @@ describe('escapeCheck', () => {
         'Activate',
         [{ kind: 'add_member', role: 'writer', member: 'alice', inherit: false, admin: false }],
         bundle,
+        'alice',
       ),
     ).toEqual({
       ok: true,
@@ -189,8 +190,17 @@ describe('escapeCheck', () => {
         'Revoke',
         [{ kind: 'remove_member', role: 'reader', member: 'alice', grantor: 'x' }],
         bundle,
+        'alice',
       ),
     ).toEqual({ ok: true });
+  });
+
+  it('refuses a bundle that grants to anyone but the subject, even with no change', () => {
+    const result = escapeCheck('Revoke', [], [...bundle, m('reader', 'bob')], 'alice');
+    expect(result).toEqual({
+      ok: false,
+      message: "the bundle grants role reader to bob, not to the request's subject alice",
+    });
   });
 
   it.each<[string, ScopedOperation, Change, RegExp]>([
@@ -232,7 +242,7 @@ describe('escapeCheck', () => {
     ],
     ['any other change', 'Activate', { kind: 'drop_role', name: 'alice' }, /only contain add_member/],
   ])('refuses %s', (_label, operation, change, message) => {
-    const result = escapeCheck(operation, [change], bundle);
+    const result = escapeCheck(operation, [change], bundle, 'alice');
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.message).toMatch(message);
   });
@@ -302,7 +312,9 @@ describe('scopedChanges: properties', () => {
     fc.assert(
       fc.property(scenario, fc.constantFrom<ScopedOperation>('Activate', 'Revoke'), (s, operation) => {
         const result = scopedChanges({ ...inputOf(s), operation });
-        expect(escapeCheck(operation, result.changes, s.bundle)).toEqual({ ok: true });
+        expect(escapeCheck(operation, result.changes, s.bundle, 'alice').ok).toBe(
+          s.bundle.every((b) => b.member === 'alice'),
+        );
         if (operation === 'Revoke') expect(result.refusals).toEqual([]);
       }),
     );

@@ -200,15 +200,24 @@ export function scopedChanges(input: ScopedChangesInput): ScopedChanges {
 export type EscapeCheck = { readonly ok: true } | { readonly ok: false; readonly message: string };
 
 /**
- * The escape check every scoped plan passes before SQL: each change is an add_member (Activate) or a
- * remove_member (Revoke) of a membership of the resolved bundle, and a grant carries the bundle's inherit
- * and never admin. Anything else means the plan would touch what the request was never granted.
+ * The escape check every scoped plan passes before SQL: the bundle grants to the request's subject only,
+ * each change is an add_member (Activate) or a remove_member (Revoke) of a membership of the resolved
+ * bundle, and a grant carries the bundle's inherit and never admin. Anything else means the plan would
+ * touch what the request was never granted (a snapshot's hash proves only that it is self-consistent).
  */
 export function escapeCheck(
   operation: ScopedOperation,
   changes: readonly Change[],
   bundle: readonly OverlayMembership[],
+  subject: string,
 ): EscapeCheck {
+  const foreign = bundle.find((m) => m.member !== subject);
+  if (foreign !== undefined) {
+    return {
+      ok: false,
+      message: `the bundle grants role ${foreign.role} to ${foreign.member}, not to the request's subject ${subject}`,
+    };
+  }
   const allowed = new Map(bundle.map((m) => [keyOf(m), m]));
   for (const [index, change] of changes.entries()) {
     const at = `change ${index + 1} (${change.kind})`;
