@@ -30,6 +30,7 @@ import {
   renderSql,
   scopedChanges,
   type AnchorRequest,
+  type HolderRequest,
   type PolicyContent,
 } from '@rolepolicy/policy';
 import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js';
@@ -247,7 +248,7 @@ export class ScopedExecutionService {
       requests: cluster.cache.list(
         'ephemeralaccessrequest',
         request.request.namespace,
-      ) as unknown as AnchorRequest[],
+      ) as unknown as HolderRequest[],
       planNamed: (name) => cluster.cache.get('postgrespolicyplan', request.plan.namespace, name) as never,
     }).filter((holder) => holder.uid !== requestUid);
     const computed = scopedChanges({

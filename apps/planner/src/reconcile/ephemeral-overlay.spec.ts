@@ -37,7 +37,7 @@ function request(name: string, phase: string, roles: string[], policyUid = POLIC
     apiVersion: 'rolepolicy.io/v1alpha1',
     kind: 'EphemeralAccessRequest',
     metadata: { name, namespace: NS, uid },
-    spec: {},
+    spec: { subject: { role: 'alice' } },
     status: {
       phase,
       resolvedAccess: {

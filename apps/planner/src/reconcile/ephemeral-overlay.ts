@@ -9,7 +9,7 @@ import {
   overlayConflictMessage,
   withOverlay,
   type AnchorPlan,
-  type AnchorRequest,
+  type HolderRequest,
   type DesiredState,
   type MembershipEdge,
   type OverlayConflict,
@@ -45,7 +45,7 @@ export function policyOverlay(
 ): PolicyOverlay {
   const requests = reader
     .list('ephemeralaccessrequest', policy.namespace)
-    .map((o: CachedObject) => o as unknown as AnchorRequest);
+    .map((o: CachedObject) => o as unknown as HolderRequest);
   const holders = anchoredRequests({
     policyUid: policy.uid,
     requests,

@@ -1,7 +1,7 @@
 import { BUNDLE_ENCODING, bundleHash, type BundleMembership } from './bundle.js';
-import { anchoredRequests, OVERLAY_PHASES } from './holders.js';
+import { anchoredRequests, OVERLAY_PHASES, type HolderRequest } from './holders.js';
 import { scopedPlanName } from './naming.js';
-import type { AnchorPlan, AnchorRequest } from './provenance.js';
+import type { AnchorPlan } from './provenance.js';
 
 const FP = 'sha256:fp';
 const POLICY_UID = 'policy-uid';
@@ -11,10 +11,11 @@ function request(
   phase: string,
   memberships: BundleMembership[] = [{ role: 'reader', member: 'alice', inherit: true }],
   targetPolicyUid = POLICY_UID,
-): AnchorRequest & { metadata: { name: string; uid: string } } {
+): HolderRequest & { metadata: { name: string; uid: string } } {
   const hash = bundleHash({ targetDatabaseFingerprint: FP, memberships });
   return {
     metadata: { name, uid: `${name}-0000-uid` },
+    spec: { subject: { role: 'alice' } },
     status: {
       phase,
       resolvedAccess: {
@@ -113,6 +114,13 @@ describe('anchoredRequests (the provenance anchor)', () => {
     expect(holders([tampered], [activationPlan(a, 'Applied')])).toEqual([]);
     const elsewhere = request('b', 'Active', undefined, 'another-policy');
     expect(holders([elsewhere], [activationPlan(elsewhere, 'Applied')])).toEqual([]);
+  });
+
+  it('a snapshot granting to anyone but the subject of the spec holds nothing', () => {
+    const a = request('a', 'Active', [{ role: 'reader', member: 'bob', inherit: true }]);
+    expect(holders([a], [activationPlan(a, 'Applied')])).toEqual([]);
+    const unnamed = { ...request('b', 'Active'), spec: {} };
+    expect(holders([unnamed], [activationPlan(unnamed, 'Applied')])).toEqual([]);
   });
 
   it('Revoking requests are other owners but not part of the overlay; ended requests are neither', () => {

@@ -13,12 +13,17 @@ import {
 /** Phases whose requests are composed into the policy's overlay (Revoking ones are on their way out). */
 export const OVERLAY_PHASES: readonly string[] = ['Applying', 'Active'];
 
+/** A request as {@link anchoredRequests} reads it: the anchor fields and the subject of its spec. */
+export type HolderRequest = AnchorRequest & {
+  readonly spec?: { readonly subject?: { readonly role?: string } } | null;
+};
+
 /** What {@link anchoredRequests} reads. */
 export interface HolderSources {
   /** The uid of the target PostgresPolicy. */
   readonly policyUid: string;
   /** EphemeralAccessRequests of the policy's namespace (any phase; unrelated ones are ignored). */
-  readonly requests: readonly AnchorRequest[];
+  readonly requests: readonly HolderRequest[];
   /** The plan of that name in the namespace, as the service reads it now. */
   readonly planNamed: (name: string) => AnchorPlan | undefined;
   /** Phases that count: {@link OVERLAY_PHASES} for the overlay, HOLDING_PHASES (default) for other owners. */
@@ -27,7 +32,8 @@ export interface HolderSources {
 
 /**
  * The requests holding access on the policy: in one of `phases`, with a verified snapshot targeting the
- * policy and an activation plan (Applying or Applied) that anchors it. Sorted by name, then uid.
+ * policy and granting to the request's subject only, and an activation plan (Applying or Applied) that
+ * anchors it. Sorted by name, then uid.
  */
 export function anchoredRequests(sources: HolderSources): AnchoredRequest[] {
   const phases = sources.phases ?? HOLDING_PHASES;
@@ -39,6 +45,9 @@ export function anchoredRequests(sources: HolderSources): AnchoredRequest[] {
     const planName = activationPlanName(request);
     const plan = planName === undefined ? undefined : sources.planNamed(planName);
     if (!hasActivationAnchor(request, plan, sources.policyUid)) continue;
+    // A snapshot granting to anyone but the spec's subject was not written by the resolver: it holds nothing.
+    const subject = request.spec?.subject?.role;
+    if (subject === undefined || resolved.memberships.some((m) => m.member !== subject)) continue;
     out.push({
       name: request.metadata.name,
       uid,
