@@ -237,6 +237,18 @@ export class ScopedExecutionService {
       };
     }
     if (verdict.kind === 'stop') return { run: false, result: verdict };
+    // The bundle itself first: a snapshot granting to anyone but the subject touches nothing, not even a read.
+    const bundleEscape = escapeCheck(request.operation, [], verdict.memberships, verdict.subject);
+    if (!bundleEscape.ok) {
+      return {
+        run: false,
+        result: {
+          outcome: 'Failed',
+          reason: 'EscapeCheckFailed',
+          message: `${bundleEscape.message}; nothing was run`,
+        },
+      };
+    }
     const snapshot = await inspect(
       connection.db,
       bundleScope(verdict.memberships, verdict.subject),
