@@ -1,6 +1,6 @@
 // Ephemeral access plans through the real services (ADR 0008): a private nats-server with the production
 // streams, the API emulator with the CRDs, the k8s-gateway, inspector, planner and executor, and a sandbox
-// PostgreSQL database. The test plays the access-scheduler: it writes request status and scoped plans
+// PostgreSQL database (PG_MAJORS selects the server). The test plays the access-scheduler: it writes request status and scoped plans
 // through the API and sends `rp.execute.scoped.request`; it reads `rp.execute.scoped.result` and
 // pg_auth_members. The planner's authoritative reconcile of the base policy runs alongside.
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -33,6 +33,7 @@ import {
   createPostgresSandbox,
   eventually,
   freePort,
+  postgresTargets,
   sandboxId,
   startEmulator,
   startPrivateNatsServer,
@@ -329,7 +330,8 @@ beforeAll(async () => {
   quietServices();
   nats = await startPrivateNatsServer();
   emulator = await startEmulator({ crdDir: CRD_DIR });
-  db = await createPostgresSandbox('scoped');
+  // PG_MAJORS picks the server (default: the system PostgreSQL); e.g. PG_MAJORS=17 for per-grant inherit.
+  db = await createPostgresSandbox('scoped', postgresTargets()[0]);
   const target = targetOfUrl(db.url);
   fingerprint = logicalFingerprint(target.host, target.port, target.database);
   const kc = emulator.kubeConfig(NS);

@@ -337,8 +337,16 @@ export class Reconciler {
         outcome = await this.inspectAndPlan(policy, prepared);
       }
     }
+    const current = this.currentPolicy(namespace, name);
+    if (current !== null && current.metadata.generation !== policy.metadata.generation) {
+      // The spec moved while this pass planned the older content: deciding with the newer policy would
+      // record its generation as observed for effects it never planned. The newer generation's pass follows.
+      this.review.endPass(key);
+      this.trigger(key);
+      return;
+    }
     const decision = decideReconcile({
-      policy: this.currentPolicy(namespace, name) ?? policy,
+      policy: current ?? policy,
       plans: this.currentPlans(namespace),
       conflict,
       outcome,
