@@ -71,6 +71,11 @@ let fingerprint: string;
 let policyUid: string;
 const apps: INestApplication[] = [];
 const results = new Map<string, ScopedExecuteResultV1[]>();
+/** Everything the services printed, to prove no connection secret is ever shown. */
+const logged: string[] = [];
+/** The connection URL in the Secret, with a password (trust auth ignores it; it must never be shown). */
+let secretUrl: string;
+let secretPassword: string;
 const writes = {
   out: process.stdout.write.bind(process.stdout),
   err: process.stderr.write.bind(process.stderr),
@@ -82,6 +87,7 @@ function quietServices(): void {
     (forward: (chunk: string | Uint8Array) => boolean) =>
     (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (text.includes('[Nest]')) logged.push(text);
       if (!text.includes('[Nest]') || process.env['RP_TEST_VERBOSE']) {
         return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
       }
@@ -350,9 +356,13 @@ beforeAll(async () => {
   await followResults();
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
+  const url = new URL(db.url);
+  if (url.password === '') url.password = 'Scoped-Secret-Pa55';
+  secretUrl = url.toString();
+  secretPassword = decodeURIComponent(url.password);
   await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
     namespace: NS,
-    body: { metadata: { name: 'db' }, data: { DATABASE_URL: Buffer.from(db.url).toString('base64') } },
+    body: { metadata: { name: 'db' }, data: { DATABASE_URL: Buffer.from(secretUrl).toString('base64') } },
   });
   const policy = (await custom.createNamespacedCustomObject({
     ...coords('PostgresPolicy'),
@@ -575,3 +585,13 @@ test(
   },
   TIMEOUT_MS,
 );
+
+test('no connection secret reaches a scoped result or a service log line', () => {
+  const published = JSON.stringify([...results.values()]);
+  expect(published.length).toBeGreaterThan(100);
+  for (const text of [published, logged.join('')]) {
+    expect(text).not.toContain(secretPassword);
+    expect(text).not.toContain(secretUrl);
+    expect(text).not.toMatch(/postgres(ql)?:\/\/[^\s"]*@/);
+  }
+});
