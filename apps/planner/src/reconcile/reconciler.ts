@@ -219,6 +219,7 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
+    this.overlays.delete(key);
   }
 
   /** Queues a pass for the policy (merged with one already queued). */
