@@ -51,8 +51,8 @@ import {
 /**
  * Seam for an in-process per-database mutex (the dispatch layer's): when provided, every scoped execution
  * runs inside `run(databaseKey, task)` so it queues behind policy executions of the same database in this
- * replica instead of waiting on the advisory lock. The advisory lock below serializes across replicas
- * either way.
+ * replica instead of waiting on the advisory lock. `databaseKey` is `<namespace>\u0000<target reference>`,
+ * the key policy executions use. The advisory lock below serializes across replicas either way.
  */
 export interface DatabaseSerializer {
   run<T>(databaseKey: string, task: () => Promise<T>): Promise<T>;
@@ -199,7 +199,8 @@ export class ScopedExecutionService {
             `where the access was resolved; nothing was run (restore the connection to proceed)`,
         };
       }
-      const databaseKey = `${host.toLowerCase()}:${port}/${database}`;
+      // The dispatch mutex's key of policy executions: namespace NUL the digest's target reference.
+      const databaseKey = `${namespace}\u0000${resolved.target}`;
       const run = (): Promise<ScopedFacts> =>
         withRedaction(connection, () =>
           executeUnderLock<ScopedFacts>(connection.db, () =>
