@@ -207,7 +207,7 @@ export class Gateway {
     this.resyncResponder = this.nats.subscribe(this.resyncRequestSubject(), {
       callback: (_err, msg) => void this.answerResync(msg),
     });
-    const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES);
+    const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,
       contract: this.wiring.commandContract,
@@ -283,7 +283,7 @@ export class Gateway {
     if (kind.filtered || change.reason === 'delete' || !meta.namespace || !meta.name) return;
     const conditions = notPublishableConditions(kind.kind, object, message, new Date().toISOString());
     if (!conditions) return;
-    const outcome = await new CommandApplier(this.kc, this.config.CONFLICT_RETRIES).apply({
+    const outcome = await new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity).apply({
       v: 1,
       command: 'patch-status',
       target: {
@@ -363,7 +363,8 @@ export class Gateway {
     const missing = (kind: string, name: string, uid: string | undefined): boolean =>
       uid !== undefined && informers.has(kind, target.namespace, name, uid) === false;
     let outcome: CommandOutcome | undefined;
-    if (command.command === 'delete-resource') {
+    if (command.command === 'delete-resource' || command.command === 'record-event') {
+      // Nothing to delete, nobody to tell: an Event about an object that is gone is dropped.
       if (missing(target.kind, target.name, target.uid))
         outcome = { kind: 'applied', resourceVersion: undefined };
     } else if (command.command === 'patch-status') {
@@ -401,7 +402,9 @@ export class Gateway {
   /** Tells the sender's side through a Warning Event on the target (visible in kubectl describe). */
   private async report(command: K8sCommandV1, outcome: CommandOutcome): Promise<void> {
     const target = command.target;
-    if (target.kind === 'Event' || this.absentTargets.has(outcome)) return;
+    // A failed Event is not reported with another Event.
+    if (target.kind === 'Event' || command.command === 'record-event' || this.absentTargets.has(outcome))
+      return;
     const event = {
       metadata: { generateName: `${target.name}.` },
       involvedObject: {

@@ -9,6 +9,7 @@ import {
   k8sCommandContract,
   k8sCommandSubject,
   managedScopePayload,
+  recordEvent,
   type CachedObject,
   type ExecuteResultV1,
   type JetStreamPublisher,
@@ -38,6 +39,7 @@ import {
 } from '../lifecycle/index.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { KeyedQueue } from './keyed-queue.js';
+import { planEventsOf, planExecutionEvent, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot } from './planning.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
@@ -464,7 +466,17 @@ export class Reconciler {
         continue;
       }
       for (const command of commandsOf(step, policy)) await this.send(command);
+      for (const planEvent of planEventsOf(step, policy)) await this.recordEvent(planEvent);
     }
+  }
+
+  /** Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. */
+  private async recordEvent({ regarding, event }: PlanEvent): Promise<void> {
+    await recordEvent(this.deps.publisher, regarding, event, (error) =>
+      this.deps.log.warn(
+        `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
+      ),
+    );
   }
 
   private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
@@ -546,6 +558,8 @@ export class Reconciler {
         jitter: Math.random(),
       });
       if (decision.status !== null) await this.writeStatus(policy, decision.status);
+      const executionEvent = planExecutionEvent(result);
+      if (executionEvent !== undefined) await this.recordEvent(executionEvent);
       this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
