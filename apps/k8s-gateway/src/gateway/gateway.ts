@@ -35,6 +35,7 @@ import type { GatewayConfig } from './gateway-config.js';
 import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
 import { ensureFingerprintKey } from './fingerprint-key.js';
 import { LeaderElector } from './leader-election.js';
+import type { LogRecord } from '@rolepolicy/runtime';
 import { publishedForm } from './published-form.js';
 import { apiSecretStore } from './secret-store.js';
 import {
@@ -62,9 +63,9 @@ export const SECRET_RESPONDER_QUEUE = 'k8s-gateway-secrets';
 
 /** Logger shape (Nest's Logger fits). */
 export type GatewayLog = {
-  log(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
+  log(message: string | LogRecord): void;
+  warn(message: string | LogRecord): void;
+  error(message: string | LogRecord): void;
 };
 
 /** NATS's default max_payload, used when the server did not say. */

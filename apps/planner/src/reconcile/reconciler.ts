@@ -38,6 +38,7 @@ import {
   type ReconcileDecision,
 } from '../lifecycle/index.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
+import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
 import { planEventsOf, planExecutionEvent, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
@@ -59,7 +60,12 @@ export interface ReconcilerDeps {
   readonly secrets: SecretReader;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
-  readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
+  /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */
+  readonly log: {
+    log(m: string | LogRecord): void;
+    warn(m: string | LogRecord): void;
+    error(m: string | LogRecord): void;
+  };
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
 }
@@ -335,7 +341,16 @@ export class Reconciler {
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
-      `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+      logRecord(
+        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+        {
+          kind: 'PostgresPolicy',
+          namespace: policy.metadata.namespace,
+          name: policy.metadata.name,
+          generation: policy.metadata.generation,
+          decision: decision.kind,
+        },
+      ),
     );
     this.requeue(key, decision.requeueAfterSeconds);
   }
@@ -560,7 +575,17 @@ export class Reconciler {
       if (decision.status !== null) await this.writeStatus(policy, decision.status);
       const executionEvent = planExecutionEvent(result);
       if (executionEvent !== undefined) await this.recordEvent(executionEvent);
-      this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
+      this.deps.log.log(
+        logRecord(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`, {
+          kind: 'PostgresPolicyPlan',
+          namespace,
+          name: result.plan.name,
+          plan: result.plan.name,
+          digest: result.executedDigest ?? result.approvedDigest,
+          phase: result.phase,
+          reason: result.reason,
+        }),
+      );
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
