@@ -134,7 +134,7 @@ export function crdDirectory(): string {
 /**
  * Starts one service as a child process of this one (from source or from dist/, like this file),
  * listening on host:port and talking to the cluster in `kubeconfig`; its output is relayed with a
- * `[service] ` prefix. `defaultLogLevel` applies when LOG_LEVEL is not set.
+ * `[service] ` prefix. `defaultLogLevel` and `defaultLogFormat` apply when LOG_LEVEL / LOG_FORMAT are not set.
  */
 export function startService(
   service: Service,
@@ -142,6 +142,7 @@ export function startService(
   host: string,
   kubeconfig: string,
   defaultLogLevel = 'warn',
+  defaultLogFormat = 'json',
 ): ChildProcess {
   const entry = path.resolve(here, '..', 'apps', service, 'src', `main${extension}`);
   const child = spawn(process.execPath, [...process.execArgv, entry], {
@@ -151,6 +152,7 @@ export function startService(
       HTTP_PORT: String(port),
       KUBECONFIG: kubeconfig,
       LOG_LEVEL: process.env['LOG_LEVEL'] ?? defaultLogLevel,
+      LOG_FORMAT: process.env['LOG_FORMAT'] ?? defaultLogFormat,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

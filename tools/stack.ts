@@ -70,7 +70,7 @@ class Supervised {
 
   start(): void {
     this.startedAt = Date.now();
-    const child = startService(this.service, this.port, this.host, this.kubeconfig, 'log');
+    const child = startService(this.service, this.port, this.host, this.kubeconfig, 'log', 'pretty');
     this.child = child;
     child.once('exit', (code, signal) => {
       // Ctrl-C in a terminal signals the services too: their exit is then no crash.

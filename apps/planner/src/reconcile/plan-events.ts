@@ -18,16 +18,20 @@ function event(type: KubeEventBody['type'], reason: string, action: string, mess
   return { type, reason, action, message, component: PLANNER_COMPONENT };
 }
 
+const AUTO_APPROVED = event('Normal', 'PlanApproved', 'Approve', 'approved automatically (approval: auto)');
+
 /** The Events of one step of a decision about `policy` (none for steps that change nothing a person waits on). */
 export function planEventsOf(step: ReconcileStep, policy: PostgresPolicy): readonly PlanEvent[] {
   const namespace = policy.metadata.namespace;
   if (step.kind === 'createPlan') {
     const status = step.plan.status;
     const digest = status?.changeDigest ? `, digest ${status.changeDigest}` : '';
-    const approval = status?.phase === 'Approved' ? 'approved automatically' : 'awaiting approval';
+    const autoApproved = status?.phase === 'Approved';
+    const approval = autoApproved ? 'approved automatically' : 'awaiting approval';
+    const regarding = planRef(namespace, step.plan.metadata.name);
     return [
       {
-        regarding: planRef(namespace, step.plan.metadata.name),
+        regarding,
         event: event(
           'Normal',
           'PlanComputed',
@@ -35,6 +39,8 @@ export function planEventsOf(step: ReconcileStep, policy: PostgresPolicy): reado
           `computed for PostgresPolicy ${policy.metadata.name} generation ${policy.metadata.generation}${digest}; ${approval}`,
         ),
       },
+      // A plan created approved (approval: auto) has no later approval step to announce it.
+      ...(autoApproved ? [{ regarding, event: AUTO_APPROVED }] : []),
     ];
   }
   if (step.kind !== 'patchPlanStatus') return [];
@@ -42,12 +48,7 @@ export function planEventsOf(step: ReconcileStep, policy: PostgresPolicy): reado
   const purpose = step.purpose;
   switch (purpose.kind) {
     case 'autoApprove':
-      return [
-        {
-          regarding,
-          event: event('Normal', 'PlanApproved', 'Approve', 'approved automatically (approval: auto)'),
-        },
-      ];
+      return [{ regarding, event: AUTO_APPROVED }];
     case 'recordApprovedPhase':
       return [
         {
