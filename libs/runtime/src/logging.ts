@@ -96,7 +96,7 @@ export function prettyStream(destination: NodeJS.WritableStream, colorize: boole
     destination,
     colorize,
     translateTime: 'SYS:HH:MM:ss.l',
-    ignore: 'pid,hostname',
+    ignore: 'pid,hostname,service,context',
     messageFormat: '[{service}] {if context}{context}: {end}{msg}',
   });
 }
