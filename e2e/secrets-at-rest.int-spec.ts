@@ -2,8 +2,8 @@
 // Secret whose URL holds a password (applied the way kubectl apply does, with its last-applied copy), a
 // literal connection password, a Secret-sourced password rotated once, and a generated password. Every
 // message of every JetStream stream (KV buckets and object stores included) and every Redis key is read
-// back, and so is every line the services log at the most verbose level: no password, verifier or URL,
-// nor the base64 of one, anywhere.
+// back, and so is every line the services log at the most verbose level and every Kubernetes Event
+// they recorded: no password, verifier or URL, nor the base64 of one, anywhere.
 import { generatedSecretName } from '@rolepolicy/kube';
 import { localRedisUrl } from '@rolepolicy/testing';
 import { connect } from '@nats-io/transport-node';
@@ -142,7 +142,11 @@ test('no password, verifier or connection URL rests in any stream, bucket, objec
         service: expect.stringMatching(/^rolepolicy-/),
       });
     const logItems = logs.map((text, i) => ({ where: `log line ${i}`, text }));
-    expect(findNeedles([...stored, ...redis, ...logItems], needles)).toEqual([]);
+    // The Kubernetes Events the services recorded through the gateway (plan computed, approved, applied).
+    const events = (await stack.core.listNamespacedEvent({ namespace: ns })).items;
+    expect(events.some((e) => e.reason === 'PlanApplied')).toBe(true);
+    const eventItems = events.map((e) => ({ where: `Event ${e.metadata?.name}`, text: JSON.stringify(e) }));
+    expect(findNeedles([...stored, ...redis, ...logItems, ...eventItems], needles)).toEqual([]);
   } finally {
     await nc.drain();
   }
