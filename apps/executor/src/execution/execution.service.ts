@@ -23,6 +23,7 @@ import {
   type ExecuteResultV1,
 } from '@rolepolicy/contracts';
 import { SCRAM_SALT_LENGTH, renderSql, scramSha256Verifier, type Change } from '@rolepolicy/policy';
+import { logRecord } from '@rolepolicy/runtime';
 import { planDecision, planPhase } from '../../../planner/src/lifecycle/approval.js';
 import { decideExecution } from './decide.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
@@ -98,7 +99,18 @@ export class ExecutionService {
     const result = resultFor(request, facts, new Date());
     await this.publish(result);
     this.logger.log(
-      `${request.plan.namespace}/${request.plan.name}: ${result.phase} (${result.reason}, ${result.statementCount} statements)`,
+      logRecord(
+        `${request.plan.namespace}/${request.plan.name}: ${result.phase} (${result.reason}, ${result.statementCount} statements)`,
+        {
+          kind: 'PostgresPolicyPlan',
+          namespace: request.plan.namespace,
+          name: request.plan.name,
+          plan: request.plan.name,
+          digest: result.executedDigest ?? result.approvedDigest,
+          phase: result.phase,
+          reason: result.reason,
+        },
+      ),
     );
     return result;
   }

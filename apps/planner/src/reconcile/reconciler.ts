@@ -9,6 +9,7 @@ import {
   k8sCommandContract,
   k8sCommandSubject,
   managedScopePayload,
+  recordEvent,
   type CachedObject,
   type ExecuteResultV1,
   type JetStreamPublisher,
@@ -40,7 +41,9 @@ import {
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
+import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
+import { planEventsOf, planExecutionEvent, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot } from './planning.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
@@ -60,7 +63,12 @@ export interface ReconcilerDeps {
   readonly secrets: SecretReader;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
-  readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
+  /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */
+  readonly log: {
+    log(m: string | LogRecord): void;
+    warn(m: string | LogRecord): void;
+    error(m: string | LogRecord): void;
+  };
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
 }
@@ -359,7 +367,16 @@ export class Reconciler {
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
-      `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+      logRecord(
+        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+        {
+          kind: 'PostgresPolicy',
+          namespace: policy.metadata.namespace,
+          name: policy.metadata.name,
+          generation: policy.metadata.generation,
+          decision: decision.kind,
+        },
+      ),
     );
     this.requeue(key, decision.requeueAfterSeconds);
   }
@@ -502,7 +519,17 @@ export class Reconciler {
         continue;
       }
       for (const command of commandsOf(step, policy)) await this.send(command);
+      for (const planEvent of planEventsOf(step, policy)) await this.recordEvent(planEvent);
     }
+  }
+
+  /** Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. */
+  private async recordEvent({ regarding, event }: PlanEvent): Promise<void> {
+    await recordEvent(this.deps.publisher, regarding, event, (error) =>
+      this.deps.log.warn(
+        `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
+      ),
+    );
   }
 
   private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
@@ -584,7 +611,19 @@ export class Reconciler {
         jitter: Math.random(),
       });
       if (decision.status !== null) await this.writeStatus(policy, decision.status);
-      this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
+      const executionEvent = planExecutionEvent(result);
+      if (executionEvent !== undefined) await this.recordEvent(executionEvent);
+      this.deps.log.log(
+        logRecord(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`, {
+          kind: 'PostgresPolicyPlan',
+          namespace,
+          name: result.plan.name,
+          plan: result.plan.name,
+          digest: result.executedDigest ?? result.approvedDigest,
+          phase: result.phase,
+          reason: result.reason,
+        }),
+      );
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
