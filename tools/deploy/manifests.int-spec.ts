@@ -185,6 +185,9 @@ describe('fleet overlays', () => {
       envValue(container('deploy/overlays/large', 'executor'), 'EXECUTOR_CONCURRENCY'),
     );
     expect(Number(trigger?.metadata['lagThreshold'])).toBe(2 * concurrency);
+    // Replicas beyond maxAckPending / concurrency could never get a message.
+    const max = (scaled?.spec as { maxReplicaCount?: number }).maxReplicaCount ?? 100;
+    expect(max * concurrency).toBeLessThanOrEqual(consumer.maxAckPending);
     expect(objects('deploy/overlays/small').some((o) => o.kind === 'ScaledObject')).toBe(false);
   });
 });
