@@ -94,34 +94,38 @@ export function registerJetStreamMetrics(
     return cached.reading;
   };
 
-  const perConsumer = (name: string, help: string, pick: (c: Reading['consumers'][number]) => number) =>
+  const consumerGauge = (spec: {
+    name: string;
+    help: string;
+    pick: (c: Reading['consumers'][number]) => number;
+  }) =>
     new Gauge({
-      name,
-      help,
+      name: spec.name,
+      help: spec.help,
       labelNames: ['stream', 'consumer'] as const,
       registers: [registry],
       async collect() {
         const { consumers } = await reading();
         this.reset();
-        for (const c of consumers) this.set({ stream: c.stream, consumer: c.consumer }, pick(c));
+        for (const c of consumers) this.set({ stream: c.stream, consumer: c.consumer }, spec.pick(c));
       },
     });
 
-  perConsumer(
-    'rp_jetstream_consumer_pending_messages',
-    'Messages in the stream not yet delivered to the durable consumer (its backlog)',
-    (c) => c.pending,
-  );
-  perConsumer(
-    'rp_jetstream_consumer_ack_pending_messages',
-    'Messages delivered to the durable consumer and not yet acknowledged (in progress)',
-    (c) => c.ackPending,
-  );
-  perConsumer(
-    'rp_jetstream_consumer_redelivered_messages',
-    'Unacknowledged messages of the durable consumer that were delivered more than once',
-    (c) => c.redelivered,
-  );
+  consumerGauge({
+    name: 'rp_jetstream_consumer_pending_messages',
+    help: 'Messages in the stream not yet delivered to the durable consumer (its backlog)',
+    pick: (c) => c.pending,
+  });
+  consumerGauge({
+    name: 'rp_jetstream_consumer_ack_pending_messages',
+    help: 'Messages delivered to the durable consumer and not yet acknowledged (in progress)',
+    pick: (c) => c.ackPending,
+  });
+  consumerGauge({
+    name: 'rp_jetstream_consumer_redelivered_messages',
+    help: 'Unacknowledged messages of the durable consumer that were delivered more than once',
+    pick: (c) => c.redelivered,
+  });
   if (options.deadLetterStream) {
     new Gauge({
       name: 'rp_jetstream_dead_letter_messages',
