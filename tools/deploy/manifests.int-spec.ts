@@ -192,7 +192,7 @@ describe('fleet overlays', () => {
   });
 });
 
-it('the schema check is not a formality: a wrong field type and a wrong KEDA field are refused', async () => {
+it('the schema check is not a formality: a wrong field type, a wrong KEDA field and a misspelt field are refused', async () => {
   const base = objects('deploy/base');
   const deployment = structuredClone(base.find((o) => o.kind === 'Deployment')!) as Deployment;
   const ports = deployment.spec.template.spec.containers[0]!.ports as unknown as { containerPort: unknown }[];
@@ -201,6 +201,14 @@ it('the schema check is not a formality: a wrong field type and a wrong KEDA fie
   const scaled = structuredClone(objects('deploy/overlays/large').find((o) => o.kind === 'ScaledObject')!);
   (scaled['spec'] as Record<string, unknown>)['minReplicaCount'] = 'two';
   await expect(validateAgainstSchema(scaled)).rejects.toThrow(/minReplicaCount must be integer/);
+  // Strict like fieldValidation=Strict: a misspelt field is refused, not ignored.
+  const typo = structuredClone(base.find((o) => o.kind === 'Deployment')!) as Deployment;
+  const probe = typo.spec.template.spec.containers[0] as unknown as Record<string, unknown>;
+  probe['livenesProbe'] = probe['livenessProbe'];
+  delete probe['livenessProbe'];
+  await expect(validateAgainstSchema(typo)).rejects.toThrow(
+    /unknown field spec\.template\.spec\.containers\.0\.livenesProbe/,
+  );
 });
 
 it('deploy/base/crds holds exactly the CRDs of deploy/crds (kustomize cannot load files above its root)', async () => {
