@@ -3,6 +3,7 @@
 export * from './config.js';
 export * from './base-config.js';
 export * from './metrics.js';
+export * from './jetstream-metrics.js';
 export * from './readiness.js';
 export * from './tokens.js';
 export * from './health.controller.js';
