@@ -19,7 +19,7 @@ const INSTALL_NAMESPACE = 'rolepolicy-system';
 // PENDING (remove once merged): the Kubernetes Events work on another branch deduplicates repeated Events
 // with a PATCH (count, lastTimestamp). Until it lands no gateway code path patches an Event; the lead
 // deletes this entry after merging it, and the test then demands the PATCH be observed.
-const PENDING_GRANTS: ReadonlySet<string> = new Set(['core/events:patch']);
+const PENDING_GRANTS: ReadonlySet<string> = new Set<string>();
 
 // Discovery and /version are granted to every authenticated user by the API server's default
 // system:discovery and system:public-info-viewer ClusterRoles; no rule of ours is needed for them.
