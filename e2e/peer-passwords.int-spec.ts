@@ -134,9 +134,8 @@ test('a generated password: kept across reconciles, regenerated when its Secret 
   await waitHashChange(user, first);
 
   await k.ok(['delete', PGR, 'generated-password-policy', '--wait=true']);
-  await waitFor('the generated Secret collected with its policy', async () =>
-    (await k.run(['get', 'secret', secret])).code !== 0 ? true : undefined,
-  );
+  await k.ok(['wait', '--for=delete', `secret/${secret}`, '--timeout=30s']);
+  expect((await k.run(['get', 'secret', secret])).stderr).toContain('NotFound');
 }, 120_000);
 
 test('a password Secret that does not exist yet is SecretFetchFailed; creating it converges', async () => {
