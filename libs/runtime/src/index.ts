@@ -8,3 +8,4 @@ export * from './tokens.js';
 export * from './health.controller.js';
 export * from './runtime.module.js';
 export * from './bootstrap.js';
+export * from './logging.js';

@@ -17,8 +17,10 @@ import {
   type NodeConnectionOptions,
 } from '@nats-io/transport-node';
 import { DEFAULT_PUBLISH_RETRY, JetStreamPublisher } from '@rolepolicy/contracts';
+import { LoggerModule } from 'nestjs-pino';
 import type { BaseConfig } from './base-config.js';
 import { HealthController } from './health.controller.js';
+import { loggerParams } from './logging.js';
 import { createServiceMetrics } from './metrics.js';
 import { natsCheck, type DependencyCheck } from './readiness.js';
 import {
@@ -110,6 +112,7 @@ export class RuntimeModule {
   static forRoot(options: RuntimeOptions): DynamicModule {
     return {
       module: RuntimeModule,
+      imports: [LoggerModule.forRoot(loggerParams(options.service, options.config))],
       controllers: [HealthController],
       providers: [
         { provide: SERVICE_NAME, useValue: options.service },
