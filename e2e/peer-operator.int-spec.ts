@@ -10,6 +10,7 @@ import {
   policyYaml,
   waitCondition,
   waitLastError,
+  waitEvent,
   waitReady,
 } from './support/peer.js';
 import { sleep, startStack, type Stack, type TargetDatabase } from './stack.js';
@@ -104,6 +105,7 @@ test('a later policy claiming a role another policy owns is ConflictingPolicy', 
   });
   await waitReady(k, 'conflicting-policy', 'False', 'ConflictingPolicy');
   expect((await conditionOf(k, 'conflicting-policy', 'Conflict')).status).toBe('True');
+  await waitEvent(k, 'conflicting-policy', 'ConflictDetected');
 });
 
 test('a schema binding naming an undefined profile is InvalidSpec', async () => {
@@ -154,6 +156,7 @@ test('a connection Secret that does not exist is SecretFetchFailed', async () =>
   });
   await waitReady(k, 'missing-secret-policy', 'False', 'SecretFetchFailed');
   await waitLastError(k, 'missing-secret-policy', 'does-not-exist');
+  await waitEvent(k, 'missing-secret-policy', 'SecretFetchFailed');
 });
 
 test('a management role without CREATEROLE: PlanRetryDeferred carrying the SQL error, no role, and no spin', async () => {

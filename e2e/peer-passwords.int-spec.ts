@@ -4,7 +4,7 @@
 // a password Secret that does not exist yet, and one whose value is empty, both recovering once fixed.
 import { generatedSecretName } from '@rolepolicy/kube';
 import { Kubectl } from './support/kubectl.js';
-import { applyPolicy, PGR, waitLastError, waitReady } from './support/peer.js';
+import { applyPolicy, PGR, waitEvent, waitLastError, waitReady } from './support/peer.js';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 
 let stack: Stack;
@@ -154,6 +154,7 @@ test('a password Secret that does not exist yet is SecretFetchFailed; creating i
   await waitReady(k, 'missing-password-secret-policy', 'False', 'SecretFetchFailed');
   await k.upsertSecret('nonexistent-password-secret', { [user]: 'fixed_pw!' });
   await waitReady(k, 'missing-password-secret-policy', 'True');
+  await waitEvent(k, 'missing-password-secret-policy', 'Recovered');
   expect(await passwordHash(user)).toMatch(/^SCRAM-SHA-256\$/);
 }, 120_000);
 
@@ -175,5 +176,6 @@ test('an empty password value is InvalidSpec saying "password is empty"; filling
   await waitLastError(k, 'empty-password-secret-policy', 'password is empty');
   await k.upsertSecret('empty-password-secret', { [user]: 'now_has_password!' });
   await waitReady(k, 'empty-password-secret-policy', 'True');
+  await waitEvent(k, 'empty-password-secret-policy', 'Recovered');
   expect(await passwordHash(user)).toMatch(/^SCRAM-SHA-256\$/);
 }, 120_000);

@@ -11,6 +11,7 @@ import {
   PGPLAN,
   PGR,
   waitCondition,
+  waitEvent,
   waitPlanRef,
   waitReady,
 } from './support/peer.js';
@@ -76,10 +77,12 @@ test('observe: drift is planned, an approval never executes, and a recorded deci
   const plan = await waitPlanRef(k, 'observe-policy');
   expect(await k.jsonpath(PGPLAN, plan, '{.status.sqlInline}')).toContain(`CREATE ROLE "${user}"`);
   expect(await roleExists(user)).toBe(false);
+  await waitEvent(k, 'observe-policy', 'DriftDetected');
 
   expect((await conditionOf(k, 'observe-policy', 'ApprovalIgnored')).status).toBe('');
   await decidePlan(k, plan, 'Approved', 'e2e-reviewer');
   await waitCondition(k, 'observe-policy', 'ApprovalIgnored', 'True');
+  await waitEvent(k, 'observe-policy', 'ApprovalIgnored');
   expect(await roleExists(user)).toBe(false);
 
   // Removing an annotation changes nothing: a decision lives in status and is terminal.
@@ -140,6 +143,7 @@ test('a rotated connection Secret pointing at a dead port is DatabaseConnectionF
   await waitReady(k, 'rotated-secret-policy', 'False', 'DatabaseConnectionFailed');
   await k.upsertSecret('rotating-postgres-credentials', { DATABASE_URL: db.url });
   await waitReady(k, 'rotated-secret-policy', 'True');
+  await waitEvent(k, 'rotated-secret-policy', 'Recovered');
 }, 120_000);
 
 test('params connection: a username nobody can log in as is DatabaseConnectionFailed, and recovers', async () => {
@@ -172,6 +176,7 @@ test('params connection: a username nobody can log in as is DatabaseConnectionFa
   await waitReady(k, 'params-e2e-policy', 'False', 'DatabaseConnectionFailed');
   await k.upsertSecret('params-pg-credentials', { username: 'postgres', password: 'devpassword' });
   await waitReady(k, 'params-e2e-policy', 'True');
+  await waitEvent(k, 'params-e2e-policy', 'Recovered');
 }, 120_000);
 
 /** 253 characters, dotted; `dotAt` (1-based) is a dot. */

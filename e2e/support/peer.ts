@@ -125,3 +125,25 @@ export async function decidePlan(
   const patch = JSON.stringify({ status: { conditions, decidedBy: { username } } });
   await k.ok(['patch', PGPLAN, plan, '--subresource=status', '--type=merge', '-p', patch]);
 }
+
+/** Waits for a core/v1 Event with `reason` about the object named `name` (the peer's wait_for_event_reason). */
+export async function waitEvent(k: Kubectl, name: string, reason: string, timeoutMs = 45_000): Promise<void> {
+  const reasons = async () =>
+    (
+      await k.ok([
+        'get',
+        'events',
+        '--field-selector',
+        `involvedObject.name=${name}`,
+        '-o',
+        'jsonpath={range .items[*]}{.reason}{"\\n"}{end}',
+      ])
+    )
+      .split('\n')
+      .filter((r) => r !== '');
+  await waitFor(`${name}: Event ${reason}`, async () => (await reasons()).includes(reason), {
+    timeoutMs,
+    intervalMs: 250,
+    describe: reasons,
+  });
+}
