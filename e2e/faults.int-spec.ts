@@ -200,4 +200,5 @@ test('a connection Secret created just before its policy is never reported missi
     .filter((reason): reason is string => reason !== undefined && reason !== null);
   expect(reasons).toContain('Reconciled');
   expect(reasons).not.toContain('SecretMissing');
+  expect(reasons).not.toContain('SecretFetchFailed');
 });

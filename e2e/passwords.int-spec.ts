@@ -199,8 +199,10 @@ test('an empty password value is a clear error on the policy, never a silent set
   });
   const ready = await waitFor('Ready=False naming the Secret and key', async () => {
     const c = condition((await stack.resources.policy('empty-pw'))?.status?.conditions, 'Ready');
-    return c?.status === 'False' && c.reason === 'SecretValueEmpty' ? c : undefined;
+    return c?.status === 'False' && c.reason === 'InvalidSpec' ? c : undefined;
   });
-  expect(ready.message).toContain(`Secret ${stack.namespace}/empty-pw key ${app} is empty`);
+  expect(ready.message).toContain(
+    `Secret "${stack.namespace}/empty-pw" key "${app}" for role "${app}": password is empty`,
+  );
   expect(await stack.resources.plans('empty-pw')).toEqual([]);
 }, 60_000);

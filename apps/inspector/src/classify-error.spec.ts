@@ -1,8 +1,17 @@
 // Inspection failures are sorted into transient (retry) and permanent, and their messages lose every secret.
-import { DatabaseError } from '@rolepolicy/catalog';
+import { DatabaseError, DatabaseTargetError } from '@rolepolicy/catalog';
 import { classifyError, isTransientCode } from './classify-error.js';
 
 describe('inspection errors are classified', () => {
+  it('a database grant naming another database is permanent, with the InvalidDatabaseTarget code', () => {
+    const error = new DatabaseTargetError('database grant target "x" does not match connected database "y"');
+    expect(classifyError(error, [])).toEqual({
+      class: 'permanent',
+      code: 'InvalidDatabaseTarget',
+      message: 'database grant target "x" does not match connected database "y"',
+    });
+  });
+
   it.each([
     ['ECONNREFUSED'],
     ['ETIMEDOUT'],

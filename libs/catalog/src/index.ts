@@ -1,9 +1,11 @@
 // Public surface of @rolepolicy/catalog: inspection of a managed scope into a CatalogSnapshot, connection
 // handling (URL or params, SET ROLE, timeouts, redaction) and plan execution under an advisory lock.
 export {
+  DatabaseTargetError,
   inspect,
   inspectWithReviewFacts,
   InspectionError,
+  INVALID_DATABASE_TARGET,
   signatureLookup,
   type TargetAddress,
 } from './inspect.js';

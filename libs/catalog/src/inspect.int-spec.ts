@@ -189,14 +189,19 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
         ]);
       });
 
-      it('a database grant naming another database is an inspection error', async () => {
-        await expect(
-          inspect(
-            connection.db,
-            scopeOf({ include_database_privileges: true, database_targets: ['elsewhere'] }),
-            null,
+      it('a database grant naming another database is an InvalidDatabaseTarget inspection error', async () => {
+        const failure: unknown = await inspect(
+          connection.db,
+          scopeOf({ include_database_privileges: true, database_targets: ['elsewhere'] }),
+          null,
+        ).catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(InspectionError);
+        expect(failure).toMatchObject({
+          code: 'InvalidDatabaseTarget',
+          message: expect.stringContaining(
+            `database grant target "elsewhere" does not match connected database "${sandbox.database}"`,
           ),
-        ).rejects.toBeInstanceOf(InspectionError);
+        });
       });
 
       it('PUBLIC rows only for declared PUBLIC rules, with acldefault built-ins (sequence letter s)', async () => {

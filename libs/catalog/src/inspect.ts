@@ -56,6 +56,14 @@ export class InspectionError extends SafeError {
   override readonly name = 'InspectionError';
 }
 
+/** The code an inspection reply carries for a database grant naming a database other than the connected one. */
+export const INVALID_DATABASE_TARGET = 'InvalidDatabaseTarget';
+
+/** A database grant names a database other than the connected one (the policy must be fixed). */
+export class DatabaseTargetError extends InspectionError {
+  readonly code = INVALID_DATABASE_TARGET;
+}
+
 /** SQLSTATEs that mean "this server does not expose its system identifier to us". */
 const IDENTITY_UNAVAILABLE = new Set(['42883', '42501']);
 
@@ -148,10 +156,8 @@ async function readScope(
   const server = await new ServerRepository(trx).server();
   const foreign = scope.database_targets.filter((name) => name !== server.current_database);
   if (foreign.length > 0) {
-    throw new InspectionError(
-      `database grants must name the connected database "${server.current_database}", not ${foreign
-        .map((name) => `"${name}"`)
-        .join(', ')}`,
+    throw new DatabaseTargetError(
+      `database grant target ${foreign.map((name) => `"${name}"`).join(', ')} does not match connected database "${server.current_database}"; database grants must name the database the connection opens`,
     );
   }
   const executor = await roles.executor();

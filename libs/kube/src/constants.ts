@@ -35,14 +35,14 @@ export const KIND_NAMES: { readonly [K in Kind]: KindNames } = {
     listKind: 'PostgresPolicyList',
     plural: 'postgrespolicies',
     singular: 'postgrespolicy',
-    shortNames: ['pgpolicy', 'pgp'],
+    shortNames: ['pgpolicy', 'pgp', 'pgr'],
   },
   PostgresPolicyCandidate: {
     kind: 'PostgresPolicyCandidate',
     listKind: 'PostgresPolicyCandidateList',
     plural: 'postgrespolicycandidates',
     singular: 'postgrespolicycandidate',
-    shortNames: ['pgcandidate', 'pgpc'],
+    shortNames: ['pgcandidate', 'pgpc', 'pgcand'],
   },
   PostgresPolicyPlan: {
     kind: 'PostgresPolicyPlan',
@@ -56,14 +56,14 @@ export const KIND_NAMES: { readonly [K in Kind]: KindNames } = {
     listKind: 'EphemeralAccessPolicyList',
     plural: 'ephemeralaccesspolicies',
     singular: 'ephemeralaccesspolicy',
-    shortNames: ['eap'],
+    shortNames: ['eap', 'pgeap'],
   },
   EphemeralAccessRequest: {
     kind: 'EphemeralAccessRequest',
     listKind: 'EphemeralAccessRequestList',
     plural: 'ephemeralaccessrequests',
     singular: 'ephemeralaccessrequest',
-    shortNames: ['ear'],
+    shortNames: ['ear', 'pgear'],
   },
 };
 

@@ -1,6 +1,6 @@
 // Spec Errors: apply failure -> plan lastError + phase Failed, policy last_error; Applied converges the
 // policy; a plan that had the physical identity and cannot read it at execution fails closed.
-import { decideAfterExecution } from './execution-report.js';
+import { decideAfterExecution, FAILED_RECHECK_SECONDS } from './execution-report.js';
 import { buildPlan } from './plan-builder.js';
 import { autoApprovePatch } from './plan-patches.js';
 import type { PostgresPolicyPlan } from './resources.js';
@@ -81,6 +81,26 @@ describe('executor report handling', () => {
       status: 'True',
       reason: 'ApplyFailed',
     });
+  });
+
+  it('permanent apply failure: the policy is looked at again within seconds, so the retry hold takes over', () => {
+    const out = decideAfterExecution({
+      policy: policy(),
+      plan: approved(),
+      report: {
+        kind: 'failed',
+        error: {
+          class: 'permanent',
+          reason: 'InsufficientPrivileges',
+          message: 'permission denied to create role',
+        },
+      },
+      now: at(5),
+      jitter: 0,
+    });
+    expect(out.status?.last_error).toBe('permission denied to create role');
+    expect(out.status?.transient_failure_count).toBe(0);
+    expect(out.requeueAfterSeconds).toBe(FAILED_RECHECK_SECONDS);
   });
 
   it('digest moved under the approval: the plan is Superseded and the policy is reconciled again at once', () => {

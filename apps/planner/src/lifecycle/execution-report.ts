@@ -10,6 +10,9 @@ import { composeStatus, cond, sameStatus } from './policy-status.js';
 import { redactSecrets } from './redact.js';
 import type { PostgresPolicy, PostgresPolicyPlan, PostgresPolicyStatus } from './resources.js';
 
+/** Seconds after a permanent execution failure before the policy is planned again (and held). */
+export const FAILED_RECHECK_SECONDS = 2;
+
 /** What the executor reports for one execution request. */
 export type ExecutionReport =
   | {
@@ -102,7 +105,12 @@ export function decideAfterExecution(input: AfterExecutionInput): AfterExecution
       return {
         planPatch: failedPatch(plan, report.error.reason, message, now),
         status: orNull(policy, status),
-        requeueAfterSeconds: transient ? transientBackoffSeconds(count, input.jitter) : interval,
+        // A permanent failure is looked at again shortly, once the plan's Failed phase has reached the
+        // planner: that pass holds the retry (`PlanRetryDeferred`, keeping this `last_error`) until the
+        // retry window ends, so the reason settles there instead of staying on the first attempt's.
+        requeueAfterSeconds: transient
+          ? transientBackoffSeconds(count, input.jitter)
+          : Math.min(interval, FAILED_RECHECK_SECONDS),
       };
     }
     case 'refused':

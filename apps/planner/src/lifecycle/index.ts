@@ -21,3 +21,4 @@ export * from './execution-report.js';
 export * from './messages.js';
 export * from './password-secret.js';
 export * from './kube-bridge.js';
+export * from './policy-events.js';

@@ -6,6 +6,25 @@ import type { ExecutionReport } from '../lifecycle/index.js';
 /** Reasons under which the executor refused to run because the target's identity is not provable. */
 const FAIL_CLOSED_REASONS = new Set(['TargetIdentityUnavailable', 'PhysicalIdentityRequired']);
 
+/**
+ * The policy's reason for a statement that failed, by SQLSTATE, in the peer operator's vocabulary; the
+ * plan keeps the executor's own `ExecutionFailed`.
+ */
+const SQL_FAILURE_REASONS: Readonly<Record<string, string>> = {
+  '42501': 'InsufficientPrivileges',
+  '3D000': 'MissingDatabaseObject',
+  '3F000': 'MissingDatabaseObject',
+  '42P01': 'MissingDatabaseObject',
+  '42883': 'MissingDatabaseObject',
+  '42704': 'MissingDatabaseObject',
+};
+
+function failureReason(result: ExecuteResultV1): string {
+  if (result.reason !== 'ExecutionFailed') return result.reason;
+  const sqlState = result.lastError?.sqlState ?? null;
+  return (sqlState !== null && SQL_FAILURE_REASONS[sqlState]) || 'ApplyFailed';
+}
+
 /** The lifecycle's view of an executor result; `reconcile` means "look again from fresh state". */
 export function reportOf(result: ExecuteResultV1): ExecutionReport | 'ignore' | 'reconcile' {
   switch (result.phase) {
@@ -29,7 +48,11 @@ export function reportOf(result: ExecuteResultV1): ExecutionReport | 'ignore' | 
       }
       return {
         kind: 'failed',
-        error: { class: result.errorClass ?? 'permanent', reason: result.reason, message: result.message },
+        error: {
+          class: result.errorClass ?? 'permanent',
+          reason: failureReason(result),
+          message: result.message,
+        },
       };
     default: {
       const unreachable: never = result.phase;

@@ -4,7 +4,7 @@
 import type { ExecuteResultV1 } from '@rolepolicy/contracts';
 import { FakeCluster, at, computed, policy } from '../lifecycle/test-support/fixtures.js';
 import { reconcileOnce } from '../lifecycle/test-support/reconcile.js';
-import { planEventsOf, planExecutionEvent } from './plan-events.js';
+import { planEventsOf, planExecutionEvent, policyStatusEvents } from './plan-events.js';
 
 function eventsOf(cluster: FakeCluster, label: string, seconds: number) {
   const decision = reconcileOnce(cluster, computed(label), at(seconds));
@@ -102,4 +102,41 @@ test('the executor report: Applied is Normal PlanApplied, Failed is Warning Plan
       executedDigest: null,
     } as ExecuteResultV1),
   ).toBeUndefined();
+});
+
+describe('policyStatusEvents', () => {
+  it('announces a status transition on the policy itself, from the planner', () => {
+    const failing = policy(
+      {},
+      {},
+      {
+        conditions: [
+          { type: 'Ready', status: 'False', reason: 'DatabaseConnectionFailed', message: 'refused' },
+        ],
+      },
+    );
+    const events = policyStatusEvents(
+      failing,
+      { conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: 'applied' }] },
+      'False',
+    );
+    expect(events).toEqual([
+      {
+        regarding: {
+          apiVersion: 'rolepolicy.io/v1alpha1',
+          kind: 'PostgresPolicy',
+          namespace: failing.metadata.namespace,
+          name: failing.metadata.name,
+          uid: failing.metadata.uid,
+        },
+        event: {
+          type: 'Normal',
+          reason: 'Recovered',
+          action: 'Reconcile',
+          message: 'applied',
+          component: 'rolepolicy-planner',
+        },
+      },
+    ]);
+  });
 });

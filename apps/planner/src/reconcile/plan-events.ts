@@ -1,8 +1,16 @@
 // The Kubernetes Events a reconcile step announces about a plan (pure): computed, approved, denied,
 // superseded and failed-closed here; applied and failed from the executor's report (planExecutionEvent).
 // `kubectl describe postgrespolicyplan <name>` lists them; the gateway writes and deduplicates them.
+// A policy status write announces its own transitions on the policy (policyStatusEvents).
 import type { EventRegarding, ExecuteResultV1, KubeEventBody } from '@rolepolicy/contracts';
-import { API_VERSION, supersedeReason, type PostgresPolicy, type ReconcileStep } from '../lifecycle/index.js';
+import {
+  API_VERSION,
+  policyEventsOf,
+  supersedeReason,
+  type PostgresPolicy,
+  type PostgresPolicyStatus,
+  type ReconcileStep,
+} from '../lifecycle/index.js';
 
 /** `source.component` of the planner's Events. */
 export const PLANNER_COMPONENT = 'rolepolicy-planner';
@@ -110,4 +118,26 @@ export function planExecutionEvent(result: ExecuteResultV1): PlanEvent | undefin
     return { regarding, event: event('Warning', 'PlanFailed', 'Apply', `${result.reason}: ${detail}`) };
   }
   return undefined;
+}
+
+/**
+ * The Events of one policy status write (`policyEventsOf`: ConflictDetected, SecretFetchFailed, Recovered,
+ * DriftDetected, ApprovalIgnored, ...) on the policy itself; `settled` is the last True/False Ready before it.
+ */
+export function policyStatusEvents(
+  policy: PostgresPolicy,
+  after: PostgresPolicyStatus,
+  settled: 'True' | 'False' | undefined,
+): readonly PlanEvent[] {
+  const regarding: EventRegarding = {
+    apiVersion: API_VERSION,
+    kind: 'PostgresPolicy',
+    namespace: policy.metadata.namespace,
+    name: policy.metadata.name,
+    ...(policy.metadata.uid ? { uid: policy.metadata.uid } : {}),
+  };
+  return policyEventsOf(policy.status, after, settled).map((e) => ({
+    regarding,
+    event: event(e.type, e.reason, e.action, e.message),
+  }));
 }

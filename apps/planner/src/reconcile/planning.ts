@@ -127,16 +127,22 @@ export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
   }
 }
 
-/** SQLSTATEs with their own permanent reason (the rest of the permanent ones: DatabaseInspectionFailed). */
+/**
+ * Codes with their own permanent reason (the rest of the permanent ones: DatabaseInspectionFailed). A server
+ * that refuses the login (28000/28P01) or has no such database (3D000) is a failed connection, as the peer
+ * operator reports it; the retry is at `interval` or when a referenced Secret changes.
+ */
 const PERMANENT_REASONS: Readonly<Record<string, string>> = {
   '42501': 'InsufficientPrivileges',
-  '28000': 'DatabaseAuthenticationFailed',
-  '28P01': 'DatabaseAuthenticationFailed',
-  '3D000': 'MissingDatabaseObject',
+  '28000': 'DatabaseConnectionFailed',
+  '28P01': 'DatabaseConnectionFailed',
+  '3D000': 'DatabaseConnectionFailed',
   '3F000': 'MissingDatabaseObject',
   '42P01': 'MissingDatabaseObject',
   '42883': 'MissingDatabaseObject',
   '42704': 'MissingDatabaseObject',
+  // The inspector's own code for a database grant naming a database other than the connected one.
+  InvalidDatabaseTarget: 'InvalidDatabaseTarget',
 };
 
 /**

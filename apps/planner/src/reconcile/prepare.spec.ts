@@ -46,13 +46,13 @@ describe('preparePolicy', () => {
     expect(prepared.secretVersions).toEqual({ 'db-credentials': '5', pw: '9' });
   });
 
-  it('fails permanently with SecretMissing and watches the Secret so its creation retries', () => {
+  it('fails permanently with SecretFetchFailed and watches the Secret so its creation retries', () => {
     const prepared = preparePolicy(policy(), lookup({}));
     expect(prepared).toMatchObject({
       ok: false,
       error: {
         class: 'permanent',
-        reason: 'SecretMissing',
+        reason: 'SecretFetchFailed',
         message: 'Secret team-a/db-credentials not found',
       },
       watchedSecrets: ['db-credentials'],
@@ -71,7 +71,32 @@ describe('preparePolicy', () => {
     );
     expect(noPassword).toMatchObject({
       ok: false,
-      error: { reason: 'SecretMissing', message: 'password of role svc: Secret team-a/pw not found' },
+      error: { reason: 'SecretFetchFailed', message: 'password of role svc: Secret team-a/pw not found' },
+      watchedSecrets: ['db-credentials', 'pw'],
+    });
+  });
+
+  it('says SecretMissing for an absent key, InvalidConnectionParams for an empty URL, InvalidSpec for an empty password', () => {
+    expect(
+      preparePolicy(policy(), lookup({ 'db-credentials': { stringData: { OTHER: 'x' } } })),
+    ).toMatchObject({
+      ok: false,
+      error: { reason: 'SecretMissing' },
+    });
+    expect(
+      preparePolicy(policy(), lookup({ 'db-credentials': { stringData: { DATABASE_URL: '' } } })),
+    ).toMatchObject({ ok: false, error: { reason: 'InvalidConnectionParams' } });
+    const empty = preparePolicy(
+      policy({ roles: [{ name: 'svc', login: true, password: { secretRef: { name: 'pw' } } }] } as never),
+      lookup({ 'db-credentials': url('a'), pw: { stringData: { svc: '' } } }),
+    );
+    expect(empty).toMatchObject({
+      ok: false,
+      error: {
+        class: 'permanent',
+        reason: 'InvalidSpec',
+        message: 'Secret "team-a/pw" key "svc" for role "svc": password is empty',
+      },
       watchedSecrets: ['db-credentials', 'pw'],
     });
   });

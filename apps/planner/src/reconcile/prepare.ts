@@ -68,7 +68,7 @@ export function preparePolicy(policy: PostgresPolicy, lookup: SecretLookup): Pre
       ok: false,
       error: {
         class: 'permanent',
-        reason: connection.reason === 'InvalidConnection' ? 'InvalidSpec' : connection.reason,
+        reason: connectionReason(connection.reason),
         message: connection.message,
       },
       watchedSecrets: watched,
@@ -77,9 +77,17 @@ export function preparePolicy(policy: PostgresPolicy, lookup: SecretLookup): Pre
   const passwords = resolvePasswordSources(namespace, refs, lookup);
   const failure = passwords.failures[0];
   if (failure !== undefined) {
+    const ref = refs.find((r) => r.role === failure.role);
+    const empty = failure.reason === 'SecretValueEmpty' && ref !== undefined;
     return {
       ok: false,
-      error: { class: 'permanent', reason: failure.reason, message: failure.message },
+      error: {
+        class: 'permanent',
+        reason: empty ? 'InvalidSpec' : SECRET_REASONS[failure.reason],
+        message: empty
+          ? `Secret "${namespace}/${ref.secretName}" key "${ref.secretKey}" for role "${ref.role}": password is empty`
+          : failure.message,
+      },
       watchedSecrets: watched,
     };
   }
@@ -95,6 +103,25 @@ export function preparePolicy(policy: PostgresPolicy, lookup: SecretLookup): Pre
     secretVersions: { ...connection.secretVersions, ...passwords.secretVersions },
     claims: claimsOf(policy, databaseAddress(connection.connection), scope),
   };
+}
+
+/**
+ * Ready reasons for a Secret that gave no value, in the peer operator's vocabulary: an absent Secret is
+ * `SecretFetchFailed`, an absent key `SecretMissing`; an empty password is an `InvalidSpec` (above).
+ */
+const SECRET_REASONS = {
+  SecretMissing: 'SecretFetchFailed',
+  SecretKeyMissing: 'SecretMissing',
+  SecretValueEmpty: 'InvalidSpec',
+} as const;
+
+function connectionReason(
+  reason: Exclude<ReturnType<typeof resolveConnection>, { ok: true }>['reason'],
+): string {
+  if (reason === 'InvalidConnection') return 'InvalidSpec';
+  // An empty URL or connection part is a connection parameter nobody can connect with.
+  if (reason === 'SecretValueEmpty') return 'InvalidConnectionParams';
+  return SECRET_REASONS[reason];
 }
 
 function claimsOf(policy: PostgresPolicy, databaseKey: string, scope: ManagedScope): PolicyClaims {

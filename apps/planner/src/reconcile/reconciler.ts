@@ -29,6 +29,7 @@ import {
   reconcileGate,
   reconcilingStatus,
   sameStatus,
+  settledReady,
   toExecuteRequestMessage,
   type ConflictVerdict,
   type LifecycleSettings,
@@ -43,7 +44,7 @@ import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
-import { planEventsOf, planExecutionEvent, type PlanEvent } from './plan-events.js';
+import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot } from './planning.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
@@ -90,6 +91,8 @@ interface PolicyState {
   timer: NodeJS.Timeout | undefined;
   /** The status we last wrote, until the cache shows it. */
   written: { status: PostgresPolicyStatus; at: number } | undefined;
+  /** The last True/False Ready we wrote (an Unknown while applying keeps it), for the Recovered Event. */
+  settled: 'True' | 'False' | undefined;
   /** Plans sent for execution whose result has not been handled yet, with the send time. */
   awaiting: Map<string, number>;
   /**
@@ -216,6 +219,7 @@ export class Reconciler {
         written: undefined,
         awaiting: new Map(),
         skipped: new Map(),
+        settled: undefined,
       });
     } else {
       state.signature = signature;
@@ -536,7 +540,12 @@ export class Reconciler {
     const base = this.currentPolicy(policy.metadata.namespace, policy.metadata.name) ?? policy;
     await this.send(policyStatusCommand(base, status));
     const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
-    if (state !== undefined) state.written = { status, at: Date.now() };
+    const settled = settledReady(base.status, state?.settled);
+    if (state !== undefined) {
+      state.written = { status, at: Date.now() };
+      state.settled = settledReady(status, settled);
+    }
+    for (const policyEvent of policyStatusEvents(base, status, settled)) await this.recordEvent(policyEvent);
   }
 
   private nextSequence(): string {

@@ -19,11 +19,19 @@ describe('inspectFailure', () => {
     expect(inspectFailure({ class: 'permanent', code: '42501', message: 'm' }).reason).toBe(
       'InsufficientPrivileges',
     );
-    expect(inspectFailure({ class: 'permanent', code: '3D000', message: 'm' }).reason).toBe(
+    expect(inspectFailure({ class: 'permanent', code: '42P01', message: 'm' }).reason).toBe(
       'MissingDatabaseObject',
     );
-    expect(inspectFailure({ class: 'permanent', code: '28P01', message: 'm' }).reason).toBe(
-      'DatabaseAuthenticationFailed',
+    // A refused login or an absent database is a failed connection (the peer operator's reason).
+    for (const code of ['28P01', '28000', '3D000']) {
+      expect(inspectFailure({ class: 'permanent', code, message: 'm' })).toEqual({
+        class: 'permanent',
+        reason: 'DatabaseConnectionFailed',
+        message: 'm',
+      });
+    }
+    expect(inspectFailure({ class: 'permanent', code: 'InvalidDatabaseTarget', message: 'm' }).reason).toBe(
+      'InvalidDatabaseTarget',
     );
     expect(inspectFailure({ class: 'permanent', code: null, message: 'm' }).reason).toBe(
       'DatabaseInspectionFailed',
@@ -171,8 +179,19 @@ describe('reportOf', () => {
       reportOf({ ...base, phase: 'Failed', reason: 'ExecutionFailed', errorClass: 'transient' }),
     ).toEqual({
       kind: 'failed',
-      error: { class: 'transient', reason: 'ExecutionFailed', message: 'ok' },
+      error: { class: 'transient', reason: 'ApplyFailed', message: 'ok' },
     });
+    const failedWith = (sqlState: string) =>
+      reportOf({
+        ...base,
+        phase: 'Failed',
+        reason: 'ExecutionFailed',
+        lastError: { message: 'm', statementIndex: 0, statement: 'CREATE ROLE "x"', sqlState },
+      });
+    // The policy says why in the peer operator's words; the plan keeps the executor's reason.
+    expect(failedWith('42501')).toMatchObject({ error: { reason: 'InsufficientPrivileges' } });
+    expect(failedWith('42P01')).toMatchObject({ error: { reason: 'MissingDatabaseObject' } });
+    expect(failedWith('40P01')).toMatchObject({ error: { reason: 'ApplyFailed' } });
   });
 });
 

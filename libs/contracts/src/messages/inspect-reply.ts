@@ -74,7 +74,7 @@ export const InspectReplyV1 = Type.Union([
       error: Type.Object(
         {
           class: InspectErrorClass,
-          /** SQLSTATE, Node error code (ECONNREFUSED) or null. */
+          /** SQLSTATE, Node error code (ECONNREFUSED), the inspector's own InvalidDatabaseTarget, or null. */
           code: Type.Union([Type.String({ maxLength: 32 }), Type.Null()]),
           /** Redacted: never a password or a URL with credentials. */
           message: Type.String({ maxLength: 4096 }),
