@@ -14,6 +14,7 @@ export * from './messages/inspect-request.js';
 export * from './messages/inspect-reply.js';
 export * from './messages/execute-request.js';
 export * from './messages/execute-result.js';
+export * from './messages/scoped-execute.js';
 export * from './messages/dead-letter.js';
 export * from './spine.js';
 export * from './cache/resource-cache.js';

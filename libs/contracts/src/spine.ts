@@ -8,6 +8,7 @@ import { inspectRequestContract } from './messages/inspect-request.js';
 import { k8sCommandContract } from './messages/k8s-command.js';
 import { resourceEventContract } from './messages/resource-event.js';
 import { resyncMarkerContract } from './messages/resync-marker.js';
+import { scopedExecuteRequestContract, scopedExecuteResultContract } from './messages/scoped-execute.js';
 
 /** Every contract of the spine. */
 export const SPINE_CONTRACTS: readonly MessageContract[] = [
@@ -18,5 +19,7 @@ export const SPINE_CONTRACTS: readonly MessageContract[] = [
   inspectRequestContract,
   executeRequestContract,
   executeResultContract,
+  scopedExecuteRequestContract,
+  scopedExecuteResultContract,
   deadLetterContract,
 ];

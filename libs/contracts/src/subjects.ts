@@ -40,6 +40,10 @@ export const SUBJECTS = {
   executeRequest: 'rp.execute.request',
   /** What the executor did with a request: Applying, Applied, Failed or Superseded (JetStream). */
   executeResult: 'rp.execute.result',
+  /** Ephemeral access plans (scope Activate/Revoke) for the executor (JetStream work queue, ADR 0008). */
+  scopedExecuteRequest: 'rp.execute.scoped.request',
+  /** What the executor did with a scoped plan, for the access-scheduler (JetStream). */
+  scopedExecuteResult: 'rp.execute.scoped.result',
   /** Every execution-related subject. */
   executeAll: 'rp.execute.>',
   /**

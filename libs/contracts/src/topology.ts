@@ -115,6 +115,15 @@ export const SPINE_CONSUMERS = {
       maxDeliver: 5,
       maxAckPending: 64,
     },
+    // Ephemeral access plans: same lock as policy executions, their own durable so neither queue waits on the other.
+    {
+      stream: STREAMS.execute,
+      durable: 'executor-scoped',
+      filterSubject: SUBJECTS.scopedExecuteRequest,
+      ackWaitMs: 120_000,
+      maxDeliver: 10,
+      maxAckPending: 64,
+    },
   ],
   'access-scheduler': [
     {
@@ -124,6 +133,14 @@ export const SPINE_CONSUMERS = {
       ackWaitMs: 60_000,
       maxDeliver: 5,
       maxAckPending: 256,
+    },
+    {
+      stream: STREAMS.execute,
+      durable: 'access-scheduler-scoped-results',
+      filterSubject: SUBJECTS.scopedExecuteResult,
+      ackWaitMs: 60_000,
+      maxDeliver: 5,
+      maxAckPending: 64,
     },
   ],
 } as const satisfies Readonly<Record<string, readonly ConsumerDefinition[]>>;

@@ -11,3 +11,4 @@ export * from './validation/index.js';
 export * from './expansion/index.js';
 export * from './scope/index.js';
 export * from './identity/identity-verdict.js';
+export * from './ephemeral/index.js';

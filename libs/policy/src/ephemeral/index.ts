@@ -1,0 +1,5 @@
+// Ephemeral access primitives shared by the access-scheduler, the executor and the planner (ADR 0008).
+export * from './duration.js';
+export * from './bundle.js';
+export * from './naming.js';
+export * from './provenance.js';
