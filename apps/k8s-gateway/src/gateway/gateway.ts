@@ -366,6 +366,17 @@ export class Gateway {
     if (command.command === 'delete-resource') {
       if (missing(target.kind, target.name, target.uid))
         outcome = { kind: 'applied', resourceVersion: undefined };
+    } else if (command.command === 'set-finalizer') {
+      if (missing(target.kind, target.name, target.uid)) {
+        outcome = command.present
+          ? {
+              kind: 'rejected',
+              code: 404,
+              reason: 'NotFound',
+              message: `the API has no ${target.kind} ${target.namespace}/${target.name} with uid ${target.uid}`,
+            }
+          : { kind: 'applied', resourceVersion: undefined };
+      }
     } else if (command.command === 'patch-status') {
       if (missing(target.kind, target.name, target.uid)) {
         outcome = {
