@@ -13,6 +13,7 @@ import { decisionConditions, stampCondition, trueCondition, type ConditionInput 
 import type { Resolution, Unresolved } from './resolution.js';
 import { errorText, foreignPlan } from './scoped-plan.js';
 import type { TargetView } from './target.js';
+import { sameJson } from './same.js';
 import { instant, timestamp } from './time.js';
 
 /** Finalizer that makes deletion of a holding request revoke first. */
@@ -596,20 +597,12 @@ function finish(
   };
 }
 
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value === null || typeof value !== 'object') return value;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined && v !== null)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return Object.fromEntries(entries.map(([k, v]) => [k, canonical(v)]));
-}
-
 /** Equal statuses, reading absent and null alike and an absent phase as Pending. */
 export function sameStatus(a: EphemeralAccessRequestStatus, b: EphemeralAccessRequestStatus): boolean {
-  const norm = (s: EphemeralAccessRequestStatus) =>
-    JSON.stringify(
-      canonical({ ...s, retainedMemberships: s.retainedMemberships ?? [], phase: s.phase ?? 'Pending' }),
-    );
-  return norm(a) === norm(b);
+  const norm = (s: EphemeralAccessRequestStatus) => ({
+    ...s,
+    retainedMemberships: s.retainedMemberships ?? [],
+    phase: s.phase ?? 'Pending',
+  });
+  return sameJson(norm(a), norm(b));
 }

@@ -32,12 +32,8 @@ import {
   type HoldingRequest,
 } from '../lifecycle/access-policy.js';
 import { auditRecord, type AuditRecord } from '../lifecycle/audit.js';
-import {
-  decideRequest,
-  REQUEST_FINALIZER,
-  sameStatus,
-  type RequestAction,
-} from '../lifecycle/request-machine.js';
+import { decideRequest, REQUEST_FINALIZER, type RequestAction } from '../lifecycle/request-machine.js';
+import { sameJson } from '../lifecycle/same.js';
 import { resolveRequest, type FingerprintRead } from '../lifecycle/resolution.js';
 import { errorText, planNameOf, planStatusOfResult, scopedPlanObject } from '../lifecycle/scoped-plan.js';
 import { targetView, type TargetView } from '../lifecycle/target.js';
@@ -560,8 +556,6 @@ export class AccessScheduler {
       }
       return;
     }
-    if (!finalizers.includes(ACCESS_POLICY_FINALIZER))
-      await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, true));
     const targetObject = (this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[]).find(
       (p) => p.metadata.name === policy.spec.postgresPolicyRef.name,
     );
@@ -586,11 +580,16 @@ export class AccessScheduler {
       holding,
       now: timestamp(now),
     });
-    if (sameStatus(policy.status as never, status as never)) return;
-    await this.send(
-      statusCommand(ref, replacingPatch(policy.status, status), policy.metadata.resourceVersion),
-    );
-    this.pendingWrites.set(key, { rv: policy.metadata.resourceVersion ?? '', at: now });
+    if (!sameJson(policy.status, status)) {
+      await this.send(
+        statusCommand(ref, replacingPatch(policy.status, status), policy.metadata.resourceVersion),
+      );
+      this.pendingWrites.set(key, { rv: policy.metadata.resourceVersion ?? '', at: now });
+    }
+    // After the status write: the gateway applies commands in order, so this does not make it stale.
+    if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) {
+      await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, true));
+    }
   }
 
   /** Publishes one gateway command with a unique idempotency key. */
