@@ -22,14 +22,14 @@ import { GROUP, KIND_NAMES, VERSION, type Kind } from '@rolepolicy/kube';
 import { logicalFingerprint } from '@rolepolicy/policy';
 import { startService, type EnvSpec, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
-  createRedisSandbox,
   eventually,
   freePort,
   startEmulator,
   startPrivateNatsServer,
+  startPrivateRedis,
   type Emulator,
   type PrivateNatsServer,
-  type RedisSandbox,
+  type PrivateRedis,
 } from '@rolepolicy/testing';
 import { Redis } from 'ioredis';
 import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
@@ -42,7 +42,8 @@ const REBUILD_MS = 1_000;
 
 let nats: PrivateNatsServer;
 let emulator: Emulator;
-let redis: RedisSandbox;
+let redis: PrivateRedis;
+const PREFIX = 'rp-sched-int';
 let custom: CustomObjectsApi;
 let client: NatsConnection;
 let schedulerUrl: string;
@@ -195,14 +196,14 @@ beforeAll(async () => {
   kubectlCache = await mkdtemp(join(tmpdir(), 'kubectl-cache-'));
   nats = await startPrivateNatsServer();
   emulator = await startEmulator({ crdDir: CRD_DIR });
-  redis = createRedisSandbox();
+  redis = await startPrivateRedis();
   const kc = emulator.kubeConfig(NS);
   custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   client = await connect({ servers: nats.url });
   schedulerUrl = await start(accessSchedulerService, {
     REDIS_URL: redis.url,
-    ACCESS_SCHEDULER_REDIS_PREFIX: redis.prefix,
+    ACCESS_SCHEDULER_REDIS_PREFIX: PREFIX,
     ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS),
     EPHEMERAL_ACCESS_MAX_PENDING_TTL: '1h',
   });
@@ -247,7 +248,7 @@ afterAll(async () => {
   process.stdout.write = writes.out;
   process.stderr.write = writes.err;
   await client?.close();
-  await redis?.cleanup();
+  await redis?.stop();
   await nats?.dispose();
   await emulator?.stop();
   await rm(kubectlCache, { recursive: true, force: true });
@@ -509,9 +510,9 @@ test(
     try {
       await eventually(
         'the approval timer in Redis',
-        async () => (await admin.keys(`${redis.prefix}:ephemeral-approval-expiry:*`)).length > 0,
+        async () => (await admin.keys(`${PREFIX}:ephemeral-approval-expiry:*`)).length > 0,
       );
-      await admin.flushall();
+      await redis.flushAll();
     } finally {
       admin.disconnect();
     }
