@@ -71,6 +71,7 @@ function pass(world: World, mode: 'Automatic' | 'Required'): void {
     now: world.now,
   });
   const beforePhase: RequestPhase = before.phase ?? 'Pending';
+  let metadata = req.metadata;
   const after = decision.status ?? before;
   // A person's decisions and the snapshot are never rewritten; terminal phases stay.
   expect(decisionConditions(after.conditions)).toEqual(decisionConditions(before.conditions));
@@ -91,7 +92,7 @@ function pass(world: World, mode: 'Automatic' | 'Required'): void {
     }
     if (action.kind === 'createPlan') world.plans[action.operation] = 'Applying';
     if (action.kind === 'addFinalizer')
-      req.metadata = { ...req.metadata, finalizers: ['rolepolicy.io/ephemeral-access'] };
+      metadata = { ...metadata, finalizers: ['rolepolicy.io/ephemeral-access'] };
     if (action.kind === 'removeFinalizer') {
       // The finalizer goes only once granted access was revoked.
       if (world.granted && req.metadata.deletionTimestamp !== undefined)
@@ -100,7 +101,7 @@ function pass(world: World, mode: 'Automatic' | 'Required'): void {
       return;
     }
   }
-  world.req = { ...req, status: after };
+  world.req = { ...req, metadata, status: after };
 }
 
 function apply(world: World, e: Event, mode: 'Automatic' | 'Required'): void {

@@ -77,7 +77,13 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     while (!this.stopped) {
       try {
         const cache = await ResourceCache.start(this.nats, {
-          kinds: ['ephemeralaccesspolicy', 'ephemeralaccessrequest', 'postgrespolicy', 'postgrespolicyplan'],
+          kinds: [
+            'ephemeralaccesspolicy',
+            'ephemeralaccessrequest',
+            'postgrespolicy',
+            'postgrespolicyplan',
+            'secret',
+          ],
           logger: this.logger,
         });
         this.cache = cache;

@@ -25,6 +25,8 @@ import {
 import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
 import { KeyedQueue } from '../../../planner/src/reconcile/keyed-queue.js';
 import type { SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
+import { secretsNamedBy } from '../../../planner/src/reconcile/prepare.js';
+import { fromKubePolicy } from '../../../planner/src/lifecycle/index.js';
 import {
   accessPolicyStatus,
   validateAccessPolicy,
@@ -64,13 +66,19 @@ export interface SchedulerDeps {
   readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
   readonly audit: (record: AuditRecord) => void;
   readonly observeRevocationLag?: (seconds: number) => void;
-  /** How long a scoped request waits for its result before it is sent again (default 15 s). */
+  /** How long a scoped request waits for its result before it is sent again (default 120 s). */
   readonly resendMs?: number;
   readonly now?: () => number;
 }
 
 /** How long a write of ours may stay invisible in the cache before a pass reads past it. */
 const OVERLAY_TTL_MS = 30_000;
+/** A pass that waits on something (a plan to appear, a report) looks again after this long. */
+const RETRY_PASS_MS = 15_000;
+/** A scoped request without a report is sent again after this long (the executor's ack wait). */
+const RESEND_MS = 120_000;
+/** A Blocked scoped request is asked again after this long. */
+const BLOCKED_RETRY_MS = 30_000;
 /** How often an access policy being deleted re-issues the deletes of its requests. */
 const DELETE_RETRY_MS = 10_000;
 
@@ -94,6 +102,10 @@ export class AccessScheduler {
   private readonly lastSent = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly lastDeletes = new Map<string, number>();
+  /** Target fingerprints by policy uid, with the generation and Secret versions they were read at. */
+  private readonly fingerprints = new Map<string, { key: string; read: FingerprintRead }>();
+  /** Passes that run at once (each may read Secrets and send commands); the rest wait their turn. */
+  private readonly slots = new Slots(16);
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
@@ -146,18 +158,20 @@ export class AccessScheduler {
   async onTimer(job: TimerJob): Promise<void> {
     if (this.stopped) return;
     await this.queue.schedule(reqKey(job.namespace, job.name), () =>
-      this.reconcileRequest(job.namespace, job.name),
+      this.slots.run(() => this.reconcileRequest(job.namespace, job.name)),
     );
   }
 
   triggerRequest(ns: string, name: string): void {
     if (this.stopped) return;
-    void this.queue.schedule(reqKey(ns, name), () => this.reconcileRequest(ns, name));
+    void this.queue.schedule(reqKey(ns, name), () => this.slots.run(() => this.reconcileRequest(ns, name)));
   }
 
   triggerAccessPolicy(ns: string, name: string): void {
     if (this.stopped) return;
-    void this.queue.schedule(eapKey(ns, name), () => this.reconcileAccessPolicy(ns, name));
+    void this.queue.schedule(eapKey(ns, name), () =>
+      this.slots.run(() => this.reconcileAccessPolicy(ns, name)),
+    );
   }
 
   private retryLater(ns: string, name: string): void {
@@ -166,7 +180,7 @@ export class AccessScheduler {
     const timer = setTimeout(() => {
       this.retryTimers.delete(key);
       this.triggerRequest(ns, name);
-    }, this.deps.resendMs ?? 15_000);
+    }, RETRY_PASS_MS);
     timer.unref();
     this.retryTimers.set(key, timer);
   }
@@ -254,8 +268,27 @@ export class AccessScheduler {
     return false;
   }
 
+  /**
+   * The target's fingerprint, read through the gateway once per (policy uid, generation, versions of the
+   * Secrets it names): every pass of every request on the same target reuses it. Only the fingerprint is
+   * kept, never a value; a failed read is not kept.
+   */
   private async fingerprint(target: PostgresPolicy): Promise<FingerprintRead> {
-    return readFingerprint(this.deps.secrets, target);
+    const ns = target.metadata.namespace ?? '';
+    const named = secretsNamedBy(fromKubePolicy(target as never) ?? (target as never));
+    const key = JSON.stringify([
+      target.metadata.generation,
+      named.names.map((n) => [
+        n,
+        (this.deps.cache.get('secret', ns, n)?.metadata as Meta | undefined)?.resourceVersion ?? '',
+      ]),
+    ]);
+    const uid = target.metadata.uid ?? '';
+    const known = this.fingerprints.get(uid);
+    if (known !== undefined && known.key === key) return known.read;
+    const read = await readFingerprint(this.deps.secrets, target);
+    if (read.ok) this.fingerprints.set(uid, { key, read });
+    return read;
   }
 
   private async reconcileRequest(ns: string, name: string): Promise<void> {
@@ -313,6 +346,12 @@ export class AccessScheduler {
     });
     const ref: Ref = { kind: 'EphemeralAccessRequest', namespace: ns, name, uid: request.metadata.uid };
 
+    const current = decision.status === null ? request : { ...request, status: decision.status };
+    // A plan first (the gateway applies commands in order): the executor can be asked one write sooner, and a
+    // plan never depends on this status write (an activation plan is only made once Applying is persisted).
+    // Finalizers after it: they move the resourceVersion the status write is bound to.
+    const plans = decision.actions.filter((a) => a.kind === 'createPlan');
+    for (const action of plans) await this.act(action, current, ref, snapshotView, activationPlan, now);
     if (decision.status !== null) {
       await this.send(
         statusCommand(ref, replacingPatch(request.status, decision.status), request.metadata.resourceVersion),
@@ -324,9 +363,9 @@ export class AccessScheduler {
         auditRecord(request, decision.transition, timestamp(now), decision.status ?? undefined),
       );
     }
-    const current = decision.status === null ? request : { ...request, status: decision.status };
     for (const action of decision.actions) {
-      await this.act(action, current, ref, snapshotView, activationPlan, now);
+      if (action.kind !== 'createPlan')
+        await this.act(action, current, ref, snapshotView, activationPlan, now);
     }
     if (decision.deadline !== null) {
       await this.deps.schedule(
@@ -423,8 +462,10 @@ export class AccessScheduler {
     const key = `${ns}/${planName}`;
     const plan = this.deps.cache.get('postgrespolicyplan', ns, planName);
     if (plan === undefined) return; // created, not visible yet: the executor must find it
+    // JetStream keeps an unacked request and redelivers it itself: asking again is only for a request lost
+    // (dead-lettered, or sent by a scheduler that died). Resending sooner would pile duplicates on a busy executor.
     const last = this.lastSent.get(key);
-    if (last !== undefined && now - last < (this.deps.resendMs ?? 15_000)) return;
+    if (last !== undefined && now - last < (this.deps.resendMs ?? RESEND_MS)) return;
     const resolved = request.status!.resolvedAccess!;
     const policyName = (plan as unknown as PostgresPolicyPlan).spec.policyRef.name;
     const idempotencyKey = `${request.metadata.uid}/${operation}/${resolved.bundleHash}`;
@@ -483,7 +524,9 @@ export class AccessScheduler {
     };
     if (sameRequest && result.outcome === 'Applied' && result.operation === 'Revoke') {
       // Before the plan turns Applied, so the pass that ends the request sees what was kept.
-      await this.send(statusCommand(requestRef, { retainedMemberships: result.retained }));
+      if (result.retained.length > 0) {
+        await this.send(statusCommand(requestRef, { retainedMemberships: result.retained }));
+      }
       const expiresAt = instant(requestObject.status?.expiresAt);
       const denied = requestObject.status?.conditions?.some(
         (c) => c.type === 'Denied' && c.status === 'True',
@@ -497,7 +540,11 @@ export class AccessScheduler {
           lastError: errorText(`${result.operation} blocked (${result.reason}): ${result.message}`),
         }),
       );
-      this.lastSent.set(`${ns}/${result.plan.name}`, now);
+      // Ask again after BLOCKED_RETRY_MS (the condition may clear, e.g. the original target restored).
+      this.lastSent.set(
+        `${ns}/${result.plan.name}`,
+        now - (this.deps.resendMs ?? RESEND_MS) + BLOCKED_RETRY_MS,
+      );
     }
     const patch = planStatusOfResult(result, timestamp(now));
     if (patch !== null) {
@@ -609,6 +656,25 @@ export class AccessScheduler {
       throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
       });
+    }
+  }
+}
+
+/** A counting semaphore: at most `size` tasks run at once, the others wait in arrival order. */
+class Slots {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running += 1;
+    try {
+      return await task();
+    } finally {
+      this.running -= 1;
+      this.waiting.shift()?.();
     }
   }
 }
