@@ -68,6 +68,14 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     env: { REDIS_URL: redis.url, ACCESS_SCHEDULER_REDIS_PREFIX: PREFIX },
   });
   const pools: pg.Pool[] = [];
+  const onSignal = (): void => {
+    void stack
+      .stop()
+      .then(() => redis.stop())
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     await stack.waitReady(60_000);
     const custom = stack.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -140,11 +148,19 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
           namespace: NAMESPACE,
         })) as { items: EphemeralAccessRequest[] }
       ).items;
+    let lastProgress = Date.now();
     const actives = await waitFor(
       'every request Active',
       async () => {
         const items = await list();
         const active = items.filter((r) => r.status?.phase === 'Active');
+        if (Date.now() - lastProgress > 10_000) {
+          lastProgress = Date.now();
+          const phases: Record<string, number> = {};
+          for (const r of items)
+            phases[r.status?.phase ?? 'none'] = (phases[r.status?.phase ?? 'none'] ?? 0) + 1;
+          console.log(`after ${round((performance.now() - started) / 1000)} s: ${JSON.stringify(phases)}`);
+        }
         return active.length === options.requests ? items : Date.now() > firstExpiry ? items : undefined;
       },
       { timeoutMs: options.leadSeconds * 1000 + 30_000 },
@@ -235,6 +251,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       },
       node: process.version,
       measuredAt: new Date().toISOString(),
+      fullScale: options.requests === 1000 && options.databases === 50 && options.windowSeconds === 60,
       requests: options.requests,
       databases: options.databases,
       windowSeconds: options.windowSeconds,
@@ -256,6 +273,8 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     console.log(JSON.stringify(report, null, 2));
     writeResult('ephemeral', report);
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     for (const pool of pools) await pool.end().catch(() => undefined);
     await stack.stop();
     await redis.stop();
