@@ -255,20 +255,30 @@ function implicitExternalRole(name: string): DesiredRole {
   };
 }
 
-/** Grants to a schema's own owner never round-trip; retired roles must not also be declared. */
+/**
+ * A schema's owner holds CREATE and USAGE as owner privileges, so a grant of them to the owner adds nothing
+ * and would never round-trip (the catalog never lists an owner's own entry as a grant): it is dropped with
+ * a warning, as other tools' policies often spell it out. Asserting it absent contradicts ownership and is
+ * an error. Retired roles must not also be declared. Returns the warnings.
+ */
 function checkReferences(
   sink: ErrorSink,
   input: ExpansionInput,
   out: Collected,
   schemas: readonly SchemaEntry[],
-): void {
+): string[] {
   const declared = out.rolePaths;
   const owners = new Map(schemas.map((s) => [s.name, s.owner]));
-  for (const item of out.grants) {
-    const owner = item.object_type === 'schema' && item.name !== null ? owners.get(item.name) : undefined;
-    if (owner != null && owner === item.grantee)
-      report(sink, item.path, MESSAGES.ownerSchemaGrant(item.name!, owner));
+  const warnings: string[] = [];
+  const ownersOwn = (item: GrantItem): boolean =>
+    item.object_type === 'schema' && item.name !== null && owners.get(item.name) === item.grantee;
+  for (const item of out.grants.filter(ownersOwn)) {
+    if (item.ensure === 'absent')
+      report(sink, item.path, MESSAGES.ownerSchemaGrant(item.name!, item.grantee));
+    else warnings.push(MESSAGES.ownerSchemaGrantImplied(item.path, item.name!, item.grantee));
   }
+  const kept = out.grants.filter((item) => !(ownersOwn(item) && item.ensure !== 'absent'));
+  out.grants.splice(0, out.grants.length, ...kept);
   const { content, locations, root } = input;
   for (const retirement of content.retirements ?? []) {
     if (declared.has(retirement.role)) {
@@ -279,6 +289,7 @@ function checkReferences(
       );
     }
   }
+  return warnings;
 }
 
 /** A Kubernetes object name: DNS subdomain, at most 253 characters. */
@@ -333,7 +344,7 @@ export function expandContent(sink: ErrorSink, input: ExpansionInput): DesiredSt
     })),
   );
 
-  checkReferences(sink, input, out, schemas);
+  const ownerGrantWarnings = checkReferences(sink, input, out, schemas);
   checkRetiredReferences(sink, input);
   checkMembershipCycles(sink, input);
   checkGrantConflicts(sink, out.grants);
@@ -342,6 +353,7 @@ export function expandContent(sink: ErrorSink, input: ExpansionInput): DesiredSt
 
   const implicit = undeclaredReferences(input, out);
   const warnings: string[] = [
+    ...ownerGrantWarnings,
     ...secretNameWarnings(out.roles),
     ...implicit.map(MESSAGES.undeclaredReference),
   ];

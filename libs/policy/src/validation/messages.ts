@@ -55,7 +55,9 @@ export const MESSAGES = {
   profileSchemaGrantName: 'profile schema grants target the bound schema: omit object.name',
   profileAbsent: 'ensure: absent is not allowed in profiles',
   ownerSchemaGrant: (schema: string, owner: string) =>
-    `grant on schema '${schema}' to its owner '${owner}' is not allowed: the owner's CREATE and USAGE are managed as schema owner privileges`,
+    `grant on schema '${schema}' to its owner '${owner}' cannot be absent: the owner's CREATE and USAGE are managed as schema owner privileges`,
+  ownerSchemaGrantImplied: (path: string, schema: string, owner: string) =>
+    `${path}: grant on schema '${schema}' to its owner '${owner}' is implied by ownership and skipped (the owner's CREATE and USAGE are managed as schema owner privileges)`,
   ensureConflict: (what: string) => `conflicting ensure: ${what} is asserted both present and absent`,
   wildcardConflict: (privilege: string, present: string, absent: string) =>
     `conflicting ensure: ${privilege} is present on ${present} and absent on ${absent}; grants run before revokes, so the pair never converges`,

@@ -86,12 +86,35 @@ describe('grant entries', () => {
     expect(errors({ roles: [{ name: 'app', external: true }], grants: [tableGrant] })).toEqual([]);
   });
 
-  it("grants to a schema's own owner are rejected", () => {
+  it("a grant to a schema's own owner is implied by ownership: skipped with a warning, never planned", () => {
+    const content = {
+      roles: [{ name: 'owner' }],
+      schemas: [{ name: 's', owner: 'owner' }],
+      grants: [
+        { role: 'owner', object: { type: 'schema', name: 's' }, privileges: ['USAGE', 'CREATE'] },
+        { role: 'owner', object: { type: 'table', schema: 's', name: '*' }, privileges: ['SELECT'] },
+      ],
+    };
+    expect(errors(content)).toEqual([]);
+    const expanded = expandPolicy(content as PolicyContent, { policyName: 'p' });
+    if (!expanded.ok) throw new Error('expected the policy to expand');
+    expect(expanded.desired.warnings).toContain(
+      MESSAGES.ownerSchemaGrantImplied('spec.grants[0]', 's', 'owner'),
+    );
+    expect(expanded.desired.grants.map((g) => g.object_type)).toEqual(['table']);
+    expect(expanded.desired.schemas).toEqual([
+      { name: 's', owner: 'owner', owner_privileges: ['CREATE', 'USAGE'] },
+    ]);
+  });
+
+  it("asserting a schema's owner lacks its own privileges is rejected", () => {
     expect(
       errors({
         roles: [{ name: 'owner' }],
         schemas: [{ name: 's', owner: 'owner' }],
-        grants: [{ role: 'owner', object: { type: 'schema', name: 's' }, privileges: ['USAGE'] }],
+        grants: [
+          { role: 'owner', object: { type: 'schema', name: 's' }, privileges: ['USAGE'], ensure: 'absent' },
+        ],
       }),
     ).toEqual([{ path: 'spec.grants[0]', message: MESSAGES.ownerSchemaGrant('s', 'owner') }]);
   });
