@@ -16,7 +16,11 @@ let writer: string;
 let alice: string;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS) } });
+  // NATS with the production access control: every ephemeral flow must stay within each service's permissions.
+  stack = await startStack({
+    natsAccessControl: true,
+    env: { ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS) },
+  });
   db = await stack.createDatabase('ephemeral');
   eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
   [reader, writer, alice] = [stack.role('reader'), stack.role('writer'), stack.role('alice')];
@@ -264,4 +268,8 @@ test('admission: request spec is immutable, resolvedAccess is write-once, condit
     ),
   ).toContain('request conditions must use a declared lifecycle or decision type');
   expect((await eph.request('auto-1'))?.status?.resolvedAccess).toEqual(ended.status?.resolvedAccess);
+});
+
+test('no service needed a NATS permission it does not have', async () => {
+  expect(await stack.natsAccess!.violations()).toEqual([]);
 });
