@@ -220,6 +220,12 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     const lagCount = Number(
       /rolepolicy_ephemeral_revocation_lag_seconds_count\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
     );
+    const dispatchSum = Number(
+      /rolepolicy_ephemeral_revoke_dispatch_seconds_sum\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
+    );
+    const dispatchCount = Number(
+      /rolepolicy_ephemeral_revoke_dispatch_seconds_count\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
+    );
     const ended = (await list()).filter((r) => r.status?.phase === 'Ended').length;
 
     // Floor: the same REVOKEs run directly, one statement at a time, after granting the edges again.
@@ -263,6 +269,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       ended,
       revocationLagMs: lagSummary,
       schedulerReportedLagMeanMs: round((lagSum / lagCount) * 1000),
+      revokeDispatchMeanMs: round((dispatchSum / dispatchCount) * 1000),
       pollIntervalMs: POLL_MS,
       redisUsedMemoryBytes,
       redisKeys,

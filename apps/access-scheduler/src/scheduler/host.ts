@@ -106,6 +106,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
           log: this.logger,
           audit: (record) => this.auditLog.log(JSON.stringify(record)),
           observeRevocationLag: (seconds) => this.metrics.revocationLag.observe(seconds),
+          observeRevokeDispatch: (seconds) => this.metrics.revokeDispatch.observe(seconds),
         });
         this.timers.start();
         this.scheduler.start();

@@ -6,6 +6,7 @@ import { QUEUE_NAMES, type AccessTimers, type TimerKind } from './timers.js';
 /** Metrics the scheduler records. */
 export interface SchedulerMetrics {
   readonly revocationLag: Histogram<never>;
+  readonly revokeDispatch: Histogram<never>;
   readonly timerLatency: Histogram<'queue'>;
   readonly transitions: Gauge<'phase'>;
 }
@@ -40,6 +41,12 @@ export function schedulerMetrics(
     revocationLag: new Histogram({
       name: 'rolepolicy_ephemeral_revocation_lag_seconds',
       help: 'Time from a request expiresAt to the executor reporting its memberships revoked',
+      buckets: LAG_BUCKETS,
+      registers: [registry],
+    }),
+    revokeDispatch: new Histogram({
+      name: 'rolepolicy_ephemeral_revoke_dispatch_seconds',
+      help: 'Time from a request expiresAt to the scheduler sending its revocation to the executor (the scheduler share of the lag)',
       buckets: LAG_BUCKETS,
       registers: [registry],
     }),

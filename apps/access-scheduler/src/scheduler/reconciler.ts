@@ -66,6 +66,8 @@ export interface SchedulerDeps {
   readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
   readonly audit: (record: AuditRecord) => void;
   readonly observeRevocationLag?: (seconds: number) => void;
+  /** Time from expiresAt to the scheduler publishing the revoke (its own share of the revocation lag). */
+  readonly observeRevokeDispatch?: (seconds: number) => void;
   /** How long a scoped request waits for its result before it is sent again (default 120 s). */
   readonly resendMs?: number;
   readonly now?: () => number;
@@ -503,7 +505,12 @@ export class AccessScheduler {
       message,
       `${idempotencyKey}/${now}`,
     );
+    const expiresAt = instant(request.status?.expiresAt);
+    const first = !this.lastSent.has(key);
     this.lastSent.set(key, now);
+    if (operation === 'Revoke' && first && expiresAt !== undefined && now >= expiresAt) {
+      this.deps.observeRevokeDispatch?.((now - expiresAt) / 1000);
+    }
   }
 
   /** Records an executor result: the plan's status, the request's retained edges or error, then a pass. */

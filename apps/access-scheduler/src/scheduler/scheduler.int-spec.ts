@@ -553,6 +553,26 @@ test('deleting a pending request releases its finalizer; the dashboard is served
   expect(queues.queues.every((q) => q.readOnlyMode)).toBe(true);
 });
 
+test('deleting an access policy deletes its requests first, then lets go of its own finalizer', async () => {
+  await create('EphemeralAccessPolicy', 'doomed', accessPolicySpec({ approval: { mode: 'Required' } }));
+  await eventually('finalizer', async () =>
+    ((await read('EphemeralAccessPolicy', 'doomed'))?.metadata['finalizers'] ?? []).includes(
+      'rolepolicy.io/ephemeral-access-policy',
+    ),
+  );
+  await create('EphemeralAccessRequest', 'alice-doomed', requestSpec('doomed'));
+  await phaseOf('alice-doomed', 'PendingApproval');
+  await custom.deleteNamespacedCustomObject({ ...coords('EphemeralAccessPolicy'), name: 'doomed' });
+  await eventually(
+    'the request gone',
+    async () => (await read('EphemeralAccessRequest', 'alice-doomed')) === undefined,
+  );
+  await eventually(
+    'the access policy gone',
+    async () => (await read('EphemeralAccessPolicy', 'doomed')) === undefined,
+  );
+});
+
 test('admission: request spec is immutable, resolvedAccess is write-once, condition types are declared', async () => {
   const req = await phaseOf('alice-auto', 'Ended');
   const spec = await kubectl(
