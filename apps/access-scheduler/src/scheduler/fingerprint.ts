@@ -12,6 +12,7 @@ import {
 import { logicalFingerprint } from '@rolepolicy/policy';
 import { readPolicySecrets, type SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
 import type { FingerprintRead } from '../lifecycle/resolution.js';
+import { secretsNamedBy } from '../../../planner/src/reconcile/prepare.js';
 import { fromKubePolicy } from '../../../planner/src/lifecycle/index.js';
 
 /** The address part of a resolved connection, as the executor and inspector see it. */
@@ -46,5 +47,36 @@ export async function readFingerprint(
       ok: false,
       message: error instanceof Error ? error.message.split('\n')[0]! : 'unreadable connection',
     };
+  }
+}
+
+/**
+ * Target fingerprints read through the gateway once per (policy uid, generation, versions of the Secrets it
+ * names): every pass of every request on the same target reuses it. Only the fingerprint is kept, never a
+ * value; a failed read is not kept.
+ */
+export class FingerprintCache {
+  private readonly known = new Map<string, { key: string; read: FingerprintRead }>();
+
+  constructor(
+    private readonly reader: SecretReader,
+    /** resourceVersion of a Secret as the resource stream last showed it ('' when unknown). */
+    private readonly versionOf: (namespace: string, name: string) => string,
+  ) {}
+
+  async of(target: PostgresPolicy): Promise<FingerprintRead> {
+    const ns = target.metadata.namespace ?? '';
+    const planned = fromKubePolicy(target as never);
+    if (planned === null) return { ok: false, message: 'the PostgresPolicy cannot be read' };
+    const key = JSON.stringify([
+      target.metadata.generation,
+      secretsNamedBy(planned).names.map((n) => [n, this.versionOf(ns, n)]),
+    ]);
+    const uid = target.metadata.uid ?? '';
+    const known = this.known.get(uid);
+    if (known !== undefined && known.key === key) return known.read;
+    const read = await readFingerprint(this.reader, target);
+    if (read.ok) this.known.set(uid, { key, read });
+    return read;
   }
 }

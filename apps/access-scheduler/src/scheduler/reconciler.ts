@@ -25,8 +25,6 @@ import {
 import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
 import { KeyedQueue } from '../../../planner/src/reconcile/keyed-queue.js';
 import type { SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
-import { secretsNamedBy } from '../../../planner/src/reconcile/prepare.js';
-import { fromKubePolicy } from '../../../planner/src/lifecycle/index.js';
 import {
   accessPolicyStatus,
   validateAccessPolicy,
@@ -49,7 +47,8 @@ import {
   type Ref,
   type UnkeyedCommand,
 } from './commands.js';
-import { readFingerprint } from './fingerprint.js';
+import { FingerprintCache } from './fingerprint.js';
+import { Slots } from './slots.js';
 import type { TimerJob } from './timers.js';
 
 /** Finalizer of an access policy: its deletion first deletes (and so revokes) its requests. */
@@ -104,14 +103,17 @@ export class AccessScheduler {
   private readonly lastSent = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly lastDeletes = new Map<string, number>();
-  /** Target fingerprints by policy uid, with the generation and Secret versions they were read at. */
-  private readonly fingerprints = new Map<string, { key: string; read: FingerprintRead }>();
+  private readonly fingerprints: FingerprintCache;
   /** Passes that run at once (each may read Secrets and send commands); the rest wait their turn. */
   private readonly slots = new Slots(16);
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
   constructor(private readonly deps: SchedulerDeps) {
+    this.fingerprints = new FingerprintCache(
+      deps.secrets,
+      (ns, name) => (deps.cache.get('secret', ns, name)?.metadata as Meta | undefined)?.resourceVersion ?? '',
+    );
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
     );
@@ -270,27 +272,8 @@ export class AccessScheduler {
     return false;
   }
 
-  /**
-   * The target's fingerprint, read through the gateway once per (policy uid, generation, versions of the
-   * Secrets it names): every pass of every request on the same target reuses it. Only the fingerprint is
-   * kept, never a value; a failed read is not kept.
-   */
-  private async fingerprint(target: PostgresPolicy): Promise<FingerprintRead> {
-    const ns = target.metadata.namespace ?? '';
-    const named = secretsNamedBy(fromKubePolicy(target as never) ?? (target as never));
-    const key = JSON.stringify([
-      target.metadata.generation,
-      named.names.map((n) => [
-        n,
-        (this.deps.cache.get('secret', ns, n)?.metadata as Meta | undefined)?.resourceVersion ?? '',
-      ]),
-    ]);
-    const uid = target.metadata.uid ?? '';
-    const known = this.fingerprints.get(uid);
-    if (known !== undefined && known.key === key) return known.read;
-    const read = await readFingerprint(this.deps.secrets, target);
-    if (read.ok) this.fingerprints.set(uid, { key, read });
-    return read;
+  private fingerprint(target: PostgresPolicy): Promise<FingerprintRead> {
+    return this.fingerprints.of(target);
   }
 
   private async reconcileRequest(ns: string, name: string): Promise<void> {
@@ -663,25 +646,6 @@ export class AccessScheduler {
       throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
       });
-    }
-  }
-}
-
-/** A counting semaphore: at most `size` tasks run at once, the others wait in arrival order. */
-class Slots {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private readonly size: number) {}
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running += 1;
-    try {
-      return await task();
-    } finally {
-      this.running -= 1;
-      this.waiting.shift()?.();
     }
   }
 }
