@@ -2,7 +2,8 @@
 // Secret whose URL holds a password (applied the way kubectl apply does, with its last-applied copy), a
 // literal connection password, a Secret-sourced password rotated once, and a generated password. Every
 // message of every JetStream stream (KV buckets and object stores included) and every Redis key is read
-// back: no password, verifier or URL, nor the base64 of one, anywhere.
+// back, and so is every line the services log at the most verbose level and every Kubernetes Event
+// they recorded: no password, verifier or URL, nor the base64 of one, anywhere.
 import { generatedSecretName } from '@rolepolicy/kube';
 import { localRedisUrl } from '@rolepolicy/testing';
 import { connect } from '@nats-io/transport-node';
@@ -12,13 +13,22 @@ import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js
 let stack: Stack;
 let db: TargetDatabase;
 
+/** Every line the services log during the flow, at the most verbose level (JSON, one object a line). */
+const logged: string[] = [];
+const originalWrite = process.stdout.write;
+
 beforeAll(async () => {
-  stack = await startStack();
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    logged.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    return true;
+  }) as typeof process.stdout.write;
+  stack = await startStack({ env: { LOG_LEVEL: 'verbose', LOG_FORMAT: 'json' } });
   db = await stack.createDatabase('at_rest');
 }, 45_000);
 
 afterAll(async () => {
   await stack?.stop();
+  process.stdout.write = originalWrite;
 });
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -117,7 +127,26 @@ test('no password, verifier or connection URL rests in any stream, bucket, objec
     // The scan sees the resource stream and the Secret events in it (metadata only).
     expect(stored.some((item) => item.where.includes('.resource.secret.'))).toBe(true);
     const redis = await redisContents(localRedisUrl());
-    expect(findNeedles([...stored, ...redis], needles)).toEqual([]);
+    const logs = logged
+      .join('')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    // The services' log output: JSON lines from pino, each with a level, a time and the service.
+    const records = logs.map(
+      (line) => JSON.parse(line) as { level?: string; time?: string; service?: string },
+    );
+    expect(records.length).toBeGreaterThan(0);
+    for (const record of records)
+      expect(record).toMatchObject({
+        level: expect.any(String),
+        service: expect.stringMatching(/^rolepolicy-/),
+      });
+    const logItems = logs.map((text, i) => ({ where: `log line ${i}`, text }));
+    // The Kubernetes Events the services recorded through the gateway (plan computed, approved, applied).
+    const events = (await stack.core.listNamespacedEvent({ namespace: ns })).items;
+    expect(events.some((e) => e.reason === 'PlanApplied')).toBe(true);
+    const eventItems = events.map((e) => ({ where: `Event ${e.metadata?.name}`, text: JSON.stringify(e) }));
+    expect(findNeedles([...stored, ...redis, ...logItems, ...eventItems], needles)).toEqual([]);
   } finally {
     await nc.drain();
   }

@@ -42,8 +42,10 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
       [
         'access-scheduler',
+        'crds',
         'executor',
         'inspector',
+        'k3s',
         'k8s-gateway',
         'nats',
         'nats-dev',
@@ -54,6 +56,26 @@ describe('docker-compose.yml', () => {
     );
     expect(compose.services['nats']?.command).toContain('-js');
     expect(compose.services['nats-dev']?.profiles).toEqual(['dev']);
+  });
+
+  it('runs a real Kubernetes API (k3s) with the CRDs installed before the gateway starts watching it', () => {
+    const k3s = compose.services['k3s'] as ComposeService & { privileged?: boolean };
+    expect(k3s.image).toMatch(/^rancher\/k3s:v1\.\d+/);
+    expect(k3s.command).toEqual(expect.arrayContaining(['server', '--tls-san=k3s']));
+    const crds = compose.services['crds'] as ComposeService & {
+      depends_on?: Record<string, { condition: string }>;
+    };
+    expect(crds.volumes).toContain('./deploy/crds:/crds:ro');
+    expect(crds.command?.join(' ')).toContain('apply -f /crds');
+    expect(crds.depends_on?.['k3s']?.condition).toBe('service_healthy');
+    const gateway = compose.services['k8s-gateway'] as ComposeService & {
+      depends_on?: Record<string, { condition: string }>;
+    };
+    expect(gateway.depends_on?.['crds']?.condition).toBe('service_completed_successfully');
+    // The kubeconfig the gateway reads is the one the crds job wrote into the shared volume.
+    const mount = gateway.volumes?.find((v) => v.startsWith('k3s-kube:'))?.split(':')[1];
+    expect(gateway.environment?.['KUBECONFIG']).toBe(`${mount}/compose-kubeconfig.yaml`);
+    expect(crds.command?.join(' ')).toContain('> /output/compose-kubeconfig.yaml');
   });
 
   it('runs NATS with the access-controlled configuration and its secrets from outside git', () => {

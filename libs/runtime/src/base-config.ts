@@ -41,6 +41,11 @@ export function baseEnvSpec(port: number) {
       1000,
     ),
     LOG_LEVEL: env.oneOf('Lowest log level printed', ['error', 'warn', 'log', 'debug', 'verbose'], 'log'),
+    LOG_FORMAT: env.oneOf(
+      'Log lines: one JSON object each, or readable for a terminal',
+      ['json', 'pretty'],
+      'json',
+    ),
   } as const;
 }
 
@@ -58,6 +63,7 @@ export type BaseConfig = {
   readonly HTTP_PORT: number;
   readonly READINESS_TIMEOUT_MS: number;
   readonly LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  readonly LOG_FORMAT: 'json' | 'pretty';
 };
 
 /**

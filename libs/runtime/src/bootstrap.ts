@@ -3,6 +3,7 @@
 import 'reflect-metadata';
 import { Module, type DynamicModule, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   JetStreamServer,
@@ -69,8 +70,13 @@ export async function startService<S extends EnvSpec>(
       ...(options.imports ?? []),
     ],
   };
-  const app = await NestFactory.create(root, { logger: LEVELS.slice(0, LEVELS.indexOf(base.LOG_LEVEL) + 1) });
+  // Nest's own lines wait for the pino logger (structured, redacted; libs/runtime/src/logging.ts).
+  const app = await NestFactory.create(root, {
+    logger: LEVELS.slice(0, LEVELS.indexOf(base.LOG_LEVEL) + 1),
+    bufferLogs: true,
+  });
   try {
+    app.useLogger(app.get(PinoNestLogger));
     const metrics = app.get<ServiceMetrics>(SERVICE_METRICS);
     const strategy = new JetStreamServer({
       connection: app.get<NatsConnection>(NATS_CONNECTION),
@@ -114,7 +120,7 @@ export async function runService<S extends EnvSpec>(def: ServiceDefinition<S>): 
   try {
     const app = await startService(def);
     const url = await app.getUrl();
-    console.log(`[${def.service}] up: ${url}/healthz ${url}/readyz ${url}/metrics`);
+    app.get(PinoNestLogger).log(`service up: ${url}/healthz ${url}/readyz ${url}/metrics`, 'Bootstrap');
   } catch (err) {
     const message =
       err instanceof ConfigError

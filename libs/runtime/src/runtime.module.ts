@@ -16,10 +16,19 @@ import {
   type NatsConnection,
   type NodeConnectionOptions,
 } from '@nats-io/transport-node';
-import { DEFAULT_PUBLISH_RETRY, JetStreamPublisher } from '@rolepolicy/contracts';
+import {
+  DEFAULT_PUBLISH_RETRY,
+  JetStreamPublisher,
+  SPINE_CONSUMERS,
+  STREAMS,
+  type ConsumerDefinition,
+} from '@rolepolicy/contracts';
+import { LoggerModule } from 'nestjs-pino';
 import type { BaseConfig } from './base-config.js';
 import { HealthController } from './health.controller.js';
-import { createServiceMetrics } from './metrics.js';
+import { registerJetStreamMetrics } from './jetstream-metrics.js';
+import { loggerParams } from './logging.js';
+import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
 import { natsCheck, type DependencyCheck } from './readiness.js';
 import {
   DEPENDENCY_CHECKS,
@@ -89,6 +98,9 @@ export function natsConnectOptions(service: string, config: BaseConfig): NodeCon
   };
 }
 
+/** Provider that registers the JetStream gauges (nothing injects it). */
+const JETSTREAM_METRICS = Symbol('rp.jetstream-metrics');
+
 /** Closes what the runtime opened when Nest shuts down. */
 class RuntimeLifecycle implements OnApplicationShutdown {
   constructor(
@@ -110,6 +122,7 @@ export class RuntimeModule {
   static forRoot(options: RuntimeOptions): DynamicModule {
     return {
       module: RuntimeModule,
+      imports: [LoggerModule.forRoot(loggerParams(options.service, options.config))],
       controllers: [HealthController],
       providers: [
         { provide: SERVICE_NAME, useValue: options.service },
@@ -130,6 +143,19 @@ export class RuntimeModule {
               retry: DEFAULT_PUBLISH_RETRY,
               onRetry: (subject, attempt, error) =>
                 publishLogger.warn(`publishing on ${subject} failed (${error.message}); retry ${attempt}`),
+            }),
+        },
+        {
+          // JetStream figures of the service's own durable consumers and the dead letters on /metrics.
+          provide: JETSTREAM_METRICS,
+          inject: [NATS_CONNECTION, SERVICE_METRICS],
+          useFactory: (nats: NatsConnection, metrics: ServiceMetrics) =>
+            registerJetStreamMetrics(metrics.registry, nats, {
+              consumers:
+                (SPINE_CONSUMERS as Readonly<Record<string, readonly ConsumerDefinition[]>>)[
+                  options.service
+                ] ?? [],
+              deadLetterStream: STREAMS.deadLetter,
             }),
         },
         RuntimeLifecycle,

@@ -2,4 +2,5 @@
 // Kubernetes API emulator (tests and `npm run demo` only).
 export * from './emulator/index.js';
 export { apiFailure, eventually, type ApiFailure } from './emulator/test-support.js';
+export { kubectlFor, KUBECTL, type Kubectl, type KubectlResult } from './emulator/kubectl-runner.js';
 export * from './sandbox/index.js';

@@ -1,5 +1,5 @@
 // Starts what production execution reads and writes in the cluster: a ResourceCache of policies
-// and plans (RP_RESOURCES, ensured first so start order does not matter) and the plan status writer.
+// plans and ephemeral access requests (RP_RESOURCES, ensured first so start order does not matter) and the plan status writer.
 import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -20,6 +20,8 @@ import { gatewayPlanStatus, type PlanStatusWriter } from './plan-status.js';
 /** The executor's cluster access; `null` when the module was registered with a fixed resolver. */
 export interface ExecutionCluster {
   readonly view: ClusterView;
+  /** The cache behind the view (policies, plans, ephemeral access requests); call `sync()` before reads. */
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'sync'>;
   readonly status: PlanStatusWriter;
   readonly stop: () => Promise<void>;
 }
@@ -44,11 +46,12 @@ export async function startExecutionCluster(
   const stream = resourceStream(options);
   await ensureTopology(await jetstreamManager(nc), { streams: [stream], consumers: [] });
   const cache = await ResourceCache.start(nc, {
-    kinds: ['postgrespolicy', 'postgrespolicyplan'],
+    kinds: ['postgrespolicy', 'postgrespolicyplan', 'ephemeralaccessrequest'],
     stream: stream.name,
     subjectRoot: options.subjectRoot ?? SUBJECT_ROOT,
   });
   return {
+    cache,
     view: cacheClusterView(
       cache,
       new SecretAccessClient(nc, {

@@ -13,6 +13,8 @@ import {
 } from './execution-cluster.js';
 import { ExecutionService } from './execution.service.js';
 import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
+import { scopedExecuteController } from '../scoped/scoped.controller.js';
+import { ScopedExecutionService } from '../scoped/scoped-execution.service.js';
 
 /** Execution feature module. */
 @Module({})
@@ -25,7 +27,11 @@ export class ExecutionModule {
     const cluster = options.cluster;
     return {
       module: ExecutionModule,
-      controllers: [executeController(options.requestSubject ?? SUBJECTS.executeRequest)],
+      controllers: [
+        executeController(options.requestSubject ?? SUBJECTS.executeRequest),
+        // Ephemeral access plans (ADR 0008): same cluster view and advisory lock, own durable.
+        scopedExecuteController(options.scopedRequestSubject ?? SUBJECTS.scopedExecuteRequest),
+      ],
       providers: [
         { provide: EXECUTION_OPTIONS, useValue: options },
         cluster === undefined
@@ -38,6 +44,7 @@ export class ExecutionModule {
             },
         ExecutionClusterShutdown,
         ExecutionService,
+        ScopedExecutionService,
       ],
     };
   }

@@ -23,6 +23,7 @@ import {
   type ExecuteResultV1,
 } from '@rolepolicy/contracts';
 import { SCRAM_SALT_LENGTH, renderSql, scramSha256Verifier, type Change } from '@rolepolicy/policy';
+import { logRecord } from '@rolepolicy/runtime';
 import { planDecision, planPhase } from '../../../planner/src/lifecycle/approval.js';
 import { decideExecution } from './decide.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
@@ -48,6 +49,7 @@ import {
   type Expanded,
   type PlanningInputs,
 } from './replan.js';
+import { withPolicyOverlay } from './replan-overlay.js';
 import { resultFor, type ResultFacts } from './result.js';
 import {
   PasswordSourceChangedError,
@@ -97,7 +99,18 @@ export class ExecutionService {
     const result = resultFor(request, facts, new Date());
     await this.publish(result);
     this.logger.log(
-      `${request.plan.namespace}/${request.plan.name}: ${result.phase} (${result.reason}, ${result.statementCount} statements)`,
+      logRecord(
+        `${request.plan.namespace}/${request.plan.name}: ${result.phase} (${result.reason}, ${result.statementCount} statements)`,
+        {
+          kind: 'PostgresPolicyPlan',
+          namespace: request.plan.namespace,
+          name: request.plan.name,
+          plan: request.plan.name,
+          digest: result.executedDigest ?? result.approvedDigest,
+          phase: result.phase,
+          reason: result.reason,
+        },
+      ),
     );
     return result;
   }
@@ -235,9 +248,17 @@ export class ExecutionService {
   ): Promise<LockedDecision<ResultFacts>> {
     const { inputs, expanded } = prepared;
     const snapshot = await inspect(connection.db, expanded.scope, connection.target);
-    const { plan, digest } = replan(request, expanded, snapshot, inputs);
-    const observed = { physical: snapshot.identity.physical, logical: snapshot.identity.logical_fingerprint };
     const fresh = await this.freshState(request);
+    // Memberships that anchored ephemeral access holds, composed as the planner did (replan-overlay.ts).
+    const overlaid = withPolicyOverlay(
+      this.cluster?.cache ?? null,
+      { namespace: request.policy.namespace, uid: fresh.policy?.metadata.uid },
+      expanded,
+      snapshot.identity.logical_fingerprint,
+    );
+    if (!overlaid.ok) return { run: false, result: overlaid.facts };
+    const { plan, digest } = replan(request, overlaid.expanded, snapshot, inputs);
+    const observed = { physical: snapshot.identity.physical, logical: snapshot.identity.logical_fingerprint };
     if (this.cluster !== null) {
       const changed = changedWhileWaiting(request, fresh, inputs);
       if (changed !== undefined) return { run: false, result: changed };

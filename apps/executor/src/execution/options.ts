@@ -21,6 +21,10 @@ export interface ExecutionOptions {
   readonly requestSubject?: string;
   /** Result subject (default `rp.execute.result`). */
   readonly resultSubject?: string;
+  /** Scoped (ephemeral access) work subject (default `rp.execute.scoped.request`). */
+  readonly scopedRequestSubject?: string;
+  /** Scoped result subject (default `rp.execute.scoped.result`). */
+  readonly scopedResultSubject?: string;
   /**
    * A fixed resolver (tests, demo) that trusts the request: no fresh plan or policy read, no plan status
    * written. Ignored when `cluster` is set.

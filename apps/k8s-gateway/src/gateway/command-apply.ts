@@ -10,6 +10,7 @@ import {
 import type { K8sCommandV1 } from '@rolepolicy/contracts';
 import { GROUP, KINDS, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import type { CommandOutcome } from './command-outcome.js';
+import { EventConflict, EventRecorder } from './event-recorder.js';
 
 type Json = { [key: string]: unknown };
 type Target = K8sCommandV1['target'];
@@ -65,13 +66,17 @@ function outcomeOfError(err: unknown): CommandOutcome {
 export class CommandApplier {
   private readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
+  private readonly events: EventRecorder;
 
   constructor(
     kc: KubeConfig,
     private readonly maxAttempts: number,
+    /** This replica's identity, the Events' `reportingInstance`. */
+    instance = 'rolepolicy-k8s-gateway',
   ) {
     this.objects = KubernetesObjectApi.makeApiClient(kc);
     this.custom = kc.makeApiClient(CustomObjectsApi);
+    this.events = new EventRecorder(kc, instance);
   }
 
   /** Applies one validated command. Never throws. */
@@ -85,6 +90,14 @@ export class CommandApplier {
         return this.withRetries(() => this.deleteResource(command.target));
       case 'set-finalizer':
         return this.withRetries(() => this.setFinalizer(command));
+      case 'record-event':
+        return this.withRetries(async () => {
+          try {
+            return { kind: 'applied', resourceVersion: await this.events.record(command) };
+          } catch (err) {
+            return outcomeOfError(err instanceof EventConflict ? new Conflict() : err);
+          }
+        });
       default: {
         const never: never = command;
         return never;

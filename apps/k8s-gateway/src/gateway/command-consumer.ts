@@ -16,6 +16,7 @@ import {
   type MessageOutcome,
   type OutcomeObserver,
 } from '@rolepolicy/contracts';
+import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { describeOutcome, dispositionOf, type CommandOutcome } from './command-outcome.js';
 
 /** Options of {@link CommandConsumer}. */
@@ -28,7 +29,11 @@ export type CommandConsumerOptions = {
   readonly apply: (command: K8sCommandV1) => Promise<CommandOutcome>;
   /** Called for outcomes the sender must hear about (stale, rejected); must not throw. */
   readonly report: (command: K8sCommandV1, outcome: CommandOutcome) => Promise<void>;
-  readonly log: { log(message: string): void; warn(message: string): void; error(message: string): void };
+  readonly log: {
+    log(message: string | LogRecord): void;
+    warn(message: string | LogRecord): void;
+    error(message: string | LogRecord): void;
+  };
   /** Metrics feed (the runtime's message counters); must not throw. */
   readonly observe?: OutcomeObserver;
 };
@@ -97,13 +102,21 @@ export class CommandConsumer {
       clearInterval(heartbeat);
     }
     const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
+    const fields = {
+      command: command.command,
+      kind: command.target.kind,
+      namespace: command.target.namespace,
+      name: command.target.name,
+    };
     switch (dispositionOf(outcome)) {
       case 'ack':
         await m.ackAck();
         this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
         return;
       case 'report':
-        this.options.log.warn(`${where}: ${describeOutcome(outcome)}`);
+        this.options.log.warn(
+          logRecord(`${where}: ${describeOutcome(outcome)}`, { ...fields, outcome: outcome.kind }),
+        );
         await this.options.report(command, outcome);
         await m.ackAck();
         this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
@@ -116,7 +129,12 @@ export class CommandConsumer {
           return;
         }
         const delay = nakDelayMs(count, this.options.backoff);
-        this.options.log.warn(`${where}: ${outcome.kind}; redelivering in ${delay} ms`);
+        this.options.log.warn(
+          logRecord(`${where}: ${outcome.kind}; redelivering in ${delay} ms`, {
+            ...fields,
+            outcome: outcome.kind,
+          }),
+        );
         m.nak(delay);
         this.observe({
           kind: 'retried',

@@ -35,6 +35,7 @@ import type { GatewayConfig } from './gateway-config.js';
 import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
 import { ensureFingerprintKey } from './fingerprint-key.js';
 import { LeaderElector } from './leader-election.js';
+import type { LogRecord } from '@rolepolicy/runtime';
 import { publishedForm } from './published-form.js';
 import { apiSecretStore } from './secret-store.js';
 import {
@@ -62,9 +63,9 @@ export const SECRET_RESPONDER_QUEUE = 'k8s-gateway-secrets';
 
 /** Logger shape (Nest's Logger fits). */
 export type GatewayLog = {
-  log(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
+  log(message: string | LogRecord): void;
+  warn(message: string | LogRecord): void;
+  error(message: string | LogRecord): void;
 };
 
 /** NATS's default max_payload, used when the server did not say. */
@@ -207,7 +208,7 @@ export class Gateway {
     this.resyncResponder = this.nats.subscribe(this.resyncRequestSubject(), {
       callback: (_err, msg) => void this.answerResync(msg),
     });
-    const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES);
+    const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,
       contract: this.wiring.commandContract,
@@ -283,7 +284,7 @@ export class Gateway {
     if (kind.filtered || change.reason === 'delete' || !meta.namespace || !meta.name) return;
     const conditions = notPublishableConditions(kind.kind, object, message, new Date().toISOString());
     if (!conditions) return;
-    const outcome = await new CommandApplier(this.kc, this.config.CONFLICT_RETRIES).apply({
+    const outcome = await new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity).apply({
       v: 1,
       command: 'patch-status',
       target: {
@@ -363,7 +364,8 @@ export class Gateway {
     const missing = (kind: string, name: string, uid: string | undefined): boolean =>
       uid !== undefined && informers.has(kind, target.namespace, name, uid) === false;
     let outcome: CommandOutcome | undefined;
-    if (command.command === 'delete-resource') {
+    if (command.command === 'delete-resource' || command.command === 'record-event') {
+      // Nothing to delete, nobody to tell: an Event about an object that is gone is dropped.
       if (missing(target.kind, target.name, target.uid))
         outcome = { kind: 'applied', resourceVersion: undefined };
     } else if (command.command === 'set-finalizer') {
@@ -412,7 +414,9 @@ export class Gateway {
   /** Tells the sender's side through a Warning Event on the target (visible in kubectl describe). */
   private async report(command: K8sCommandV1, outcome: CommandOutcome): Promise<void> {
     const target = command.target;
-    if (target.kind === 'Event' || this.absentTargets.has(outcome)) return;
+    // A failed Event is not reported with another Event.
+    if (target.kind === 'Event' || command.command === 'record-event' || this.absentTargets.has(outcome))
+      return;
     const event = {
       metadata: { generateName: `${target.name}.` },
       involvedObject: {

@@ -52,6 +52,25 @@ describe('plan resource builder', () => {
     expect(isOwnedBy(plan, policy({}, { uid: 'uid-recreated' }))).toBe(false);
   });
 
+  it("never counts a scoped (ephemeral access) plan as the policy's own, even under its ownerReference", () => {
+    const p = policy({});
+    const { plan } = buildPlan({
+      policy: p,
+      computed: computed('A'),
+      existingPlanNames: [],
+      now,
+      autoApprove: false,
+    });
+    const scoped = {
+      ...plan,
+      spec: {
+        ...plan.spec,
+        scope: { kind: 'MembershipBundle', operation: 'Activate' as const, bundleHash: 'sha256:b' },
+      },
+    };
+    expect(isOwnedBy(scoped, p)).toBe(false);
+  });
+
   it('records digests, identities, hashes, counts and timestamps in status', () => {
     const c = computed('A', 3, { passwordSourceDigest: 'sha256:pw' });
     const { plan } = buildPlan({

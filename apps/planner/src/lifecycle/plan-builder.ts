@@ -40,8 +40,13 @@ export function policyOwnerReference(policy: PostgresPolicy): OwnerReference {
   };
 }
 
-/** True when `plan` is controlled by `policy` (by UID: names and labels are lossy or reusable). */
+/**
+ * True when `plan` is a durable plan controlled by `policy` (by UID: names and labels are lossy or
+ * reusable). Scoped plans (`spec.scope`, ephemeral access) belong to their request's lifecycle: the
+ * planner never supersedes, retains, deletes or points `current_plan_ref` at one, whoever owns it.
+ */
 export function isOwnedBy(plan: PostgresPolicyPlan, policy: PostgresPolicy): boolean {
+  if (plan.spec.scope != null) return false;
   return (plan.metadata.ownerReferences ?? []).some(
     (ref) => ref.controller === true && ref.kind === 'PostgresPolicy' && ref.uid === policy.metadata.uid,
   );

@@ -18,6 +18,7 @@ import { Histogram } from 'prom-client';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '../lifecycle/index.js';
+import { registerPendingApprovalMetrics } from './pending-approval-metrics.js';
 import { Reconciler } from './reconciler.js';
 
 const START_RETRY_MS = 500;
@@ -57,10 +58,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async start(): Promise<void> {
     const histogram = this.reconcileHistogram();
+    registerPendingApprovalMetrics(this.metrics.registry, () => this.cache?.list('postgrespolicyplan') ?? []);
     while (!this.stopped) {
       try {
         const cache = await ResourceCache.start(this.nats, {
-          kinds: ['postgrespolicy', 'postgrespolicyplan', 'secret'],
+          kinds: ['postgrespolicy', 'postgrespolicyplan', 'secret', 'ephemeralaccessrequest'],
           logger: this.logger,
         });
         this.cache = cache;

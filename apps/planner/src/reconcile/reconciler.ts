@@ -9,6 +9,7 @@ import {
   k8sCommandContract,
   k8sCommandSubject,
   managedScopePayload,
+  recordEvent,
   type CachedObject,
   type ExecuteResultV1,
   type JetStreamPublisher,
@@ -16,6 +17,7 @@ import {
   type ResourceCache,
 } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
+import type { MembershipEdge } from '@rolepolicy/policy';
 import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
 import {
   API_VERSION,
@@ -36,8 +38,12 @@ import {
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '../lifecycle/index.js';
+import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
+import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
+import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
+import { planEventsOf, planExecutionEvent, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot } from './planning.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
@@ -57,7 +63,12 @@ export interface ReconcilerDeps {
   readonly secrets: SecretReader;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
-  readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
+  /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */
+  readonly log: {
+    log(m: string | LogRecord): void;
+    warn(m: string | LogRecord): void;
+    error(m: string | LogRecord): void;
+  };
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
 }
@@ -101,6 +112,9 @@ export class Reconciler {
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
   private readonly review: ReviewRecorder;
+  private readonly ephemeral = new EphemeralTriggers();
+  /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
+  private readonly overlays = new Map<string, readonly MembershipEdge[]>();
   private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -132,6 +146,14 @@ export class Reconciler {
     await this.queue.idle();
   }
 
+  /**
+   * The ephemeral access overlay edges (admin false) the policy's last planned pass added to its desired
+   * memberships; candidate planning in the parent's context adds the same so it never revokes held access.
+   */
+  overlayEdges(namespace: string, name: string): readonly MembershipEdge[] {
+    return this.overlays.get(policyKey(namespace, name)) ?? [];
+  }
+
   /** Resolves when no pass is running or queued (tests). */
   idle(): Promise<void> {
     return this.queue.idle();
@@ -149,6 +171,9 @@ export class Reconciler {
     object?: CachedObject;
   }): void {
     const key = policyKey(change.namespace, change.name);
+    // Ephemeral access starting or ending recomposes the target policy's overlay (ephemeral-triggers.ts).
+    const woken = this.ephemeral.wake(change, (ns) => this.deps.cache.list('postgrespolicy', ns));
+    if (woken !== undefined && this.policies.has(woken)) this.trigger(woken);
     if (change.kind === 'postgrespolicy') {
       if (change.type === 'delete' || change.object === undefined) this.forget(key);
       else this.onPolicy(change.object);
@@ -202,6 +227,7 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
+    this.overlays.delete(key);
   }
 
   /** Queues a pass for the policy (merged with one already queued). */
@@ -320,8 +346,16 @@ export class Reconciler {
         outcome = await this.inspectAndPlan(policy, prepared);
       }
     }
+    const current = this.currentPolicy(namespace, name);
+    if (current !== null && current.metadata.generation !== policy.metadata.generation) {
+      // The spec moved while this pass planned the older content: deciding with the newer policy would
+      // record its generation as observed for effects it never planned. The newer generation's pass follows.
+      this.review.endPass(key);
+      this.trigger(key);
+      return;
+    }
     const decision = decideReconcile({
-      policy: this.currentPolicy(namespace, name) ?? policy,
+      policy: current ?? policy,
       plans: this.currentPlans(namespace),
       conflict,
       outcome,
@@ -333,7 +367,16 @@ export class Reconciler {
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
-      `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+      logRecord(
+        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+        {
+          kind: 'PostgresPolicy',
+          namespace: policy.metadata.namespace,
+          name: policy.metadata.name,
+          generation: policy.metadata.generation,
+          decision: decision.kind,
+        },
+      ),
     );
     this.requeue(key, decision.requeueAfterSeconds);
   }
@@ -392,10 +435,26 @@ export class Reconciler {
       };
     }
     if (!result.ok) return { kind: 'failed', error: inspectFailure(result.error) };
+    // Memberships that anchored ephemeral access holds join the desired state; a conflict blocks the pass.
+    const overlay = policyOverlay(
+      this.deps.cache,
+      { namespace: policy.metadata.namespace, uid: policy.metadata.uid },
+      prepared.desired,
+      result.snapshot.identity.logical_fingerprint,
+    );
+    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
+    if (!overlay.ok) {
+      this.overlays.delete(key);
+      return {
+        kind: 'failed',
+        error: { class: 'permanent', reason: EPHEMERAL_ACCESS_CONFLICT, message: overlay.message },
+      };
+    }
+    this.overlays.set(key, overlay.edges);
     const planning = {
       namespace: policy.metadata.namespace,
       spec: policy.spec,
-      desired: prepared.desired,
+      desired: overlay.desired,
       scope: prepared.scope,
       target: prepared.target,
       connection: prepared.connection,
@@ -405,11 +464,7 @@ export class Reconciler {
       snapshot: result.snapshot,
       snapshotRequestedAt,
     };
-    this.review.noteInspection(
-      policyKey(policy.metadata.namespace, policy.metadata.name),
-      planning,
-      result.reviewFacts ?? null,
-    );
+    this.review.noteInspection(key, planning, result.reviewFacts ?? null);
     return planFromSnapshot(planning);
   }
 
@@ -464,7 +519,17 @@ export class Reconciler {
         continue;
       }
       for (const command of commandsOf(step, policy)) await this.send(command);
+      for (const planEvent of planEventsOf(step, policy)) await this.recordEvent(planEvent);
     }
+  }
+
+  /** Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. */
+  private async recordEvent({ regarding, event }: PlanEvent): Promise<void> {
+    await recordEvent(this.deps.publisher, regarding, event, (error) =>
+      this.deps.log.warn(
+        `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
+      ),
+    );
   }
 
   private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
@@ -546,7 +611,19 @@ export class Reconciler {
         jitter: Math.random(),
       });
       if (decision.status !== null) await this.writeStatus(policy, decision.status);
-      this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
+      const executionEvent = planExecutionEvent(result);
+      if (executionEvent !== undefined) await this.recordEvent(executionEvent);
+      this.deps.log.log(
+        logRecord(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`, {
+          kind: 'PostgresPolicyPlan',
+          namespace,
+          name: result.plan.name,
+          plan: result.plan.name,
+          digest: result.executedDigest ?? result.approvedDigest,
+          phase: result.phase,
+          reason: result.reason,
+        }),
+      );
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);

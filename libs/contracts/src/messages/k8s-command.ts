@@ -5,6 +5,28 @@ import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
 import { IdempotencyKey, ObjectRef } from './common.js';
 
+/**
+ * A core/v1 Event to record about `target`. The gateway deduplicates as the API conventions ask: the
+ * same object, type, reason, message and component is one Event whose `count` grows.
+ */
+export const KubeEventBody = Type.Object(
+  {
+    type: Type.Union([Type.Literal('Normal'), Type.Literal('Warning')]),
+    /** UpperCamelCase, machine-readable: `PlanApplied`. */
+    reason: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Z][A-Za-z0-9]*$' }),
+    /** Human-readable and redacted (no passwords, verifiers, URL credentials). */
+    message: Type.String({ maxLength: 1024 }),
+    /** What was done or failed: `Plan`, `Approve`, `Apply`. */
+    action: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Z][A-Za-z0-9]*$' }),
+    /** The service that saw it happen, the Event's `source.component`: `rolepolicy-planner`. */
+    component: Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
+  },
+  { additionalProperties: false },
+);
+
+/** Typed {@link KubeEventBody}. */
+export type KubeEventBody = Static<typeof KubeEventBody>;
+
 /** Version 1 of a k8s-gateway command (a discriminated union on `command`). */
 export const K8sCommandV1 = Type.Union([
   Type.Object(
@@ -47,6 +69,17 @@ export const K8sCommandV1 = Type.Union([
        * status), so an object and its status arrive in one ordered command. Custom kinds only.
        */
       status: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      idempotencyKey: IdempotencyKey,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      v: Type.Literal(1),
+      command: Type.Literal('record-event'),
+      /** The object the Event is about (`involvedObject`); without uid the gateway reads it. */
+      target: ObjectRef,
+      event: KubeEventBody,
       idempotencyKey: IdempotencyKey,
     },
     { additionalProperties: false },

@@ -3,3 +3,6 @@ export * from './duration.js';
 export * from './bundle.js';
 export * from './naming.js';
 export * from './provenance.js';
+export * from './overlay.js';
+export * from './holders.js';
+export * from './scoped-changes.js';

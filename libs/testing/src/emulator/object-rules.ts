@@ -40,9 +40,11 @@ export function prunedFields(sent: unknown, kept: unknown, path = ''): string[] 
   return found;
 }
 
-/** Folds a Secret's `stringData` into base64 `data`, as the API server does on write. */
+/** Defaults a Secret's `type` to Opaque and folds `stringData` into base64 `data`, as the API server does on write. */
 export function normalizeSecret(type: ResourceType, object: KubeObject): void {
-  if (type.group !== '' || type.kind !== 'Secret' || !isObject(object['stringData'])) return;
+  if (type.group !== '' || type.kind !== 'Secret') return;
+  if (object['type'] === undefined || object['type'] === '') object['type'] = 'Opaque';
+  if (!isObject(object['stringData'])) return;
   const data = isObject(object['data']) ? { ...object['data'] } : {};
   for (const [key, value] of Object.entries(object['stringData'])) {
     data[key] = Buffer.from(String(value), 'utf8').toString('base64');

@@ -70,6 +70,17 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
     ],
   }),
   builtin({
+    group: '',
+    version: 'v1',
+    kind: 'ServiceAccount',
+    plural: 'serviceaccounts',
+    singular: 'serviceaccount',
+    namespaced: true,
+    shortNames: ['sa'],
+    statusSubresource: false,
+    printerColumns: [AGE],
+  }),
+  builtin({
     group: 'coordination.k8s.io',
     version: 'v1',
     kind: 'Lease',

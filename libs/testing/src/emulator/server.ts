@@ -7,6 +7,14 @@ import { coreVersions, group, groupList, resourceList, VERSION_INFO } from './di
 import { openApiGroupVersion, openApiRoot } from './openapi.js';
 import { ApiError, badRequest, methodNotAllowed, pathNotFound } from './errors.js';
 import { patchTypeOf } from './patch.js';
+import {
+  decodeProtobuf,
+  encodeProtobuf,
+  hasProtobuf,
+  isProtobuf,
+  prefersProtobuf,
+  PROTOBUF_CONTENT_TYPE,
+} from './protobuf.js';
 import type { DeleteOptions, Registry } from './registry.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { ChangeType } from './store.js';
@@ -44,10 +52,32 @@ function send(res: ServerResponse, code: number, body: unknown, contentType = 'a
   res.end(text);
 }
 
+/**
+ * Answers in the Kubernetes protobuf encoding when the client asked for it first and the body is a
+ * core kind that has a message (what kube-apiserver does for client-go's typed clients, e.g. kubectl
+ * create/describe); JSON otherwise.
+ */
+function reply(req: IncomingMessage, res: ServerResponse, code: number, body: unknown): void {
+  const object = body as JsonObject;
+  if (
+    prefersProtobuf(req.headers.accept) &&
+    object['apiVersion'] === 'v1' &&
+    hasProtobuf(String(object['kind']))
+  ) {
+    const bytes = encodeProtobuf(object);
+    res.writeHead(code, { 'Content-Type': PROTOBUF_CONTENT_TYPE, 'Content-Length': bytes.length });
+    res.end(bytes);
+    return;
+  }
+  send(res, code, body);
+}
+
 async function readBody(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8').trim();
+  const bytes = Buffer.concat(chunks);
+  if (isProtobuf(req.headers['content-type'])) return bytes.length === 0 ? undefined : decodeProtobuf(bytes);
+  const text = bytes.toString('utf8').trim();
   if (text === '') return undefined;
   try {
     return JSON.parse(text);
@@ -199,7 +229,7 @@ export class EmulatorServer {
               TABLE_CONTENT_TYPE,
             );
           }
-          return send(res, 200, {
+          return reply(req, res, 200, {
             apiVersion: type.group === '' ? type.version : `${type.group}/${type.version}`,
             kind: type.listKind,
             metadata: { resourceVersion: list.resourceVersion },
@@ -215,12 +245,12 @@ export class EmulatorServer {
             TABLE_CONTENT_TYPE,
           );
         }
-        return send(res, 200, object);
+        return reply(req, res, 200, object);
       }
       case 'POST': {
         if (name !== undefined) throw methodNotAllowed(`POST is not supported on a named ${type.kind}`);
         const created = await this.registry.create(type, namespace, await readBody(req), { dryRun, strict });
-        return send(res, 201, created);
+        return reply(req, res, 201, created);
       }
       case 'PUT': {
         if (name === undefined) throw methodNotAllowed('PUT requires a name');
@@ -228,7 +258,7 @@ export class EmulatorServer {
           dryRun,
           strict,
         });
-        return send(res, 200, updated);
+        return reply(req, res, 200, updated);
       }
       case 'PATCH': {
         if (name === undefined) throw methodNotAllowed('PATCH requires a name');
@@ -242,7 +272,7 @@ export class EmulatorServer {
           subresource,
           { dryRun, strict },
         );
-        return send(res, 200, patched);
+        return reply(req, res, 200, patched);
       }
       case 'DELETE': {
         const body = (await readBody(req)) as JsonObject | undefined;
@@ -275,7 +305,8 @@ export class EmulatorServer {
           });
         }
         const result = await this.registry.delete(type, namespace, name, options);
-        if (type.custom || !result.gone || type.kind === 'Namespace') return send(res, 200, result.object);
+        if (type.custom || !result.gone || type.kind === 'Namespace')
+          return reply(req, res, 200, result.object);
         return send(res, 200, {
           kind: 'Status',
           apiVersion: 'v1',

@@ -1,0 +1,323 @@
+// Carries out one scoped execution request (ephemeral access Activate/Revoke, ADR 0008): verify the plan,
+// request and policy from the cache, resolve the target policy's connection and check its fingerprint,
+// then under the same per-database advisory lock as policy executions re-verify, inspect the bundle roles
+// and the subject, compute the membership changes (pure), run the escape check and execute them in ONE
+// transaction; publish a ScopedExecuteResultV1. Never logs URLs or passwords.
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import {
+  ExecutionError,
+  executeUnderLock,
+  inspect,
+  openConnection,
+  withRedaction,
+  type CatalogConnection,
+  type LockedDecision,
+} from '@rolepolicy/catalog';
+import {
+  JetStreamPublisher,
+  SUBJECTS,
+  scopedExecuteResultContract,
+  type ScopedExecuteRequestV1,
+  type ScopedExecuteResultV1,
+} from '@rolepolicy/contracts';
+import type { Connection } from '@rolepolicy/kube';
+import {
+  activationPlanName,
+  anchoredRequests,
+  escapeCheck,
+  expandPolicy,
+  logicalFingerprint,
+  renderSql,
+  scopedChanges,
+  type AnchorRequest,
+  type HolderRequest,
+  type PolicyContent,
+} from '@rolepolicy/policy';
+import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js';
+import { connectionTarget } from '../execution/cluster-view.js';
+import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
+import { classifyFailure } from '../execution/failures.js';
+import { EXECUTION_OPTIONS, type ExecutionOptions } from '../execution/options.js';
+import { PlanNotVisibleError } from '../execution/secrets.js';
+import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
+import { bundleScope, refusalFacts } from './scoped-steps.js';
+import {
+  verifyScoped,
+  type ScopedPlanObject,
+  type ScopedRequestObject,
+  type ScopedState,
+} from './scoped-verify.js';
+
+/**
+ * Seam for an in-process per-database mutex (the dispatch layer's): when provided, every scoped execution
+ * runs inside `run(databaseKey, task)` so it queues behind policy executions of the same database in this
+ * replica instead of waiting on the advisory lock. `databaseKey` is `<namespace>\u0000<target reference>`,
+ * the key policy executions use. The advisory lock below serializes across replicas either way.
+ */
+export interface DatabaseSerializer {
+  run<T>(databaseKey: string, task: () => Promise<T>): Promise<T>;
+}
+
+/** Injection token of an optional {@link DatabaseSerializer}. */
+export const DATABASE_SERIALIZER = Symbol('rp.executor.database-serializer');
+
+/** Handles scoped execution requests; one instance per executor replica. */
+@Injectable()
+export class ScopedExecutionService {
+  private readonly logger = new Logger('ScopedExecution');
+
+  constructor(
+    @Inject(EXECUTION_OPTIONS) private readonly options: ExecutionOptions,
+    @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
+    @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
+    @Optional() @Inject(DATABASE_SERIALIZER) private readonly serializer: DatabaseSerializer | null = null,
+  ) {}
+
+  /**
+   * Runs one request to its outcome and publishes it. Throws only for transient trouble (database
+   * unreachable, lock or statement timeouts, the plan not visible yet) so the transport redelivers with a
+   * delay; on the last delivery that becomes `Blocked` instead of a silent dead letter.
+   */
+  async handle(
+    request: ScopedExecuteRequestV1,
+    delivery: { readonly finalAttempt: boolean } = { finalAttempt: false },
+  ): Promise<ScopedExecuteResultV1> {
+    let facts: ScopedFacts;
+    try {
+      facts = await this.execute(request, delivery.finalAttempt);
+    } catch (error) {
+      if (error instanceof ExecutionError) {
+        facts = { outcome: 'Failed', reason: 'ExecutionFailed', message: error.message };
+      } else {
+        const failure = classifyFailure(error);
+        if (failure.class === 'transient' && !delivery.finalAttempt) throw error;
+        facts =
+          failure.class === 'transient'
+            ? { outcome: 'Blocked', reason: failure.reason, message: failure.message }
+            : { outcome: 'Failed', reason: failure.reason, message: failure.message };
+      }
+    }
+    const result = scopedResultFor(request, facts, new Date());
+    const subject = this.options.scopedResultSubject ?? SUBJECTS.scopedExecuteResult;
+    await this.publisher.publish(
+      { ...scopedExecuteResultContract, subject },
+      subject,
+      result,
+      scopedResultMessageId(result),
+    );
+    this.logger.log(
+      `${request.plan.namespace}/${request.plan.name}: ${request.operation} ${result.outcome} ` +
+        `(${result.reason}, ${result.statements.length} statements)`,
+    );
+    return result;
+  }
+
+  /** The plan, request, policy and activation plan as the cache holds them after catching up. */
+  private async state(request: ScopedExecuteRequestV1, cluster: ExecutionCluster): Promise<ScopedState> {
+    await cluster.cache.sync();
+    const ns = request.plan.namespace;
+    const get = <T>(kind: 'postgrespolicyplan' | 'ephemeralaccessrequest' | 'postgrespolicy', name: string) =>
+      cluster.cache.get(kind, ns, name) as unknown as T | undefined;
+    const object = get<ScopedRequestObject>('ephemeralaccessrequest', request.request.name);
+    const activation = object === undefined ? undefined : activationPlanName(object as AnchorRequest);
+    return {
+      plan: get<ScopedPlanObject>('postgrespolicyplan', request.plan.name),
+      request: object,
+      policy: get<PostgresPolicy>('postgrespolicy', request.policy.name),
+      activationPlan:
+        activation === undefined ? undefined : get<ScopedPlanObject>('postgrespolicyplan', activation),
+    };
+  }
+
+  /** The state, waiting up to `visibilityWaitMs` for the plan (created just before the request) to appear. */
+  private async visibleState(
+    request: ScopedExecuteRequestV1,
+    cluster: ExecutionCluster,
+  ): Promise<ScopedState> {
+    const deadline = Date.now() + (this.options.cluster?.visibilityWaitMs ?? 5_000);
+    for (;;) {
+      const state = await this.state(request, cluster);
+      if (state.plan !== undefined || Date.now() >= deadline) return state;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  private async execute(request: ScopedExecuteRequestV1, finalAttempt: boolean): Promise<ScopedFacts> {
+    const cluster = this.cluster;
+    if (cluster === null) {
+      return {
+        outcome: 'Failed',
+        reason: 'ScopedExecutionUnavailable',
+        message: 'this executor has no cluster view: scoped plans cannot be verified',
+      };
+    }
+    const state = await this.visibleState(request, cluster);
+    const verdict = verifyScoped(request, state);
+    if (verdict.kind === 'not_visible') {
+      if (!finalAttempt) throw new PlanNotVisibleError(verdict.message);
+      return { outcome: 'Failed', reason: 'PlanNotFound', message: `${verdict.message}; nothing was run` };
+    }
+    if (verdict.kind === 'applied') {
+      return {
+        outcome: 'Applied',
+        reason: 'AlreadyApplied',
+        message: 'the plan is already Applied; nothing was run again',
+      };
+    }
+    if (verdict.kind === 'stop') return verdict;
+    const policy = state.policy as PostgresPolicy;
+    const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
+    if (!expansion.ok) {
+      const errors = expansion.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`);
+      return {
+        outcome: 'Blocked',
+        reason: 'InvalidPolicy',
+        message: `the target policy is invalid, so its declared memberships are unknown: ${errors.join('; ')}`,
+      };
+    }
+    const namespace = request.policy.namespace;
+    const resolved = await cluster.view.secrets.connection({
+      namespace,
+      policy: request.policy.name,
+      target: connectionTarget(namespace, policy.spec.connection as Connection) ?? '',
+    });
+    // Resolved before the lock (a bad credential never holds the lock), checked against the snapshot's target.
+    const connection = openConnection({
+      ...resolved.connection,
+      maxConnections: 2,
+      applicationName: 'rolepolicy-executor-scoped',
+    });
+    try {
+      const { host, port, database } = connection.target;
+      const fingerprint = logicalFingerprint(host, port, database);
+      if (fingerprint !== verdict.targetDatabaseFingerprint) {
+        return {
+          outcome: 'Blocked',
+          reason: 'TargetFingerprintChanged',
+          message:
+            `the policy now connects to database ${fingerprint}, not ${verdict.targetDatabaseFingerprint} ` +
+            `where the access was resolved; nothing was run (restore the connection to proceed)`,
+        };
+      }
+      // The dispatch mutex's key of policy executions: namespace NUL the digest's target reference.
+      const databaseKey = `${namespace}\u0000${resolved.target}`;
+      const run = (): Promise<ScopedFacts> =>
+        withRedaction(connection, () =>
+          executeUnderLock<ScopedFacts>(connection.db, () =>
+            this.underLock(request, cluster, connection, expansion.desired.memberships),
+          ),
+        );
+      return await (this.serializer === null ? run() : this.serializer.run(databaseKey, run));
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * While the lock is held: re-verify (a revocation, deletion or recreate while this replica waited stops it
+   * here), inspect the bundle roles and the subject, compute the changes, run the escape check, render.
+   */
+  private async underLock(
+    request: ScopedExecuteRequestV1,
+    cluster: ExecutionCluster,
+    connection: CatalogConnection,
+    durable: Parameters<typeof scopedChanges>[0]['durable'],
+  ): Promise<LockedDecision<ScopedFacts>> {
+    const state = await this.state(request, cluster);
+    const verdict = verifyScoped(request, state);
+    if (verdict.kind === 'applied') {
+      return {
+        run: false,
+        result: { outcome: 'Applied', reason: 'AlreadyApplied', message: 'the plan is already Applied' },
+      };
+    }
+    if (verdict.kind === 'not_visible') {
+      return {
+        run: false,
+        result: { outcome: 'Failed', reason: 'PlanNotFound', message: `${verdict.message}; nothing was run` },
+      };
+    }
+    if (verdict.kind === 'stop') return { run: false, result: verdict };
+    // The bundle itself first: a snapshot granting to anyone but the subject touches nothing, not even a read.
+    const bundleEscape = escapeCheck(request.operation, [], verdict.memberships, verdict.subject);
+    if (!bundleEscape.ok) {
+      return {
+        run: false,
+        result: {
+          outcome: 'Failed',
+          reason: 'EscapeCheckFailed',
+          message: `${bundleEscape.message}; nothing was run`,
+        },
+      };
+    }
+    const snapshot = await inspect(
+      connection.db,
+      bundleScope(verdict.memberships, verdict.subject),
+      connection.target,
+    );
+    const requestUid = request.request.uid!;
+    const others = anchoredRequests({
+      policyUid: request.policy.uid!,
+      requests: cluster.cache.list(
+        'ephemeralaccessrequest',
+        request.request.namespace,
+      ) as unknown as HolderRequest[],
+      planNamed: (name) => cluster.cache.get('postgrespolicyplan', request.plan.namespace, name) as never,
+    }).filter((holder) => holder.uid !== requestUid);
+    const computed = scopedChanges({
+      operation: request.operation,
+      request: { name: request.request.name, uid: requestUid },
+      memberships: verdict.memberships,
+      live: {
+        memberships: snapshot.memberships,
+        roles: snapshot.roles.map((r) => ({ name: r.name, inherit: r.state.inherit })),
+        serverVersionNum: snapshot.server_version_num,
+      },
+      durable,
+      otherHolders: others,
+    });
+    if (computed.refusals.length > 0) return { run: false, result: refusalFacts(computed.refusals) };
+    const escape = escapeCheck(request.operation, computed.changes, verdict.memberships, verdict.subject);
+    if (!escape.ok) {
+      return {
+        run: false,
+        result: {
+          outcome: 'Failed',
+          reason: 'EscapeCheckFailed',
+          message: `${escape.message}; nothing was run`,
+        },
+      };
+    }
+    const rendered = renderSql(computed.changes, {
+      serverVersionNum: snapshot.server_version_num,
+      inventory: snapshot.inventory,
+      passwords: {},
+      executorRole: snapshot.executor.role,
+    });
+    const granted = request.operation === 'Activate';
+    return {
+      run: true,
+      statements: rendered.statements,
+      result: {
+        outcome: 'Applied',
+        reason: granted ? 'MembershipsGranted' : 'MembershipsRevoked',
+        message:
+          `${rendered.statements.length} statement(s) in one transaction; ` +
+          `${computed.unchanged.length} membership(s) already as wanted` +
+          (computed.retained.length > 0
+            ? `; kept because the base policy declares them: ${computed.retained.map((m) => `${m.role} -> ${m.member}`).join(', ')}`
+            : '') +
+          (computed.shared.length > 0
+            ? `; kept for other active requests: ${computed.shared
+                .map(
+                  (s) =>
+                    `${s.membership.role} -> ${s.membership.member} (${s.holders.map((h) => h.name).join(', ')})`,
+                )
+                .join(', ')}`
+            : ''),
+        statements: rendered.statements.map((s) => s.redacted),
+        retained: computed.retained,
+      },
+    };
+  }
+}

@@ -1,0 +1,212 @@
+// The checks a scoped execution request must pass before any database work (ADR 0008), one per row.
+import type { ScopedExecuteRequestV1 } from '@rolepolicy/contracts';
+import { BUNDLE_ENCODING, bundleHash, scopedPlanName } from '@rolepolicy/policy';
+import { bundleScope, refusalFacts } from './scoped-steps.js';
+import { scopedResultFor, scopedResultMessageId } from './scoped-result.js';
+import {
+  verifyScoped,
+  type ScopedPlanObject,
+  type ScopedRequestObject,
+  type ScopedState,
+} from './scoped-verify.js';
+
+const NS = 'team-a';
+const FP = 'sha256:fp';
+const memberships = [{ role: 'reader', member: 'alice', inherit: true }];
+const HASH = bundleHash({ targetDatabaseFingerprint: FP, memberships });
+const REQ = { name: 'alice-read', uid: 'a1b2c3d4-0000' };
+const POLICY_UID = 'policy-uid';
+
+const ref = (kind: string, name: string, uid?: string) => ({
+  apiVersion: 'rolepolicy.io/v1alpha1',
+  kind,
+  namespace: NS,
+  name,
+  ...(uid ? { uid } : {}),
+});
+
+function message(operation: 'Activate' | 'Revoke' = 'Activate'): ScopedExecuteRequestV1 {
+  return {
+    v: 1,
+    plan: ref('PostgresPolicyPlan', scopedPlanName(REQ, operation, HASH)),
+    request: ref('EphemeralAccessRequest', REQ.name, REQ.uid),
+    policy: ref('PostgresPolicy', 'orders', POLICY_UID),
+    operation,
+    bundleHash: HASH,
+    idempotencyKey: `${REQ.uid}/${operation}/${HASH}`,
+  };
+}
+
+function plan(operation: 'Activate' | 'Revoke', phase = 'Applying'): ScopedPlanObject {
+  return {
+    metadata: {
+      name: scopedPlanName(REQ, operation, HASH),
+      ownerReferences: [{ kind: 'EphemeralAccessRequest', uid: REQ.uid, controller: true }],
+    },
+    spec: {
+      policyRef: { name: 'orders' },
+      origin: { kind: 'EphemeralAccessRequest', uid: REQ.uid },
+      scope: { kind: 'MembershipBundle', operation, bundleHash: HASH },
+    },
+    status: { phase },
+  };
+}
+
+function request(
+  phase = 'Applying',
+  over: Partial<NonNullable<ScopedRequestObject['status']>['resolvedAccess']> = {},
+): ScopedRequestObject {
+  return {
+    metadata: { name: REQ.name, uid: REQ.uid },
+    spec: { subject: { role: 'alice' } },
+    status: {
+      phase,
+      resolvedAccess: {
+        bundleEncoding: BUNDLE_ENCODING,
+        bundleHash: HASH,
+        targetDatabaseFingerprint: FP,
+        memberships,
+        targetPolicyUid: POLICY_UID,
+        ...over,
+      },
+    },
+  };
+}
+
+function state(over: Partial<ScopedState> = {}, operation: 'Activate' | 'Revoke' = 'Activate'): ScopedState {
+  return {
+    plan: plan(operation),
+    request: request(operation === 'Activate' ? 'Applying' : 'Revoking'),
+    policy: { metadata: { uid: POLICY_UID } },
+    activationPlan: plan('Activate', operation === 'Activate' ? 'Applying' : 'Applied'),
+    ...over,
+  };
+}
+
+const reasonOf = (m: ScopedExecuteRequestV1, s: ScopedState): string => {
+  const v = verifyScoped(m, s);
+  return v.kind === 'stop' ? v.reason : v.kind;
+};
+
+describe('verifyScoped', () => {
+  it('an Activate of an anchored request in Applying proceeds with its bundle, subject and fingerprint', () => {
+    expect(verifyScoped(message(), state())).toEqual({
+      kind: 'proceed',
+      memberships,
+      subject: 'alice',
+      targetDatabaseFingerprint: FP,
+    });
+  });
+
+  it('a Revoke of a Revoking request whose activation plan was Applied proceeds', () => {
+    expect(reasonOf(message('Revoke'), state({}, 'Revoke'))).toBe('proceed');
+  });
+
+  it.each<[string, Partial<ScopedState>, string]>([
+    ['the plan is not visible yet', { plan: undefined }, 'not_visible'],
+    ['the plan is already Applied', { plan: plan('Activate', 'Applied') }, 'applied'],
+    ['the plan Failed', { plan: plan('Activate', 'Failed') }, 'PlanNotApplying'],
+    ['the plan is for another operation', { plan: plan('Revoke') }, 'ScopeMismatch'],
+    [
+      'the plan has another origin',
+      {
+        plan: {
+          ...plan('Activate'),
+          spec: { ...plan('Activate').spec, origin: { kind: 'EphemeralAccessRequest', uid: 'x' } },
+        },
+      },
+      'ScopeMismatch',
+    ],
+    [
+      'the plan is controlled by someone else',
+      { plan: { ...plan('Activate'), metadata: { ...plan('Activate').metadata, ownerReferences: [] } } },
+      'ScopeMismatch',
+    ],
+    ['the request is gone', { request: undefined }, 'RequestGone'],
+    [
+      'the request was recreated',
+      { request: { ...request(), metadata: { name: REQ.name, uid: 'other' } } },
+      'RequestRecreated',
+    ],
+    [
+      'the request has no resolvedAccess',
+      { request: { ...request(), status: { phase: 'Applying' } } },
+      'NotResolved',
+    ],
+    [
+      'the snapshot was edited (hash no longer matches)',
+      {
+        request: request('Applying', {
+          memberships: [{ role: 'superuser_ops', member: 'alice', inherit: true }],
+        }),
+      },
+      'InvalidResolvedAccess',
+    ],
+    [
+      'the snapshot targets another policy',
+      { request: request('Applying', { targetPolicyUid: 'other' }) },
+      'PolicyMismatch',
+    ],
+    ['the policy is gone', { policy: undefined }, 'PolicyGone'],
+    ['the policy was recreated', { policy: { metadata: { uid: 'new' } } }, 'PolicyRecreated'],
+    [
+      'the request is Active but has no activation plan (forged)',
+      { request: request('Active'), activationPlan: undefined },
+      'NoActivationAnchor',
+    ],
+    ['the request has ended', { request: request('Ended') }, 'NoActivationAnchor'],
+    ['an Activate of a Revoking request', { request: request('Revoking') }, 'NotActivating'],
+  ])('%s -> %s', (_label, over, expected) => {
+    expect(reasonOf(message(), state(over))).toBe(expected);
+  });
+
+  it('a Revoke without an activation plan (forged status) is refused: NoActivationAnchor', () => {
+    expect(reasonOf(message('Revoke'), state({ activationPlan: undefined }, 'Revoke'))).toBe(
+      'NoActivationAnchor',
+    );
+    expect(reasonOf(message('Revoke'), state({ activationPlan: plan('Activate', 'Failed') }, 'Revoke'))).toBe(
+      'NoActivationAnchor',
+    );
+  });
+
+  it('a message without the request or policy uid is invalid', () => {
+    const m = message();
+    expect(reasonOf({ ...m, request: ref('EphemeralAccessRequest', REQ.name) }, state())).toBe(
+      'InvalidRequest',
+    );
+  });
+});
+
+describe('scoped execution helpers', () => {
+  it('inspects exactly the bundle roles and the subject', () => {
+    expect(
+      bundleScope([{ role: 'writer', member: 'alice', inherit: false }, ...memberships], 'alice').roles,
+    ).toEqual(['alice', 'reader', 'writer']);
+  });
+
+  it('a refused plan reports the first reason and every message', () => {
+    const facts = refusalFacts([
+      { reason: 'RoleMissing', membership: memberships[0]!, message: 'a' },
+      { reason: 'AlreadyDurable', membership: memberships[0]!, message: 'b' },
+    ]);
+    expect(facts).toEqual({ outcome: 'Failed', reason: 'RoleMissing', message: 'a; b; nothing was run' });
+  });
+
+  it('results are bounded and Blocked ones get a fresh message id per report', () => {
+    const statements = Array.from({ length: 70 }, (_, i) => `GRANT "r${i}" TO "alice"`);
+    const result = scopedResultFor(
+      message(),
+      { outcome: 'Applied', reason: 'MembershipsGranted', message: 'x'.repeat(5000), statements },
+      new Date(0),
+    );
+    expect(result.statements).toHaveLength(64);
+    expect(result.message).toHaveLength(4096);
+    expect(scopedResultMessageId(result)).toBe(`${message().idempotencyKey}/Applied/MembershipsGranted`);
+    const blocked = scopedResultFor(
+      message(),
+      { outcome: 'Blocked', reason: 'TargetFingerprintChanged', message: 'm' },
+      new Date(0),
+    );
+    expect(scopedResultMessageId(blocked)).toContain(blocked.reportedAt);
+  });
+});

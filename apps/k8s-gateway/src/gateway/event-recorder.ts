@@ -1,0 +1,141 @@
+// Records `record-event` commands as core/v1 Events, deduplicated the way client-go's EventCorrelator
+// and the API conventions expect: the same involved object, type, reason, message and source is one
+// Event whose `count` grows and whose `lastTimestamp` moves. The Event's name is derived from that key,
+// so deduplication holds across gateway restarts and leader changes without an in-memory cache; the
+// last command's idempotency key on the Event makes a redelivered command count once.
+import { createHash } from 'node:crypto';
+import {
+  ApiException,
+  CoreV1Api,
+  KubernetesObjectApi,
+  type CoreV1Event,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import { redactSecrets, type K8sCommandV1 } from '@rolepolicy/contracts';
+
+type RecordEvent = Extract<K8sCommandV1, { command: 'record-event' }>;
+
+/** Annotation holding the idempotency key of the last command counted on an Event. */
+export const LAST_COMMAND_ANNOTATION = 'rolepolicy.io/last-event-command';
+
+/** The deduplication key's Event name: `<object name>.<16 hex digits>` (at most 253 characters). */
+export function eventName(command: RecordEvent, uid: string | undefined): string {
+  const { target, event } = command;
+  const key = JSON.stringify([
+    target.apiVersion,
+    target.kind,
+    target.namespace,
+    target.name,
+    uid ?? '',
+    event.type,
+    event.reason,
+    redactSecrets(event.message),
+    event.component,
+  ]);
+  const digest = createHash('sha256').update(key).digest('hex').slice(0, 16);
+  return `${target.name.slice(0, 236)}.${digest}`;
+}
+
+/** Thrown for a 409 so the caller's retry loop re-reads and counts again. */
+export class EventConflict extends Error {}
+
+/** Writes Events for one leader term. */
+export class EventRecorder {
+  private readonly core: CoreV1Api;
+  private readonly objects: KubernetesObjectApi;
+
+  constructor(
+    kc: KubeConfig,
+    /** `reportingInstance`: the gateway replica (its Lease identity). */
+    private readonly instance: string,
+  ) {
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.objects = KubernetesObjectApi.makeApiClient(kc);
+  }
+
+  /** The involved object's uid: from the command, else read (kubectl describe selects Events by uid). */
+  private async uidOf(target: RecordEvent['target']): Promise<string | undefined> {
+    if (target.uid !== undefined) return target.uid;
+    try {
+      const object = await this.objects.read({
+        apiVersion: target.apiVersion,
+        kind: target.kind,
+        metadata: { name: target.name, namespace: target.namespace },
+      });
+      return object.metadata?.uid;
+    } catch (err) {
+      if (err instanceof ApiException && Number(err.code) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Creates the Event or counts it up; returns the written resourceVersion. Throws {@link EventConflict}
+   * on 409 (a concurrent count or create: read again), ApiException for anything else.
+   */
+  async record(command: RecordEvent): Promise<string | undefined> {
+    const { target, event } = command;
+    const uid = await this.uidOf(target);
+    const name = eventName(command, uid);
+    const namespace = target.namespace;
+    const now = new Date();
+    let current: CoreV1Event | undefined;
+    try {
+      current = await this.core.readNamespacedEvent({ name, namespace });
+    } catch (err) {
+      if (!(err instanceof ApiException && Number(err.code) === 404)) throw err;
+    }
+    try {
+      if (current === undefined) {
+        const created = await this.core.createNamespacedEvent({
+          namespace,
+          body: {
+            metadata: { name, namespace, annotations: { [LAST_COMMAND_ANNOTATION]: command.idempotencyKey } },
+            involvedObject: {
+              apiVersion: target.apiVersion,
+              kind: target.kind,
+              name: target.name,
+              namespace,
+              ...(uid !== undefined ? { uid } : {}),
+            },
+            type: event.type,
+            reason: event.reason,
+            message: redactSecrets(event.message),
+            action: event.action,
+            source: { component: event.component },
+            reportingComponent: event.component,
+            reportingInstance: this.instance,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+          },
+        });
+        return created.metadata?.resourceVersion;
+      }
+      if (current.metadata?.annotations?.[LAST_COMMAND_ANNOTATION] === command.idempotencyKey) {
+        return current.metadata.resourceVersion; // a redelivered command: already counted
+      }
+      const replaced = await this.core.replaceNamespacedEvent({
+        name,
+        namespace,
+        body: {
+          ...current,
+          metadata: {
+            ...current.metadata,
+            annotations: {
+              ...current.metadata?.annotations,
+              [LAST_COMMAND_ANNOTATION]: command.idempotencyKey,
+            },
+          },
+          count: (current.count ?? 1) + 1,
+          lastTimestamp: now,
+          reportingInstance: this.instance,
+        },
+      });
+      return replaced.metadata?.resourceVersion;
+    } catch (err) {
+      if (err instanceof ApiException && Number(err.code) === 409) throw new EventConflict();
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,164 @@
+// The planner's overlay adapter over a cache-like reader: anchored requests join the desired memberships,
+// forged or unrelated ones do not, conflicts become the EphemeralAccessConflict failure message.
+import type { CachedObject } from '@rolepolicy/contracts';
+import {
+  BUNDLE_ENCODING,
+  bundleHash,
+  expandPolicy,
+  scopedPlanName,
+  type DesiredState,
+} from '@rolepolicy/policy';
+import { EphemeralTriggers } from './ephemeral-triggers.js';
+import { policyOverlay, type OverlayReader } from './ephemeral-overlay.js';
+
+const NS = 'team-a';
+const FP = 'sha256:fp';
+const POLICY = { namespace: NS, uid: 'policy-uid' };
+
+function desired(): DesiredState {
+  const expansion = expandPolicy(
+    {
+      roles: [{ name: 'alice', login: true }, { name: 'reader' }, { name: 'writer' }],
+      memberships: [{ role: 'reader', members: [{ name: 'alice' }] }],
+    } as never,
+    { policyName: 'orders' },
+  );
+  if (!expansion.ok) throw new Error(JSON.stringify(expansion.errors));
+  return expansion.desired;
+}
+
+function request(name: string, phase: string, roles: string[], policyUid = POLICY.uid) {
+  const memberships = roles
+    .map((role) => ({ role, member: 'alice', inherit: true }))
+    .sort((a, b) => (a.role < b.role ? -1 : 1));
+  const hash = bundleHash({ targetDatabaseFingerprint: FP, memberships });
+  const uid = `${name}-uid`;
+  const object = {
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind: 'EphemeralAccessRequest',
+    metadata: { name, namespace: NS, uid },
+    spec: { subject: { role: 'alice' } },
+    status: {
+      phase,
+      resolvedAccess: {
+        bundleEncoding: BUNDLE_ENCODING,
+        bundleHash: hash,
+        targetDatabaseFingerprint: FP,
+        memberships,
+        targetPolicyUid: policyUid,
+        targetPolicyGeneration: 1,
+        accessPolicyUid: 'ap',
+        accessPolicyGeneration: 1,
+        grantedDuration: '60s',
+      },
+    },
+  } as unknown as CachedObject;
+  const plan = {
+    metadata: { name: scopedPlanName({ name, uid }, 'Activate', hash), namespace: NS },
+    spec: {
+      policyRef: { name: 'orders' },
+      origin: { kind: 'EphemeralAccessRequest', name, uid },
+      scope: { kind: 'MembershipBundle', operation: 'Activate', bundleHash: hash },
+    },
+    status: { phase: 'Applied' },
+  } as unknown as CachedObject;
+  return { object, plan };
+}
+
+function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): OverlayReader {
+  return {
+    list: (kind) =>
+      kind === 'ephemeralaccessrequest'
+        ? objects.requests
+        : kind === 'postgrespolicyplan'
+          ? objects.plans
+          : [],
+    get: (kind, _ns, name) =>
+      kind === 'postgrespolicyplan' ? objects.plans.find((p) => p.metadata.name === name) : undefined,
+  };
+}
+
+describe('policyOverlay', () => {
+  it('adds the memberships of anchored requests to the desired state', () => {
+    const a = request('a', 'Active', ['writer']);
+    const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), FP);
+    expect(overlay.ok).toBe(true);
+    if (!overlay.ok) return;
+    expect(overlay.edges).toEqual([{ role: 'writer', member: 'alice', inherit: true, admin: false }]);
+    expect(overlay.desired.memberships.map((m) => `${m.role}/${m.member}`)).toEqual([
+      'reader/alice',
+      'writer/alice',
+    ]);
+  });
+
+  it('a forged request (no activation plan), a Revoking one and one for another policy add nothing', () => {
+    const forged = request('forged', 'Active', ['writer']);
+    const revoking = request('revoking', 'Revoking', ['writer']);
+    const other = request('other', 'Active', ['writer'], 'another-policy');
+    const base = desired();
+    const overlay = policyOverlay(
+      reader({
+        requests: [forged.object, revoking.object, other.object],
+        plans: [revoking.plan, other.plan],
+      }),
+      POLICY,
+      base,
+      FP,
+    );
+    expect(overlay).toEqual({ ok: true, desired: base, edges: [] });
+  });
+
+  it('a changed fingerprint, or an unknown one, blocks with a message naming the request and its uid', () => {
+    const a = request('a', 'Active', ['writer']);
+    for (const fp of ['sha256:moved', null]) {
+      const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), fp);
+      expect(overlay.ok).toBe(false);
+      if (!overlay.ok) expect(overlay.message).toContain('request a (uid a-uid)');
+    }
+  });
+
+  it('a bundle role the policy no longer declares blocks the reconcile', () => {
+    const a = request('a', 'Active', ['auditor']);
+    const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), FP);
+    expect(overlay.ok).toBe(false);
+    if (!overlay.ok) expect(overlay.message).toMatch(/no longer declares role auditor/);
+  });
+});
+
+describe('EphemeralTriggers', () => {
+  const policies = () => [
+    { metadata: { name: 'orders', namespace: NS, uid: POLICY.uid } } as unknown as CachedObject,
+  ];
+  const change = (kind: string, object: CachedObject | undefined, type: 'upsert' | 'delete' = 'upsert') => ({
+    type,
+    kind,
+    namespace: NS,
+    name: object?.metadata.name ?? 'gone',
+    ...(object ? { object } : {}),
+  });
+
+  it('a request phase change wakes its target policy once; a repeat does not', () => {
+    const triggers = new EphemeralTriggers();
+    const a = request('a', 'Active', ['writer']);
+    expect(triggers.wake(change('ephemeralaccessrequest', a.object), policies)).toBe(`${NS}/orders`);
+    expect(triggers.wake(change('ephemeralaccessrequest', a.object), policies)).toBeUndefined();
+    const ended = request('a', 'Ended', ['writer']);
+    expect(triggers.wake(change('ephemeralaccessrequest', ended.object), policies)).toBe(`${NS}/orders`);
+    expect(
+      triggers.wake({ type: 'delete', kind: 'ephemeralaccessrequest', namespace: NS, name: 'a' }, policies),
+    ).toBe(`${NS}/orders`);
+  });
+
+  it('a scoped plan phase change wakes the policy it names; durable plans are not its business', () => {
+    const triggers = new EphemeralTriggers();
+    const a = request('a', 'Active', ['writer']);
+    expect(triggers.wake(change('postgrespolicyplan', a.plan), policies)).toBe(`${NS}/orders`);
+    const durable = {
+      metadata: { name: 'orders-abc', namespace: NS },
+      spec: { policyRef: { name: 'orders' } },
+    };
+    expect(
+      triggers.wake(change('postgrespolicyplan', durable as unknown as CachedObject), policies),
+    ).toBeUndefined();
+  });
+});

@@ -1,0 +1,71 @@
+// The ephemeral access overlay of one PostgresPolicy, read from a ResourceCache (requests and plans of its
+// namespace) and composed with the pure overlay of libs/policy. The planner and the executor's re-plan
+// both call this, so they compose the same desired memberships and their digests agree (ADR 0008).
+import type { CachedObject, ResourceCache } from '@rolepolicy/contracts';
+import {
+  anchoredRequests,
+  composeOverlay,
+  OVERLAY_PHASES,
+  overlayConflictMessage,
+  withOverlay,
+  type AnchorPlan,
+  type HolderRequest,
+  type DesiredState,
+  type MembershipEdge,
+  type OverlayConflict,
+} from '@rolepolicy/policy';
+
+/** Condition reason (and failure reason) when active access conflicts with the base policy. */
+export const EPHEMERAL_ACCESS_CONFLICT = 'EphemeralAccessConflict';
+
+/** The overlay applied to a desired state, or the conflicts that block the durable reconcile. */
+export type PolicyOverlay =
+  | {
+      readonly ok: true;
+      /** `desired` with the overlay's edges in its memberships (the same object when there are none). */
+      readonly desired: DesiredState;
+      /** The overlay's edges alone (admin false), e.g. for candidate planning in the parent's context. */
+      readonly edges: readonly MembershipEdge[];
+    }
+  | { readonly ok: false; readonly conflicts: readonly OverlayConflict[]; readonly message: string };
+
+/** The cache reads this needs (the planner's and the executor's caches follow both kinds). */
+export type OverlayReader = Pick<ResourceCache, 'get' | 'list'>;
+
+/**
+ * Composes the overlay of the requests holding access on the policy (`namespace`, `uid`) into `desired`.
+ * `targetFingerprint` is the logical fingerprint of the policy's current connection (the snapshot's
+ * `identity.logical_fingerprint`); null (unknown) conflicts with every holder, never silently drops one.
+ */
+export function policyOverlay(
+  reader: OverlayReader,
+  policy: { readonly namespace: string; readonly uid: string },
+  desired: DesiredState,
+  targetFingerprint: string | null,
+): PolicyOverlay {
+  const requests = reader
+    .list('ephemeralaccessrequest', policy.namespace)
+    .map((o: CachedObject) => o as unknown as HolderRequest);
+  const holders = anchoredRequests({
+    policyUid: policy.uid,
+    requests,
+    planNamed: (name) =>
+      reader.get('postgrespolicyplan', policy.namespace, name) as unknown as AnchorPlan | undefined,
+    phases: OVERLAY_PHASES,
+  });
+  if (holders.length === 0) return { ok: true, desired, edges: [] };
+  const overlay = composeOverlay({
+    desired: desired.memberships,
+    roles: desired.roles.map((r) => r.name),
+    requests: holders,
+    targetFingerprint: targetFingerprint ?? '(unknown)',
+  });
+  if (overlay.conflicts.length > 0) {
+    return { ok: false, conflicts: overlay.conflicts, message: overlayConflictMessage(overlay.conflicts) };
+  }
+  return {
+    ok: true,
+    desired: { ...desired, memberships: withOverlay(desired.memberships, overlay) },
+    edges: overlay.edges,
+  };
+}

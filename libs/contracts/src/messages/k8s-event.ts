@@ -1,0 +1,53 @@
+// Kubernetes Events from any service, in one line: `await recordEvent(publisher, ref, { type, reason,
+// message, action, component })`. The Event travels as a `record-event` command to the k8s-gateway,
+// the only API writer, which creates or counts up the core/v1 Event. Best effort, like client-go's
+// recorder: a failed publish is reported in the result, never thrown into the caller's work.
+import { randomUUID } from 'node:crypto';
+import { redactSecrets } from '../redact.js';
+import { k8sCommandSubject } from '../subjects.js';
+import type { JetStreamPublisher } from '../transport/publisher.js';
+import { k8sCommandContract, type K8sCommandV1, type KubeEventBody } from './k8s-command.js';
+
+/** The object an Event is about (namespaced; uid optional: the gateway fills it in). */
+export type EventRegarding = Extract<K8sCommandV1, { command: 'record-event' }>['target'];
+
+/** Longest message an Event keeps (the events.k8s.io limit); longer ones are cut with `…`. */
+export const MAX_EVENT_MESSAGE = 1024;
+
+/** The command that records `event` about `regarding`; the message is redacted and bounded here. */
+export function recordEventCommand(
+  regarding: EventRegarding,
+  event: KubeEventBody,
+  idempotencyKey: string = `event/${event.component}/${randomUUID()}`,
+): Extract<K8sCommandV1, { command: 'record-event' }> {
+  const redacted = redactSecrets(event.message);
+  const message =
+    redacted.length <= MAX_EVENT_MESSAGE ? redacted : `${redacted.slice(0, MAX_EVENT_MESSAGE - 1)}…`;
+  return { v: 1, command: 'record-event', target: regarding, event: { ...event, message }, idempotencyKey };
+}
+
+/**
+ * Records a Kubernetes Event about `regarding` through the gateway. Resolves true once the command is
+ * stored in the stream, false when it could not be published (the reason goes to `onError`).
+ * @example await recordEvent(publisher, planRef, { type: 'Normal', reason: 'PlanApplied', message: 'applied 3 statements', action: 'Apply', component: 'rolepolicy-planner' })
+ */
+export async function recordEvent(
+  publisher: Pick<JetStreamPublisher, 'publish'>,
+  regarding: EventRegarding,
+  event: KubeEventBody,
+  onError?: (error: Error) => void,
+): Promise<boolean> {
+  const command = recordEventCommand(regarding, event);
+  try {
+    await publisher.publish(
+      k8sCommandContract,
+      k8sCommandSubject('record-event'),
+      command,
+      command.idempotencyKey,
+    );
+    return true;
+  } catch (error) {
+    onError?.(error instanceof Error ? error : new Error(String(error)));
+    return false;
+  }
+}

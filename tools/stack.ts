@@ -1,0 +1,174 @@
+// `npm run stack`: the product on this machine without the scripted demo. Checks the local PostgreSQL,
+// NATS and Redis (starting what is missing, as the demo does), starts the embedded Kubernetes API
+// emulator with the CRDs in this process (its state lives as long as the stack), boots the five
+// services as child processes, prints the `export KUBECONFIG=…` line and each service's health and
+// metrics URLs, and keeps running until Ctrl-C. A service that exits is started again (with backoff),
+// so the stack survives crashes and `kill <pid>` of its own services.
+import type { ChildProcess } from 'node:child_process';
+import { startEmulator, type Emulator } from '@rolepolicy/testing';
+import {
+  checkDependencies,
+  crdDirectory,
+  health,
+  ownServers,
+  SERVICES,
+  startService,
+  type Health,
+  type Service,
+} from './local-stack.js';
+
+type Options = {
+  readonly host: string;
+  readonly portBase: number;
+  readonly apiPort: number;
+  readonly healthDeadlineMs: number;
+};
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const value = Number(env[name] ?? String(fallback));
+  if (!Number.isInteger(value) || value < min || value > max) {
+    console.error(`${name} must be an integer between ${min} and ${max}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+function parseOptions(env: NodeJS.ProcessEnv): Options {
+  return {
+    host: '127.0.0.1',
+    portBase: integer(env, 'STACK_HTTP_PORT_BASE', 8081, 1, 65530),
+    apiPort: integer(env, 'STACK_API_PORT', 0, 0, 65535),
+    healthDeadlineMs: integer(env, 'STACK_HEALTH_TIMEOUT_MS', 60_000, 1, 3_600_000),
+  };
+}
+
+/** Set once Ctrl-C (SIGINT) or SIGTERM arrived: exits from then on are the shutdown, not crashes. */
+let stopping = false;
+
+/** Restart delay after the n-th quick exit in a row: 0.5 s doubling to 10 s. */
+function backoffMs(failures: number): number {
+  return Math.min(10_000, 500 * 2 ** Math.max(0, failures - 1));
+}
+
+/** Keeps one service running: starts it, and starts it again whenever it exits while the stack runs. */
+class Supervised {
+  child: ChildProcess | undefined;
+  private failures = 0;
+  private startedAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly service: Service,
+    readonly port: number,
+    private readonly host: string,
+    private readonly kubeconfig: string,
+  ) {}
+
+  get url(): string {
+    return `http://${this.host}:${this.port}`;
+  }
+
+  start(): void {
+    this.startedAt = Date.now();
+    const child = startService(this.service, this.port, this.host, this.kubeconfig, 'log', 'pretty');
+    this.child = child;
+    child.once('exit', (code, signal) => {
+      // Ctrl-C in a terminal signals the services too: their exit is then no crash.
+      if (stopping) return;
+      // Up for a minute counts as healthy: the next crash restarts at once again.
+      this.failures = Date.now() - this.startedAt > 60_000 ? 1 : this.failures + 1;
+      const delay = backoffMs(this.failures);
+      console.log(
+        `[stack] ${this.service} (pid ${child.pid}) exited (${signal ?? `exit ${code}`}); restarting in ${delay} ms`,
+      );
+      this.timer = setTimeout(() => {
+        this.start();
+        console.log(`[stack] ${this.service} restarted (pid ${this.child?.pid})`);
+      }, delay);
+    });
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+}
+
+async function waitHealthy(
+  services: readonly Supervised[],
+  deadlineMs: number,
+): Promise<Map<Service, Health | undefined>> {
+  const deadline = Date.now() + deadlineMs;
+  const results = new Map<Service, Health | undefined>();
+  for (;;) {
+    for (const s of services) {
+      if (results.get(s.service)?.readyz !== 200) results.set(s.service, await health(s.url));
+    }
+    if (services.every((s) => results.get(s.service)?.readyz === 200) || Date.now() > deadline)
+      return results;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.env);
+  console.log('rolepolicy stack\n\nlocal servers:');
+  if (!(await checkDependencies())) {
+    for (const server of ownServers) server.kill('SIGTERM');
+    process.exit(1);
+  }
+  const cluster: Emulator = await startEmulator({ port: options.apiPort, crdDir: crdDirectory() });
+  console.log(`\nembedded Kubernetes API: ${cluster.url} (CRDs installed; state kept until the stack stops)`);
+
+  const services = SERVICES.map(
+    (service, i) => new Supervised(service, options.portBase + i, options.host, cluster.kubeconfigPath),
+  );
+  const shutdown = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\n[stack] stopping services...');
+    void (async () => {
+      for (const s of [...services].reverse()) await s.stop();
+      await cluster.stop();
+      for (const server of ownServers) server.kill('SIGTERM');
+      console.log('[stack] stopped');
+      process.exit(code);
+    })();
+  };
+  process.on('SIGINT', () => shutdown(0));
+  process.on('SIGTERM', () => shutdown(0));
+
+  console.log(
+    `starting ${services.length} services (up to ${options.healthDeadlineMs / 1000} s for /readyz)...`,
+  );
+  for (const s of services) s.start();
+  const results = await waitHealthy(services, options.healthDeadlineMs);
+  if (stopping) return;
+
+  console.log('\nservice            pid      healthz  readyz  health                          metrics');
+  for (const s of services) {
+    const h = results.get(s.service);
+    const state = h ? `${String(h.healthz).padEnd(8)} ${String(h.readyz).padEnd(7)}` : 'no answer'.padEnd(16);
+    console.log(
+      `${s.service.padEnd(18)} ${String(s.child?.pid ?? '-').padEnd(8)} ${state} ${`${s.url}/healthz`.padEnd(31)} ${s.url}/metrics`,
+    );
+  }
+  const healthy = services.filter((s) => results.get(s.service)?.readyz === 200).length;
+  if (healthy < services.length) {
+    console.error(`\n${healthy}/${services.length} services ready within the deadline; stopping`);
+    shutdown(1);
+    return;
+  }
+  console.log(`\n${healthy}/${services.length} services ready. In another terminal:\n`);
+  console.log(`export KUBECONFIG=${cluster.kubeconfigPath}`);
+  console.log('kubectl get crds');
+  console.log('kubectl create namespace team-a');
+  console.log('\n[stack] running; press Ctrl-C to stop.');
+}
+
+await main();
