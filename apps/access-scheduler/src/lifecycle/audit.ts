@@ -58,3 +58,27 @@ export function auditRecord(
     expiresAt: status.expiresAt ?? null,
   };
 }
+
+/** `source.component` of the scheduler's Events. */
+export const SCHEDULER_COMPONENT = 'rolepolicy-access-scheduler';
+
+/** Phases a reviewer should notice: their Events are Warnings. */
+const WARNING_PHASES: readonly string[] = ['Failed', 'Denied', 'ApprovalExpired'];
+
+/** The Kubernetes Event of a transition, on the request (action `EphemeralAccessLifecycle`). */
+export function transitionEvent(transition: Transition): {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+  readonly action: string;
+  readonly component: string;
+} {
+  const text = `${transition.from} -> ${transition.to}: ${transition.message}`;
+  return {
+    type: WARNING_PHASES.includes(transition.to) ? 'Warning' : 'Normal',
+    reason: /^[A-Z][A-Za-z0-9]*$/.test(transition.reason) ? transition.reason : transition.to,
+    message: text.length <= 1024 ? text : `${text.slice(0, 1023)}…`,
+    action: 'EphemeralAccessLifecycle',
+    component: SCHEDULER_COMPONENT,
+  };
+}

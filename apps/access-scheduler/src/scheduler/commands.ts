@@ -20,7 +20,8 @@ export interface Ref {
   readonly uid?: string | undefined;
 }
 
-function target(ref: Ref): K8sCommandV1['target'] {
+/** The command target of a reference. */
+export function refOf(ref: Ref): K8sCommandV1['target'] {
   return {
     apiVersion: API_VERSION,
     kind: ref.kind,
@@ -45,7 +46,7 @@ export function statusCommand(ref: Ref, status: Json, resourceVersion?: string):
   return {
     v: 1,
     command: 'patch-status',
-    target: target(ref),
+    target: refOf(ref),
     status,
     ...(resourceVersion === undefined ? {} : { resourceVersion }),
   };
@@ -61,7 +62,7 @@ export function createPlanCommand(
   return {
     v: 1,
     command: 'apply-resource',
-    target: target({ kind: 'PostgresPolicyPlan', namespace, name }),
+    target: refOf({ kind: 'PostgresPolicyPlan', namespace, name }),
     object,
     status,
   };
@@ -69,10 +70,10 @@ export function createPlanCommand(
 
 /** Adds or removes a finalizer. */
 export function finalizerCommand(ref: Ref, finalizer: string, present: boolean): UnkeyedCommand {
-  return { v: 1, command: 'set-finalizer', target: target(ref), finalizer, present };
+  return { v: 1, command: 'set-finalizer', target: refOf(ref), finalizer, present };
 }
 
 /** Deletes an object (bound to its uid). */
 export function deleteCommand(ref: Ref): UnkeyedCommand {
-  return { v: 1, command: 'delete-resource', target: target(ref) };
+  return { v: 1, command: 'delete-resource', target: refOf(ref) };
 }

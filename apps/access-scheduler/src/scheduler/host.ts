@@ -104,7 +104,9 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
           },
           schedule: (job, now) => this.timers.schedule(job, now),
           log: this.logger,
-          audit: (record) => this.auditLog.log(JSON.stringify(record)),
+          // One structured line per transition: the record's fields are the log line's fields.
+          audit: (record) =>
+            this.auditLog.log({ ...record, msg: `${record.fromPhase} -> ${record.toPhase}` }),
           observeRevocationLag: (seconds) => this.metrics.revocationLag.observe(seconds),
           observeRevokeDispatch: (seconds) => this.metrics.revokeDispatch.observe(seconds),
         });

@@ -31,7 +31,7 @@ import {
   type ClusterLimits,
   type HoldingRequest,
 } from '../lifecycle/access-policy.js';
-import { auditRecord, type AuditRecord } from '../lifecycle/audit.js';
+import { auditRecord, transitionEvent, type AuditRecord } from '../lifecycle/audit.js';
 import { decideRequest, REQUEST_FINALIZER, type RequestAction } from '../lifecycle/request-machine.js';
 import { sameJson } from '../lifecycle/same.js';
 import { resolveRequest, type FingerprintRead } from '../lifecycle/resolution.js';
@@ -41,6 +41,7 @@ import { instant, timestamp } from '../lifecycle/time.js';
 import {
   createPlanCommand,
   deleteCommand,
+  refOf,
   finalizerCommand,
   replacingPatch,
   statusCommand,
@@ -344,6 +345,12 @@ export class AccessScheduler {
       this.pendingWrites.set(key, { rv: request.metadata.resourceVersion ?? '', at: now });
     }
     if (decision.transition !== null) {
+      await this.send({
+        v: 1,
+        command: 'record-event',
+        target: refOf(ref),
+        event: transitionEvent(decision.transition),
+      });
       this.deps.audit(
         auditRecord(request, decision.transition, timestamp(now), decision.status ?? undefined),
       );

@@ -46,6 +46,7 @@ let redis: PrivateRedis;
 const PREFIX = 'rp-sched-int';
 let custom: CustomObjectsApi;
 let client: NatsConnection;
+let core: CoreV1Api;
 let schedulerUrl: string;
 let kubectlCache: string;
 const apps: INestApplication[] = [];
@@ -62,7 +63,8 @@ function captureServiceLogs(): void {
     (forward: (chunk: string | Uint8Array) => boolean) =>
     (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      if (!text.includes('[Nest]')) return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
+      if (!text.includes('[Nest]') && !text.includes('"service":"rolepolicy-'))
+        return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
       logged.push(text);
       return process.env['RP_TEST_VERBOSE'] ? forward(chunk) : true;
     };
@@ -199,7 +201,7 @@ beforeAll(async () => {
   redis = await startPrivateRedis();
   const kc = emulator.kubeConfig(NS);
   custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+  core = kc.makeApiClient(CoreV1Api);
   client = await connect({ servers: nats.url });
   schedulerUrl = await start(accessSchedulerService, {
     REDIS_URL: redis.url,
@@ -358,16 +360,33 @@ test(
     const metrics = await (await fetch(`${schedulerUrl}/metrics`)).text();
     expect(metrics).toMatch(/rolepolicy_ephemeral_revocation_lag_seconds_count\S* 1/);
     expect(metrics).toContain('rolepolicy_ephemeral_queue_jobs{');
-    const audit = logged.filter(
-      (l) => l.includes('rolepolicy.ephemeral_access.lifecycle') && l.includes('alice-auto'),
+    const audit = logged
+      .flatMap((l) => l.split('\n'))
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      })
+      .filter((e) => e['event'] === 'rolepolicy.ephemeral_access.lifecycle' && e['request'] === 'alice-auto');
+    expect(audit.map((e) => e['toPhase'])).toEqual(['Applying', 'Active', 'Revoking', 'Ended']);
+    expect(audit[0]).toMatchObject({
+      bundleHash: resolved.bundleHash,
+      requester: 'alice@example.com',
+      subject: 'alice',
+      requestUid: applying.metadata['uid'],
+    });
+    // The same transitions as Kubernetes Events on the request.
+    const events = await eventually('the lifecycle Events', async () => {
+      const list = await core.listNamespacedEvent({ namespace: NS });
+      const mine = list.items.filter((e) => e.involvedObject.name === 'alice-auto');
+      return mine.some((e) => e.reason === 'MembershipsRevoked') ? mine : undefined;
+    });
+    expect(events.map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['MembershipsGranted', 'AccessExpired']),
     );
-    expect(audit.map((l) => /"toPhase":"(\w+)"/.exec(l)?.[1])).toEqual([
-      'Applying',
-      'Active',
-      'Revoking',
-      'Ended',
-    ]);
-    expect(audit[0]).toContain(resolved.bundleHash);
+    expect(events.every((e) => e.source?.component === 'rolepolicy-access-scheduler')).toBe(true);
     expect(logged.join('\n')).not.toContain('s3cret-value');
   },
   TIMEOUT_MS,
