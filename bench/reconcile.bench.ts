@@ -57,7 +57,7 @@ function stats(values: readonly number[]): { p50: number; p95: number; max: numb
  * e2e/stack.ts finds the CRDs at `../deploy/crds` from its own file, which from dist/e2e/ is dist/deploy/crds:
  * link it to the repository's deploy/crds (dist is build output, never committed).
  */
-function linkCrdsIntoDist(): void {
+export function linkCrdsIntoDist(): void {
   const target = fileURLToPath(new URL('../../deploy/crds', import.meta.url));
   const link = fileURLToPath(new URL('../deploy/crds', import.meta.url));
   if (existsSync(link)) return;

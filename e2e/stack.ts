@@ -114,6 +114,7 @@ function envFor(
   emulator: Emulator,
   options: StackOptions,
   access: SecuredNatsServer | undefined,
+  id: string,
 ): Record<string, string> {
   const common: Record<string, string> = {
     NATS_URL: nats.url,
@@ -126,7 +127,10 @@ function envFor(
   const own: Record<string, string> =
     name === 'k8s-gateway'
       ? { KUBECONFIG: emulator.kubeconfigPath, LEASE_NAMESPACE: options.namespace ?? 'e2e' }
-      : {};
+      : name === 'access-scheduler'
+        ? // Each stack's timers under their own Redis prefix: test files sharing a Redis never meet.
+          { ACCESS_SCHEDULER_REDIS_PREFIX: `rp-e2e-${id}` }
+        : {};
   // Every service gets the kubeconfig: the planner and executor may read the cluster through it.
   return { ...process.env, KUBECONFIG: emulator.kubeconfigPath, ...common, ...own, ...options.env } as Record<
     string,
@@ -161,7 +165,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       for (let i = running; i < count; i++) {
         const port = await freePort();
         const app = await startService(DEFINITIONS[name], {
-          env: envFor(name, port, nats!, emulator!, options, access),
+          env: envFor(name, port, nats!, emulator!, options, access, id),
         });
         started.push({ name, app, url: `http://127.0.0.1:${port}` });
       }

@@ -3,7 +3,8 @@
 // the demo approves, and the final state read back from PostgreSQL. Every wait is bounded and says what is pending.
 import pg from 'pg';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import {
   createPostgresSandbox,
   postgresAdminUrl,
@@ -62,6 +63,8 @@ export async function runDemoLoop(
   kc: KubeConfig,
   stepTimeoutMs: number,
   register: (cleanup: DemoCleanup) => void,
+  /** The access-scheduler's queue dashboard, printed with the ephemeral grant. */
+  dashboardUrl?: string,
 ): Promise<void> {
   const prefix = `demo_${sandboxId()}_`;
   const resources = new PolicyResources(kc, NAMESPACE);
@@ -163,7 +166,65 @@ export async function runDemoLoop(
       stepTimeoutMs,
     );
 
-    console.log('\n3. final state read back from PostgreSQL:');
+    const viewer = `${prefix}billing_viewer`;
+    console.log(
+      `\n3. ephemeral access: ${app} gets ${viewer} for 20 s (EphemeralAccessPolicy, approval Automatic)`,
+    );
+    if (dashboardUrl) console.log(`  timer queues (Bull Board, read-only): ${dashboardUrl}`);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const create = (kind: 'EphemeralAccessPolicy' | 'EphemeralAccessRequest', name: string, spec: object) =>
+      custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: KIND_NAMES[kind].plural,
+        namespace: NAMESPACE,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec },
+      });
+    await create('EphemeralAccessPolicy', 'billing-read', {
+      approval: { mode: 'Automatic' },
+      justification: { required: true },
+      maximumDuration: '1h',
+      memberships: [{ role: viewer, inherit: true }],
+      postgresPolicyRef: { name: 'shop' },
+    });
+    await create('EphemeralAccessRequest', 'app-billing', {
+      accessPolicyRef: { name: 'billing-read' },
+      subject: { role: app },
+      requestedBy: { username: 'demo@rolepolicy.io' },
+      requestedDuration: '20s',
+      justification: 'demo: month-end report',
+    });
+    const memberOfViewer = async (): Promise<boolean> =>
+      (
+        await admin!.query(
+          `SELECT 1 FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member
+            WHERE r.rolname = $1 AND u.rolname = $2`,
+          [viewer, app],
+        )
+      ).rowCount === 1;
+    await follow(
+      'the ephemeral grant to start and end',
+      async () => {
+        const request = (await custom
+          .getNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            plural: KIND_NAMES.EphemeralAccessRequest.plural,
+            namespace: NAMESPACE,
+            name: 'app-billing',
+          })
+          .catch(() => undefined)) as { status?: { phase?: string; expiresAt?: string } } | undefined;
+        const phase = request?.status?.phase ?? 'Pending';
+        const member = await memberOfViewer();
+        return {
+          line: `request app-billing: ${phase}${request?.status?.expiresAt ? ` (expires ${request.status.expiresAt})` : ''}, ${app} ${member ? 'is' : 'is not'} a member of ${viewer}`,
+          done: phase === 'Ended',
+        };
+      },
+      stepTimeoutMs + 20_000,
+    );
+
+    console.log('\n4. final state read back from PostgreSQL:');
     const { rows } = await admin.query<{
       role: string;
       login: boolean;

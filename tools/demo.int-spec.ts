@@ -61,6 +61,10 @@ describe('npm run demo', () => {
       ),
     );
     expect(output).toContain('5/5 services healthy');
+    // The ephemeral grant is shown while active and after it expired, with the dashboard's address.
+    expect(output).toMatch(/timer queues \(Bull Board, read-only\): http:\/\/\S+\/queues/);
+    expect(output).toMatch(/request app-billing: Active .* is a member of/);
+    expect(output).toMatch(/request app-billing: Ended.* is not a member of/);
     expect(output).toContain('demo loop complete');
     expect(code).toBe(0);
   }, 600_000);

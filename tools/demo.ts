@@ -147,9 +147,14 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   try {
-    await runDemoLoop(cluster.kubeConfig('demo'), options.stepTimeoutMs, (cleanup) => {
-      cleanupLoop = cleanup;
-    });
+    await runDemoLoop(
+      cluster.kubeConfig('demo'),
+      options.stepTimeoutMs,
+      (cleanup) => {
+        cleanupLoop = cleanup;
+      },
+      `${bases.get('access-scheduler')}/queues`,
+    );
   } catch (err) {
     stopping = true;
     console.error(`\ndemo loop did not complete: ${err instanceof Error ? err.message : String(err)}`);

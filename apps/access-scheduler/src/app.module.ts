@@ -1,9 +1,12 @@
 // Root module of the access-scheduler: runs ephemeral access lifecycles on BullMQ timers.
-// Feature modules (consumers with @EventPattern handlers, services) are added to `imports`.
+// The runtime (NATS, health, metrics, JetStream transport) is imported around it by startService.
 import { Module } from '@nestjs/common';
+import { SchedulerHost } from './scheduler/host.js';
+import { ScopedResultController } from './scheduler/results.controller.js';
 
-/** The access-scheduler's own module; the shared runtime (NATS, health, metrics) is imported around it. */
+/** The access-scheduler's own module. */
 @Module({
-  imports: [],
+  controllers: [ScopedResultController],
+  providers: [SchedulerHost],
 })
 export class AccessSchedulerModule {}

@@ -19,7 +19,13 @@ export const RESOURCE_KINDS = [
 export type ResourceKindToken = (typeof RESOURCE_KINDS)[number];
 
 /** Commands other services send to the k8s-gateway, the only writer to the Kubernetes API. */
-export const K8S_COMMANDS = ['patch-status', 'apply-resource', 'delete-resource', 'record-event'] as const;
+export const K8S_COMMANDS = [
+  'patch-status',
+  'apply-resource',
+  'delete-resource',
+  'record-event',
+  'set-finalizer',
+] as const;
 
 /** One of {@link K8S_COMMANDS}. */
 export type K8sCommandToken = (typeof K8S_COMMANDS)[number];

@@ -88,6 +88,8 @@ export class CommandApplier {
         return this.withRetries(() => this.applyResource(command));
       case 'delete-resource':
         return this.withRetries(() => this.deleteResource(command.target));
+      case 'set-finalizer':
+        return this.withRetries(() => this.setFinalizer(command));
       case 'record-event':
         return this.withRetries(async () => {
           try {
@@ -228,6 +230,68 @@ export class CommandApplier {
       })) as KubernetesObject;
       return { kind: 'applied', resourceVersion: withStatus.metadata?.resourceVersion };
     } catch (err) {
+      return outcomeOfError(err);
+    }
+  }
+
+  private async setFinalizer(
+    command: Extract<K8sCommandV1, { command: 'set-finalizer' }>,
+  ): Promise<CommandOutcome> {
+    const { target, finalizer, present } = command;
+    if (!this.customCoordinates(target)) {
+      return {
+        kind: 'rejected',
+        code: 400,
+        reason: 'BadRequest',
+        message: `${target.kind} is not a kind whose finalizers the gateway manages`,
+      };
+    }
+    let current: KubernetesObject;
+    try {
+      current = await this.objects.read({
+        apiVersion: target.apiVersion,
+        kind: target.kind,
+        metadata: { name: target.name, namespace: target.namespace },
+      });
+    } catch (err) {
+      // Removing a finalizer of an object that is gone is done already.
+      if (!present && err instanceof ApiException && Number(err.code) === 404) {
+        return { kind: 'applied', resourceVersion: undefined };
+      }
+      return outcomeOfError(err);
+    }
+    if (target.uid !== undefined && target.uid !== current.metadata?.uid) {
+      if (!present) return { kind: 'applied', resourceVersion: undefined };
+      return {
+        kind: 'rejected',
+        code: 409,
+        reason: 'Conflict',
+        message: 'the object was replaced by another with the same name',
+      };
+    }
+    const finalizers = current.metadata?.finalizers ?? [];
+    if (finalizers.includes(finalizer) === present) {
+      return { kind: 'applied', resourceVersion: current.metadata?.resourceVersion };
+    }
+    if (present && current.metadata?.deletionTimestamp !== undefined) {
+      return {
+        kind: 'rejected',
+        code: 409,
+        reason: 'Conflict',
+        message: 'no finalizer is added to an object that is being deleted',
+      };
+    }
+    const next = present ? [...finalizers, finalizer] : finalizers.filter((f) => f !== finalizer);
+    try {
+      const written = await this.objects.replace({
+        ...current,
+        metadata: { ...current.metadata, finalizers: next },
+      });
+      return { kind: 'applied', resourceVersion: written?.metadata?.resourceVersion };
+    } catch (err) {
+      if (!present && err instanceof ApiException && Number(err.code) === 404) {
+        return { kind: 'applied', resourceVersion: undefined };
+      }
       return outcomeOfError(err);
     }
   }

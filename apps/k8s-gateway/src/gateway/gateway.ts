@@ -368,6 +368,17 @@ export class Gateway {
       // Nothing to delete, nobody to tell: an Event about an object that is gone is dropped.
       if (missing(target.kind, target.name, target.uid))
         outcome = { kind: 'applied', resourceVersion: undefined };
+    } else if (command.command === 'set-finalizer') {
+      if (missing(target.kind, target.name, target.uid)) {
+        outcome = command.present
+          ? {
+              kind: 'rejected',
+              code: 404,
+              reason: 'NotFound',
+              message: `the API has no ${target.kind} ${target.namespace}/${target.name} with uid ${target.uid}`,
+            }
+          : { kind: 'applied', resourceVersion: undefined };
+      }
     } else if (command.command === 'patch-status') {
       if (missing(target.kind, target.name, target.uid)) {
         outcome = {

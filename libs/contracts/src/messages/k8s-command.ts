@@ -87,6 +87,21 @@ export const K8sCommandV1 = Type.Union([
   Type.Object(
     {
       v: Type.Literal(1),
+      /**
+       * Adds or removes one finalizer of a rolepolicy.io object (read, change, replace with its
+       * resourceVersion), e.g. the access-scheduler's `rolepolicy.io/ephemeral-access` on a request.
+       */
+      command: Type.Literal('set-finalizer'),
+      target: ObjectRef,
+      finalizer: Type.String({ minLength: 1, maxLength: 253 }),
+      present: Type.Boolean(),
+      idempotencyKey: IdempotencyKey,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      v: Type.Literal(1),
       command: Type.Literal('delete-resource'),
       target: ObjectRef,
       idempotencyKey: IdempotencyKey,

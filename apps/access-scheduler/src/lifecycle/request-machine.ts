@@ -1,0 +1,170 @@
+// The EphemeralAccessRequest state machine (operator notes 4.2, 4.3, 4.7) as one pure decision: from the
+// request, its resolution now, its scoped plans and the clock to a status, actions and the next deadline.
+// Level-triggered: nothing depends on having seen an earlier pass; every pass re-derives our conditions.
+import type { AccessCondition, EphemeralAccessRequestStatus, ResolvedAccess } from '@rolepolicy/kube';
+import { verifyResolvedAccess } from '@rolepolicy/policy';
+import { decisionConditions, stampCondition, type ConditionInput } from './conditions.js';
+import { drive, planState } from './request-checks.js';
+import { decideLive } from './request-phases.js';
+import {
+  isTerminal,
+  REQUEST_FINALIZER,
+  type RequestAction,
+  type RequestDecision,
+  type RequestInput,
+  type RequestPhase,
+  type Step,
+} from './request-types.js';
+import { sameJson } from './same.js';
+import { errorText } from './scoped-plan.js';
+import { instant, timestamp } from './time.js';
+
+export * from './request-types.js';
+
+/** Decides one pass for a request. */
+export function decideRequest(input: RequestInput): RequestDecision {
+  const { request } = input;
+  const status = request.status ?? {};
+  const phase: RequestPhase = status.phase ?? 'Pending';
+  const deleting = request.metadata.deletionTimestamp !== undefined;
+  const hasFinalizer = (request.metadata.finalizers ?? []).includes(REQUEST_FINALIZER);
+  const none: RequestDecision = {
+    status: null,
+    actions: [],
+    transition: null,
+    deadline: null,
+    waiting: false,
+  };
+
+  if (isTerminal(phase)) {
+    return deleting && hasFinalizer ? { ...none, actions: [{ kind: 'removeFinalizer' }] } : none;
+  }
+  const resolved = status.resolvedAccess ?? null;
+  const verified = resolved === null ? null : verifyResolvedAccess(resolved);
+  if (deleting) return hasFinalizer ? decideDeletion(input, phase, resolved, verified?.ok === true) : none;
+
+  const finalizer: RequestAction[] = hasFinalizer ? [] : [{ kind: 'addFinalizer' }];
+  const step = decideLive(input, phase, resolved, verified, hasFinalizer);
+  return finish(input, phase, step, finalizer);
+}
+
+/** Deletion of a request: revoke what it holds, then release the finalizer (notes 4.3 step 7). */
+function decideDeletion(
+  input: RequestInput,
+  phase: RequestPhase,
+  resolved: ResolvedAccess | null,
+  verified: boolean,
+): RequestDecision {
+  const { request } = input;
+  const base: RequestDecision = {
+    status: null,
+    actions: [],
+    transition: null,
+    deadline: null,
+    waiting: false,
+  };
+  const holding = phase === 'Applying' || phase === 'Active' || phase === 'Revoking';
+  const released = (message: string): RequestDecision => ({
+    ...base,
+    actions: [{ kind: 'removeFinalizer' }],
+    transition: holding ? { from: phase, to: 'Revoked', reason: 'RequestDeleted', message } : null,
+  });
+  if (!holding || resolved === null || !verified) {
+    return released(
+      holding ? 'deleted without a verifiable snapshot: no revocation was possible' : 'deleted',
+    );
+  }
+  const activation = planState(input.activationPlan, request, 'Activate', resolved.bundleHash);
+  if (activation === 'Applying') {
+    // The activation may be running: revoke only after it reports, or the grant could land after the revoke.
+    return { ...base, actions: [{ kind: 'sendScoped', operation: 'Activate' }], waiting: true };
+  }
+  if (activation !== 'Applied') return released('deleted before any membership was granted');
+  const revoke = planState(input.revokePlan, request, 'Revoke', resolved.bundleHash);
+  if (revoke === 'Applied') return released('deleted: memberships revoked');
+  if (revoke === 'foreign') return released('deleted: the revoke plan name is taken by another object');
+  return { ...base, actions: drive(revoke, 'Revoke'), waiting: true };
+}
+
+/** Builds the status of a step; null when it equals the current one. */
+function finish(
+  input: RequestInput,
+  from: RequestPhase,
+  step: Step,
+  finalizer: RequestAction[],
+): RequestDecision {
+  const { request, now } = input;
+  const current = request.status ?? {};
+  const stamp = timestamp(now);
+  const previous = current.conditions ?? [];
+  const changed = step.phase !== from;
+  const next: EphemeralAccessRequestStatus = { ...current, ...step.patch, phase: step.phase };
+  const resolved = next.resolvedAccess ?? null;
+  const mine: AccessCondition[] = [];
+  const resolvedCondition =
+    resolved !== null
+      ? stampCondition(
+          previous,
+          {
+            type: 'Resolved',
+            status: 'True',
+            reason: 'AccessPolicyResolved',
+            bundleHash: resolved.bundleHash,
+            grantedDuration: resolved.grantedDuration,
+          },
+          stamp,
+        )
+      : stampCondition(
+          previous,
+          (step.patch?.conditions?.[0] as ConditionInput | undefined) ?? {
+            type: 'Resolved',
+            status: 'False',
+            reason: 'InvalidRequest',
+          },
+          stamp,
+        );
+  mine.push(resolvedCondition);
+  const oldReady = previous.find((c) => c.type === 'Ready');
+  // A pass without a transition keeps the Ready message of the transition (no status churn while waiting).
+  const keepReady =
+    !changed && step.ready === undefined && oldReady?.status === 'True' && oldReady.reason === step.phase;
+  mine.push(
+    keepReady
+      ? oldReady
+      : stampCondition(
+          previous,
+          step.ready ?? { type: 'Ready', status: 'True', reason: step.phase, message: step.message },
+          stamp,
+        ),
+  );
+  const applied = step.applied === undefined ? previous.find((c) => c.type === 'Applied') : step.applied;
+  if (applied != null) mine.push(stampCondition(previous, applied, stamp));
+  next.conditions = [...decisionConditions(previous), ...mine];
+  if (changed) next.lastError = step.error ?? null;
+  else if (step.error !== undefined) next.lastError = step.error === null ? null : errorText(step.error);
+  if (next.lastError === null) delete next.lastError;
+  if (next.retainedMemberships === undefined) next.retainedMemberships = current.retainedMemberships ?? [];
+  const deadline =
+    step.phase === 'PendingApproval' && next.approvalExpiresAt
+      ? { kind: 'approval' as const, at: instant(next.approvalExpiresAt)! }
+      : (step.phase === 'Applying' || step.phase === 'Active') && next.expiresAt
+        ? { kind: 'expiry' as const, at: instant(next.expiresAt)! }
+        : null;
+  return {
+    status: sameStatus(current, next) ? null : next,
+    actions: [...finalizer, ...step.actions],
+    transition: changed ? { from, to: step.phase, reason: step.reason, message: step.message } : null,
+    deadline,
+    waiting: step.waiting === true,
+  };
+}
+
+/** Equal statuses, reading absent and null alike and an absent phase as Pending. */
+export function sameStatus(a: EphemeralAccessRequestStatus, b: EphemeralAccessRequestStatus): boolean {
+  const norm = (s: EphemeralAccessRequestStatus) => ({
+    ...s,
+    retainedMemberships: s.retainedMemberships ?? [],
+    phase: s.phase ?? 'Pending',
+  });
+  return sameJson(norm(a), norm(b));
+}

@@ -1,0 +1,53 @@
+// What the ephemeral lifecycle reads from the target PostgresPolicy: identity, mode, suspension and the
+// roles of its expanded graph (declared, profile-generated and external). Pure.
+import type { PostgresPolicy } from '@rolepolicy/kube';
+import { expandPolicy, type PolicyContent } from '@rolepolicy/policy';
+
+/** A role of the expanded target graph. */
+export interface TargetRole {
+  readonly external: boolean;
+}
+
+/** The target policy as the lifecycle sees it. */
+export interface TargetView {
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  /** apply executes; observe and plan never do. */
+  readonly applies: boolean;
+  readonly suspended: boolean;
+  /** Expanded roles by name, or why the policy does not expand. */
+  readonly roles: ReadonlyMap<string, TargetRole> | { readonly invalid: string };
+  /** `status.managed_database_identity`, the lock identity scoped plans carry (null until planned). */
+  readonly managedDatabaseIdentity: string | null;
+  readonly reconciliationMode: 'authoritative' | 'additive' | 'adopt';
+}
+
+/** Reads the target policy once per pass. */
+export function targetView(policy: PostgresPolicy): TargetView {
+  const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name ?? '' });
+  const roles: TargetView['roles'] = expansion.ok
+    ? new Map(expansion.desired.roles.map((r) => [r.name, { external: r.external }]))
+    : {
+        invalid: expansion.errors
+          .slice(0, 3)
+          .map((e) => `${e.path}: ${e.message}`)
+          .join('; '),
+      };
+  const mode = policy.spec.mode ?? 'apply';
+  return {
+    name: policy.metadata.name ?? '',
+    uid: policy.metadata.uid ?? '',
+    generation: policy.metadata.generation ?? 0,
+    applies: mode === 'apply',
+    suspended: policy.spec.suspend === true,
+    roles,
+    managedDatabaseIdentity: policy.status?.managed_database_identity ?? null,
+    reconciliationMode: policy.spec.reconciliation_mode ?? 'authoritative',
+  };
+}
+
+/** The role map, or undefined when the target does not expand. */
+export function rolesOf(target: TargetView): ReadonlyMap<string, TargetRole> | undefined {
+  return target.roles instanceof Map ? target.roles : undefined;
+}

@@ -1,0 +1,160 @@
+// Owns the access-scheduler's long-lived parts: the resource cache (access policies, requests, target
+// policies, plans), the BullMQ timers, the dashboard, the metrics and the loop, with the periodic rebuild.
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  JetStreamPublisher,
+  ResourceCache,
+  SecretAccessClient,
+  type ScopedExecuteResultV1,
+} from '@rolepolicy/contracts';
+import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import type { AccessSchedulerConfig } from '../config.js';
+import { mountDashboard, type MountPoint } from './dashboard.js';
+import { schedulerMetrics, type SchedulerMetrics } from './metrics.js';
+import { AccessScheduler } from './reconciler.js';
+import { AccessTimers } from './timers.js';
+
+const START_RETRY_MS = 500;
+
+/** Starts the cache, timers and loop in the background (the stream may not exist yet at boot). */
+@Injectable()
+export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('AccessScheduler');
+  private readonly auditLog = new Logger('EphemeralAccessAudit');
+  private readonly timers: AccessTimers;
+  private readonly metrics: SchedulerMetrics;
+  private cache: ResourceCache | undefined;
+  private scheduler: AccessScheduler | undefined;
+  private rebuildTimer: NodeJS.Timeout | undefined;
+  private starting: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
+    @Inject(SERVICE_CONFIG) private readonly config: AccessSchedulerConfig,
+    @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
+    @Inject(SERVICE_METRICS) serviceMetrics: ServiceMetrics,
+    @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
+  ) {
+    this.timers = new AccessTimers({
+      redisUrl: config.REDIS_URL,
+      prefix: config.ACCESS_SCHEDULER_REDIS_PREFIX,
+      onFire: async (job, lateMs) => {
+        this.metrics.timerLatency.observe({ queue: job.kind }, lateMs / 1000);
+        await this.scheduler?.onTimer(job);
+      },
+      log: this.logger,
+    });
+    this.metrics = schedulerMetrics(serviceMetrics.registry, () => this.timers);
+  }
+
+  onModuleInit(): void {
+    const app = this.http.httpAdapter?.getInstance() as MountPoint | undefined;
+    if (app === undefined) return;
+    mountDashboard(
+      app,
+      this.config.ACCESS_SCHEDULER_DASHBOARD_PATH,
+      Object.values(this.timers.queues),
+      this.config.ACCESS_SCHEDULER_DASHBOARD_READ_ONLY === 'true',
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.starting !== undefined) return;
+    this.starting = this.start();
+  }
+
+  private async start(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const cache = await ResourceCache.start(this.nats, {
+          kinds: [
+            'ephemeralaccesspolicy',
+            'ephemeralaccessrequest',
+            'postgrespolicy',
+            'postgrespolicyplan',
+            'secret',
+          ],
+          logger: this.logger,
+        });
+        this.cache = cache;
+        await cache.ready;
+        await cache
+          .refresh()
+          .catch((error: Error) =>
+            this.logger.warn(`no fresh resync markers (${error.message}); starting from the stream's view`),
+          );
+        if (this.stopped) return;
+        this.scheduler = new AccessScheduler({
+          cache,
+          publisher: this.publisher,
+          secrets: new SecretAccessClient(this.nats),
+          limits: {
+            maximumDurationSeconds: this.config.EPHEMERAL_ACCESS_MAXIMUM_DURATION,
+            maxPendingTtlSeconds: this.config.EPHEMERAL_ACCESS_MAX_PENDING_TTL,
+          },
+          schedule: (job, now) => this.timers.schedule(job, now),
+          log: this.logger,
+          // One structured line per transition: the record's fields are the log line's fields.
+          audit: (record) =>
+            this.auditLog.log({ ...record, msg: `${record.fromPhase} -> ${record.toPhase}` }),
+          observeRevocationLag: (seconds) => this.metrics.revocationLag.observe(seconds),
+          observeRevokeDispatch: (seconds) => this.metrics.revokeDispatch.observe(seconds),
+        });
+        this.timers.start();
+        this.scheduler.start();
+        this.rebuildTimer = setInterval(
+          () => this.rebuild(),
+          this.config.ACCESS_SCHEDULER_REBUILD_INTERVAL_MS,
+        );
+        this.rebuildTimer.unref();
+        this.logger.log(
+          `following access policies and requests; timers rebuilt every ${this.config.ACCESS_SCHEDULER_REBUILD_INTERVAL_MS} ms`,
+        );
+        return;
+      } catch (error) {
+        await this.cache?.stop();
+        this.cache = undefined;
+        this.logger.warn(`resource cache not ready (${(error as Error).message}); retrying`);
+        await new Promise((resolve) => setTimeout(resolve, START_RETRY_MS));
+      }
+    }
+  }
+
+  /** Re-adds every timer and reconciles every request and access policy (Redis holds no truth). */
+  private rebuild(): void {
+    const phases = this.scheduler?.rebuild();
+    if (phases === undefined) return;
+    this.metrics.transitions.reset();
+    for (const [phase, count] of Object.entries(phases)) this.metrics.transitions.set({ phase }, count);
+  }
+
+  /** Records a scoped execution result; throws (redelivery) while the loop is not running yet. */
+  async handleResult(result: ScopedExecuteResultV1): Promise<void> {
+    if (this.scheduler === undefined) throw new Error('the access-scheduler is still starting');
+    await this.scheduler.handleResult(result);
+  }
+
+  /** The loop (tests). */
+  get loop(): AccessScheduler | undefined {
+    return this.scheduler;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.rebuildTimer);
+    await this.starting;
+    await this.scheduler?.stop();
+    await this.timers.stop();
+    await this.cache?.stop();
+  }
+}

@@ -1,0 +1,658 @@
+// The access-scheduler's loop: cache changes, timers and the periodic rebuild wake a request or an access
+// policy; each pass reads the cache (and the target fingerprint through the gateway), calls the pure
+// decisions, and sends their writes as ordered gateway commands and scoped execution requests.
+import { randomUUID } from 'node:crypto';
+import {
+  k8sCommandContract,
+  k8sCommandSubject,
+  scopedExecuteRequestContract,
+  SUBJECTS,
+  type CachedObject,
+  type JetStreamPublisher,
+  type K8sCommandV1,
+  type ResourceCache,
+  type ResourceChange,
+  type ScopedExecuteRequestV1,
+  type ScopedExecuteResultV1,
+} from '@rolepolicy/contracts';
+import {
+  API_VERSION,
+  type EphemeralAccessPolicy,
+  type EphemeralAccessRequest,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+} from '@rolepolicy/kube';
+import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
+import { KeyedQueue } from '../../../planner/src/reconcile/keyed-queue.js';
+import type { SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
+import {
+  accessPolicyStatus,
+  validateAccessPolicy,
+  type ClusterLimits,
+  type HoldingRequest,
+} from '../lifecycle/access-policy.js';
+import { auditRecord, transitionEvent, type AuditRecord } from '../lifecycle/audit.js';
+import { decideRequest, REQUEST_FINALIZER, type RequestAction } from '../lifecycle/request-machine.js';
+import { sameJson } from '../lifecycle/same.js';
+import { resolveRequest, type FingerprintRead } from '../lifecycle/resolution.js';
+import { errorText, planNameOf, planStatusOfResult, scopedPlanObject } from '../lifecycle/scoped-plan.js';
+import { targetView, type TargetView } from '../lifecycle/target.js';
+import { instant, timestamp } from '../lifecycle/time.js';
+import {
+  createPlanCommand,
+  deleteCommand,
+  refOf,
+  finalizerCommand,
+  replacingPatch,
+  statusCommand,
+  type Ref,
+  type UnkeyedCommand,
+} from './commands.js';
+import { FingerprintCache } from './fingerprint.js';
+import { Slots } from './slots.js';
+import type { TimerJob } from './timers.js';
+
+/** Finalizer of an access policy: its deletion first deletes (and so revokes) its requests. */
+export const ACCESS_POLICY_FINALIZER = 'rolepolicy.io/ephemeral-access-policy';
+
+/** What the loop needs. */
+export interface SchedulerDeps {
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange'>;
+  readonly publisher: Pick<JetStreamPublisher, 'publish'>;
+  readonly secrets: SecretReader;
+  readonly limits: ClusterLimits;
+  /** Timer port (BullMQ in production). */
+  readonly schedule: (job: TimerJob, now: number) => Promise<void>;
+  readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
+  readonly audit: (record: AuditRecord) => void;
+  readonly observeRevocationLag?: (seconds: number) => void;
+  /** Time from expiresAt to the scheduler publishing the revoke (its own share of the revocation lag). */
+  readonly observeRevokeDispatch?: (seconds: number) => void;
+  /** How long a scoped request waits for its result before it is sent again (default 120 s). */
+  readonly resendMs?: number;
+  readonly now?: () => number;
+}
+
+/** How long a write of ours may stay invisible in the cache before a pass reads past it. */
+const OVERLAY_TTL_MS = 30_000;
+/** A pass that waits on something (a plan to appear, a report) looks again after this long. */
+const RETRY_PASS_MS = 15_000;
+/** A scoped request without a report is sent again after this long (the executor's ack wait). */
+const RESEND_MS = 120_000;
+/** A Blocked scoped request is asked again after this long. */
+const BLOCKED_RETRY_MS = 30_000;
+/** How often an access policy being deleted re-issues the deletes of its requests. */
+const DELETE_RETRY_MS = 10_000;
+
+type Meta = { uid?: string; resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[] };
+const meta = (o: CachedObject): Meta => o.metadata as Meta;
+const reqKey = (ns: string, name: string) => `request/${ns}/${name}`;
+const eapKey = (ns: string, name: string) => `accesspolicy/${ns}/${name}`;
+
+/** The reconcile loop of one access-scheduler replica (one replica is assumed, as for the planner). */
+export class AccessScheduler {
+  private readonly queue: KeyedQueue;
+  private readonly session = randomUUID().slice(0, 8);
+  private sequence = 0;
+  /** Our status writes the cache has not shown yet: key -> resourceVersion they were based on. */
+  private readonly pendingWrites = new Map<string, { rv: string; at: number }>();
+  /** Plans we created or re-armed, not shown by the cache yet. */
+  private readonly createdPlans = new Map<string, number>();
+  /** Plan statuses we wrote from results, until the cache shows them. */
+  private readonly planOverlay = new Map<string, { status: Record<string, unknown>; at: number }>();
+  /** Last time a scoped request for a plan was sent. */
+  private readonly lastSent = new Map<string, number>();
+  private readonly retryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly lastDeletes = new Map<string, number>();
+  private readonly fingerprints: FingerprintCache;
+  /** Passes that run at once (each may read Secrets and send commands); the rest wait their turn. */
+  private readonly slots = new Slots(16);
+  private unsubscribe: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.fingerprints = new FingerprintCache(
+      deps.secrets,
+      (ns, name) => (deps.cache.get('secret', ns, name)?.metadata as Meta | undefined)?.resourceVersion ?? '',
+    );
+    this.queue = new KeyedQueue((key, error) =>
+      deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
+
+  /** Follows the cache and reconciles everything once. */
+  start(): void {
+    this.unsubscribe = this.deps.cache.onChange((change) => this.onChange(change));
+    this.rebuild();
+  }
+
+  /** Stops timers and waits for running passes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    for (const t of this.retryTimers.values()) clearTimeout(t);
+    await this.queue.idle();
+  }
+
+  /** Resolves when no pass runs or waits (tests). */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  /**
+   * Reconciles every access policy and request: each request pass re-adds its timer (Redis holds no truth)
+   * and acts on any deadline already past. Returns the number of requests per phase.
+   */
+  rebuild(): Record<string, number> {
+    const phases: Record<string, number> = {};
+    for (const o of this.deps.cache.list('ephemeralaccesspolicy'))
+      this.triggerAccessPolicy(o.metadata.namespace ?? '', o.metadata.name);
+    for (const o of this.deps.cache.list('ephemeralaccessrequest')) {
+      const phase = (o as unknown as EphemeralAccessRequest).status?.phase ?? 'Pending';
+      phases[phase] = (phases[phase] ?? 0) + 1;
+      this.triggerRequest(o.metadata.namespace ?? '', o.metadata.name);
+    }
+    return phases;
+  }
+
+  /** A timer fired: reconcile its request now (resolves when the pass is done). */
+  async onTimer(job: TimerJob): Promise<void> {
+    if (this.stopped) return;
+    await this.queue.schedule(reqKey(job.namespace, job.name), () =>
+      this.slots.run(() => this.reconcileRequest(job.namespace, job.name)),
+    );
+  }
+
+  triggerRequest(ns: string, name: string): void {
+    if (this.stopped) return;
+    void this.queue.schedule(reqKey(ns, name), () => this.slots.run(() => this.reconcileRequest(ns, name)));
+  }
+
+  triggerAccessPolicy(ns: string, name: string): void {
+    if (this.stopped) return;
+    void this.queue.schedule(eapKey(ns, name), () =>
+      this.slots.run(() => this.reconcileAccessPolicy(ns, name)),
+    );
+  }
+
+  private retryLater(ns: string, name: string): void {
+    const key = reqKey(ns, name);
+    if (this.retryTimers.has(key) || this.stopped) return;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(key);
+      this.triggerRequest(ns, name);
+    }, RETRY_PASS_MS);
+    timer.unref();
+    this.retryTimers.set(key, timer);
+  }
+
+  private onChange(change: ResourceChange): void {
+    const ns = change.namespace;
+    switch (change.kind) {
+      case 'ephemeralaccessrequest': {
+        this.triggerRequest(ns, change.name);
+        const policy = (change.object as unknown as EphemeralAccessRequest | undefined)?.spec?.accessPolicyRef
+          ?.name;
+        if (policy !== undefined) this.triggerAccessPolicy(ns, policy);
+        else
+          for (const o of this.deps.cache.list('ephemeralaccesspolicy', ns))
+            this.triggerAccessPolicy(ns, o.metadata.name);
+        return;
+      }
+      case 'ephemeralaccesspolicy':
+        this.triggerAccessPolicy(ns, change.name);
+        for (const r of this.requestsOf(
+          ns,
+          change.name,
+          meta(change.object ?? ({ metadata: {} } as CachedObject)).uid,
+        )) {
+          this.triggerRequest(ns, r.metadata.name ?? '');
+        }
+        return;
+      case 'postgrespolicy':
+        for (const o of this.deps.cache.list('ephemeralaccesspolicy', ns)) {
+          const eap = o as unknown as EphemeralAccessPolicy;
+          if (eap.spec.postgresPolicyRef.name !== change.name) continue;
+          this.triggerAccessPolicy(ns, o.metadata.name);
+          for (const r of this.requestsOf(ns, o.metadata.name, meta(o).uid))
+            this.triggerRequest(ns, r.metadata.name ?? '');
+        }
+        return;
+      case 'postgrespolicyplan': {
+        const origin = (change.object as unknown as PostgresPolicyPlan | undefined)?.spec?.origin;
+        if (origin?.kind === EPHEMERAL_REQUEST_ORIGIN) this.triggerRequest(ns, origin.name);
+        else if (change.type === 'delete')
+          for (const r of this.deps.cache.list('ephemeralaccessrequest', ns))
+            this.triggerRequest(ns, r.metadata.name);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Requests that name the access policy, or resolved to its uid. */
+  private requestsOf(ns: string, name: string, uid: string | undefined): EphemeralAccessRequest[] {
+    return this.deps.cache
+      .list('ephemeralaccessrequest', ns)
+      .map((o) => o as unknown as EphemeralAccessRequest)
+      .filter(
+        (r) =>
+          r.spec.accessPolicyRef.name === name ||
+          (uid !== undefined && r.status?.resolvedAccess?.accessPolicyUid === uid),
+      );
+  }
+
+  /** A plan as the cache has it, with a status we wrote from a result on top until the cache shows it. */
+  private plan(ns: string, name: string): PostgresPolicyPlan | undefined {
+    const cached = this.deps.cache.get('postgrespolicyplan', ns, name) as unknown as
+      PostgresPolicyPlan | undefined;
+    const key = `${ns}/${name}`;
+    const overlay = this.planOverlay.get(key);
+    if (overlay === undefined || cached === undefined) return cached;
+    if (cached.status?.phase === overlay.status['phase'] || this.now() - overlay.at > OVERLAY_TTL_MS) {
+      this.planOverlay.delete(key);
+      return cached;
+    }
+    return {
+      ...cached,
+      status: { ...(cached.status ?? {}), ...overlay.status } as PostgresPolicyPlan['status'],
+    };
+  }
+
+  /** True while our last write to the object is not visible yet (the pass would decide on old state). */
+  private awaitingOwnWrite(key: string, object: CachedObject): boolean {
+    const pending = this.pendingWrites.get(key);
+    if (pending === undefined) return false;
+    if (pending.rv === meta(object).resourceVersion && this.now() - pending.at < OVERLAY_TTL_MS) return true;
+    this.pendingWrites.delete(key);
+    return false;
+  }
+
+  private fingerprint(target: PostgresPolicy): Promise<FingerprintRead> {
+    return this.fingerprints.of(target);
+  }
+
+  private async reconcileRequest(ns: string, name: string): Promise<void> {
+    if (this.stopped) return;
+    const object = this.deps.cache.get('ephemeralaccessrequest', ns, name);
+    if (object === undefined) return;
+    const key = reqKey(ns, name);
+    if (this.awaitingOwnWrite(key, object)) return;
+    const request = object as unknown as EphemeralAccessRequest;
+    const now = this.now();
+    const accessPolicy =
+      (this.deps.cache.get('ephemeralaccesspolicy', ns, request.spec.accessPolicyRef.name) as unknown as
+        EphemeralAccessPolicy | undefined) ?? null;
+    const policies = this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[];
+    const resolved = request.status?.resolvedAccess ?? null;
+    const phase = request.status?.phase ?? 'Pending';
+    const currentTarget =
+      accessPolicy === null
+        ? undefined
+        : policies.find((p) => p.metadata.name === accessPolicy.spec.postgresPolicyRef.name);
+    const snapshotTarget =
+      resolved === null ? currentTarget : policies.find((p) => p.metadata.uid === resolved.targetPolicyUid);
+    const currentView = currentTarget === undefined ? null : targetView(currentTarget);
+    const snapshotView = snapshotTarget === undefined ? null : targetView(snapshotTarget);
+    let resolution = null;
+    const deleting = request.metadata.deletionTimestamp !== undefined;
+    if (!deleting && (phase === 'Pending' || phase === 'PendingApproval' || phase === 'Applying')) {
+      let fingerprint: FingerprintRead | undefined;
+      const acceptable =
+        accessPolicy !== null &&
+        currentTarget !== undefined &&
+        validateAccessPolicy(accessPolicy, currentView, this.deps.limits).ok &&
+        accessPolicy.spec.suspend !== true &&
+        currentView?.suspended !== true;
+      if (acceptable) fingerprint = await this.fingerprint(currentTarget!);
+      resolution = resolveRequest({
+        request,
+        accessPolicy,
+        target: currentView,
+        limits: this.deps.limits,
+        fingerprint,
+      });
+    }
+    const activationName = resolved === null ? undefined : planNameOf(request, 'Activate');
+    const revokeName = resolved === null ? undefined : planNameOf(request, 'Revoke');
+    const activationPlan = activationName === undefined ? undefined : this.plan(ns, activationName);
+    const revokePlan = revokeName === undefined ? undefined : this.plan(ns, revokeName);
+    const decision = decideRequest({
+      request,
+      resolution,
+      target: snapshotView,
+      activationPlan,
+      revokePlan,
+      now,
+    });
+    const ref: Ref = { kind: 'EphemeralAccessRequest', namespace: ns, name, uid: request.metadata.uid };
+
+    const current = decision.status === null ? request : { ...request, status: decision.status };
+    // A plan first (the gateway applies commands in order): the executor can be asked one write sooner, and a
+    // plan never depends on this status write (an activation plan is only made once Applying is persisted).
+    // Finalizers after it: they move the resourceVersion the status write is bound to.
+    const plans = decision.actions.filter((a) => a.kind === 'createPlan');
+    for (const action of plans) await this.act(action, current, ref, snapshotView, activationPlan, now);
+    if (decision.status !== null) {
+      await this.send(
+        statusCommand(ref, replacingPatch(request.status, decision.status), request.metadata.resourceVersion),
+      );
+      this.pendingWrites.set(key, { rv: request.metadata.resourceVersion ?? '', at: now });
+    }
+    if (decision.transition !== null) {
+      await this.send({
+        v: 1,
+        command: 'record-event',
+        target: refOf(ref),
+        event: transitionEvent(decision.transition),
+      });
+      this.deps.audit(
+        auditRecord(request, decision.transition, timestamp(now), decision.status ?? undefined),
+      );
+    }
+    for (const action of decision.actions) {
+      if (action.kind !== 'createPlan')
+        await this.act(action, current, ref, snapshotView, activationPlan, now);
+    }
+    if (decision.deadline !== null) {
+      await this.deps.schedule(
+        {
+          kind: decision.deadline.kind,
+          namespace: ns,
+          name,
+          uid: request.metadata.uid ?? '',
+          at: decision.deadline.at,
+        },
+        now,
+      );
+    }
+    if (decision.waiting) this.retryLater(ns, name);
+  }
+
+  private async act(
+    action: RequestAction,
+    request: EphemeralAccessRequest,
+    ref: Ref,
+    target: TargetView | null,
+    activationPlan: PostgresPolicyPlan | undefined,
+    now: number,
+  ): Promise<void> {
+    const ns = ref.namespace;
+    switch (action.kind) {
+      case 'addFinalizer':
+        await this.send(finalizerCommand(ref, REQUEST_FINALIZER, true));
+        return;
+      case 'removeFinalizer':
+        await this.send(finalizerCommand(ref, REQUEST_FINALIZER, false));
+        return;
+      case 'createPlan': {
+        const name = planNameOf(request, action.operation);
+        const created = this.createdPlans.get(`${ns}/${name}`);
+        if (created !== undefined && now - created < OVERLAY_TTL_MS) return;
+        const view = this.planTarget(target, activationPlan);
+        if (view === null) {
+          this.deps.log.warn(
+            `request ${ns}/${ref.name}: no target to build the ${action.operation} plan from`,
+          );
+          return;
+        }
+        const built = scopedPlanObject(
+          request,
+          request.status!.resolvedAccess!,
+          view,
+          action.operation,
+          timestamp(now),
+        );
+        await this.send(createPlanCommand(ns, name, built.object, built.status));
+        this.createdPlans.set(`${ns}/${name}`, now);
+        this.planOverlay.delete(`${ns}/${name}`);
+        this.lastSent.delete(`${ns}/${name}`);
+        return;
+      }
+      case 'sendScoped':
+        await this.sendScoped(request, action.operation, now);
+        return;
+      default: {
+        const never: never = action;
+        return never;
+      }
+    }
+  }
+
+  /** The target facts a scoped plan carries: the target policy, or for a revoke the activation plan's. */
+  private planTarget(
+    target: TargetView | null,
+    activationPlan: PostgresPolicyPlan | undefined,
+  ): TargetView | null {
+    if (target !== null && target.managedDatabaseIdentity !== null) return target;
+    if (activationPlan === undefined) return null;
+    const spec = activationPlan.spec;
+    return {
+      name: spec.policyRef.name,
+      uid: '',
+      generation: spec.policyGeneration,
+      applies: true,
+      suspended: false,
+      roles: new Map(),
+      managedDatabaseIdentity: spec.managedDatabaseIdentity,
+      reconciliationMode: spec.reconciliationMode,
+    };
+  }
+
+  private async sendScoped(
+    request: EphemeralAccessRequest,
+    operation: ScopeOperation,
+    now: number,
+  ): Promise<void> {
+    const ns = request.metadata.namespace ?? '';
+    const planName = planNameOf(request, operation);
+    const key = `${ns}/${planName}`;
+    const plan = this.deps.cache.get('postgrespolicyplan', ns, planName);
+    if (plan === undefined) return; // created, not visible yet: the executor must find it
+    // JetStream keeps an unacked request and redelivers it itself: asking again is only for a request lost
+    // (dead-lettered, or sent by a scheduler that died). Resending sooner would pile duplicates on a busy executor.
+    const last = this.lastSent.get(key);
+    if (last !== undefined && now - last < (this.deps.resendMs ?? RESEND_MS)) return;
+    const resolved = request.status!.resolvedAccess!;
+    const policyName = (plan as unknown as PostgresPolicyPlan).spec.policyRef.name;
+    const idempotencyKey = `${request.metadata.uid}/${operation}/${resolved.bundleHash}`;
+    const message: ScopedExecuteRequestV1 = {
+      v: 1,
+      plan: {
+        apiVersion: API_VERSION,
+        kind: 'PostgresPolicyPlan',
+        namespace: ns,
+        name: planName,
+        ...(meta(plan).uid ? { uid: meta(plan).uid! } : {}),
+      },
+      request: {
+        apiVersion: API_VERSION,
+        kind: 'EphemeralAccessRequest',
+        namespace: ns,
+        name: request.metadata.name ?? '',
+        uid: request.metadata.uid ?? '',
+      },
+      policy: {
+        apiVersion: API_VERSION,
+        kind: 'PostgresPolicy',
+        namespace: ns,
+        name: policyName,
+        uid: resolved.targetPolicyUid,
+      },
+      operation,
+      bundleHash: resolved.bundleHash,
+      idempotencyKey,
+    };
+    // A resend needs its own message id: JetStream drops a repeated id inside its duplicate window.
+    await this.deps.publisher.publish(
+      scopedExecuteRequestContract,
+      SUBJECTS.scopedExecuteRequest,
+      message,
+      `${idempotencyKey}/${now}`,
+    );
+    const expiresAt = instant(request.status?.expiresAt);
+    const first = !this.lastSent.has(key);
+    this.lastSent.set(key, now);
+    if (operation === 'Revoke' && first && expiresAt !== undefined && now >= expiresAt) {
+      this.deps.observeRevokeDispatch?.((now - expiresAt) / 1000);
+    }
+  }
+
+  /** Records an executor result: the plan's status, the request's retained edges or error, then a pass. */
+  async handleResult(result: ScopedExecuteResultV1): Promise<void> {
+    const ns = result.request.namespace;
+    const now = this.now();
+    const requestObject = this.deps.cache.get(
+      'ephemeralaccessrequest',
+      ns,
+      result.request.name,
+    ) as unknown as EphemeralAccessRequest | undefined;
+    const sameRequest = requestObject !== undefined && requestObject.metadata.uid === result.request.uid;
+    const requestRef: Ref = {
+      kind: 'EphemeralAccessRequest',
+      namespace: ns,
+      name: result.request.name,
+      uid: result.request.uid,
+    };
+    if (sameRequest && result.outcome === 'Applied' && result.operation === 'Revoke') {
+      // Before the plan turns Applied, so the pass that ends the request sees what was kept.
+      if (result.retained.length > 0) {
+        await this.send(statusCommand(requestRef, { retainedMemberships: result.retained }));
+      }
+      const expiresAt = instant(requestObject.status?.expiresAt);
+      const denied = requestObject.status?.conditions?.some(
+        (c) => c.type === 'Denied' && c.status === 'True',
+      );
+      if (expiresAt !== undefined && now >= expiresAt && !denied)
+        this.deps.observeRevocationLag?.((now - expiresAt) / 1000);
+    }
+    if (sameRequest && result.outcome === 'Blocked') {
+      await this.send(
+        statusCommand(requestRef, {
+          lastError: errorText(`${result.operation} blocked (${result.reason}): ${result.message}`),
+        }),
+      );
+      // Ask again after BLOCKED_RETRY_MS (the condition may clear, e.g. the original target restored).
+      this.lastSent.set(
+        `${ns}/${result.plan.name}`,
+        now - (this.deps.resendMs ?? RESEND_MS) + BLOCKED_RETRY_MS,
+      );
+    }
+    const patch = planStatusOfResult(result, timestamp(now));
+    if (patch !== null) {
+      await this.send(
+        statusCommand(
+          { kind: 'PostgresPolicyPlan', namespace: ns, name: result.plan.name, uid: result.plan.uid },
+          patch,
+        ),
+      );
+      this.planOverlay.set(`${ns}/${result.plan.name}`, { status: patch, at: now });
+    }
+    this.deps.log.log(
+      `scoped ${result.operation} ${ns}/${result.plan.name}: ${result.outcome} (${result.reason})`,
+    );
+    this.pendingWrites.delete(reqKey(ns, result.request.name));
+    this.triggerRequest(ns, result.request.name);
+  }
+
+  private async reconcileAccessPolicy(ns: string, name: string): Promise<void> {
+    if (this.stopped) return;
+    const object = this.deps.cache.get('ephemeralaccesspolicy', ns, name);
+    if (object === undefined) return;
+    const key = eapKey(ns, name);
+    if (this.awaitingOwnWrite(key, object)) return;
+    const policy = object as unknown as EphemeralAccessPolicy;
+    const now = this.now();
+    const ref: Ref = { kind: 'EphemeralAccessPolicy', namespace: ns, name, uid: policy.metadata.uid };
+    const finalizers = policy.metadata.finalizers ?? [];
+    const requests = this.requestsOf(ns, name, policy.metadata.uid).filter(
+      (r) =>
+        r.status?.resolvedAccess == null || r.status.resolvedAccess.accessPolicyUid === policy.metadata.uid,
+    );
+    if (policy.metadata.deletionTimestamp !== undefined) {
+      if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) return;
+      if (requests.length === 0) {
+        await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, false));
+        return;
+      }
+      // Deleting the requests revokes what they hold (their finalizers), then this finalizer goes.
+      for (const r of requests) {
+        const rKey = `${ns}/${r.metadata.name}`;
+        if (
+          r.metadata.deletionTimestamp !== undefined ||
+          now - (this.lastDeletes.get(rKey) ?? 0) < DELETE_RETRY_MS
+        )
+          continue;
+        this.lastDeletes.set(rKey, now);
+        await this.send(
+          deleteCommand({
+            kind: 'EphemeralAccessRequest',
+            namespace: ns,
+            name: r.metadata.name ?? '',
+            uid: r.metadata.uid,
+          }),
+        );
+      }
+      return;
+    }
+    const targetObject = (this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[]).find(
+      (p) => p.metadata.name === policy.spec.postgresPolicyRef.name,
+    );
+    const target = targetObject === undefined ? null : targetView(targetObject);
+    const holding: HoldingRequest[] = [];
+    for (const r of requests) {
+      const resolved = r.status?.resolvedAccess;
+      if (resolved == null || target === null) continue;
+      const plan = this.plan(ns, planNameOf(r, 'Activate'));
+      if (!hasActivationAnchor(r as never, plan as never, target.uid)) continue;
+      holding.push({
+        name: r.metadata.name ?? '',
+        uid: r.metadata.uid ?? '',
+        subject: r.spec.subject.role,
+        roles: resolved.memberships.map((m) => m.role),
+      });
+    }
+    const status = accessPolicyStatus({
+      policy,
+      target,
+      limits: this.deps.limits,
+      holding,
+      now: timestamp(now),
+    });
+    if (!sameJson(policy.status, status)) {
+      await this.send(
+        statusCommand(ref, replacingPatch(policy.status, status), policy.metadata.resourceVersion),
+      );
+      this.pendingWrites.set(key, { rv: policy.metadata.resourceVersion ?? '', at: now });
+    }
+    // After the status write: the gateway applies commands in order, so this does not make it stale.
+    if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) {
+      await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, true));
+    }
+  }
+
+  /** Publishes one gateway command with a unique idempotency key. */
+  private async send(command: UnkeyedCommand): Promise<void> {
+    this.sequence += 1;
+    const idempotencyKey = `access-scheduler/${command.target.namespace}/${command.target.name}/${command.command}/${this.session}-${this.sequence}`;
+    const full = { ...command, idempotencyKey } as K8sCommandV1;
+    try {
+      await this.deps.publisher.publish(
+        k8sCommandContract,
+        k8sCommandSubject(command.command),
+        full,
+        idempotencyKey,
+      );
+    } catch (error) {
+      const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
+      throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
+  }
+}

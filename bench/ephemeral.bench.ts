@@ -1,0 +1,289 @@
+// `npm run bench -- ephemeral`: revocation lag of ephemeral access on the e2e stack (every service in-process,
+// a private redis-server). N requests over D databases, all activated, expiring spread over one window;
+// lag = the moment the membership is gone from pg_auth_members (polled) minus the request's expiresAt.
+// Floor, same run: the same REVOKE statements run directly on the same databases.
+// -> bench/results/ephemeral.json.
+
+import os from 'node:os';
+
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { EphemeralAccessRequest } from '@rolepolicy/kube';
+import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
+import { startPrivateRedis } from '@rolepolicy/testing';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+import { sleep, startStack, waitFor, type TargetDatabase } from '../e2e/stack.js';
+import { round, writeResult } from './pg-bench-support.js';
+import { linkCrdsIntoDist } from './reconcile.bench.js';
+
+const NAMESPACE = 'bench-eph';
+const POLL_MS = 200;
+const PREFIX = 'rp-bench-eph';
+
+type Options = {
+  readonly requests: number;
+  readonly databases: number;
+  readonly windowSeconds: number;
+  readonly leadSeconds: number;
+};
+
+function parse(args: readonly string[]): Options {
+  const value = (flag: string): string | undefined => {
+    const at = args.indexOf(flag);
+    return at >= 0 ? args[at + 1] : undefined;
+  };
+  return {
+    requests: Number(value('--requests') ?? 1000),
+    databases: Number(value('--databases') ?? 50),
+    windowSeconds: Number(value('--window') ?? 60),
+    leadSeconds: Number(value('--lead') ?? 240),
+  };
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+const summary = (values: readonly number[]) => ({
+  p50: round(percentile(values, 50)),
+  p99: round(percentile(values, 99)),
+  max: round(Math.max(...values)),
+});
+
+type Edge = { db: number; subject: string; request: string; expiresAt: number; revokedAt?: number };
+
+/** Runs the benchmark. `--requests 1000 --databases 50 --window 60 --lead 240`. */
+export async function runEphemeralBench(_script: string, args: readonly string[]): Promise<void> {
+  const options = parse(args);
+  linkCrdsIntoDist();
+  const perDb = Math.ceil(options.requests / options.databases);
+  console.log(
+    `ephemeral bench: ${options.requests} requests over ${options.databases} databases, window ${options.windowSeconds} s`,
+  );
+  const redis = await startPrivateRedis();
+  const stack = await startStack({
+    namespace: NAMESPACE,
+    env: { REDIS_URL: redis.url, ACCESS_SCHEDULER_REDIS_PREFIX: PREFIX },
+  });
+  const pools: pg.Pool[] = [];
+  const onSignal = (): void => {
+    void stack
+      .stop()
+      .then(() => redis.stop())
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await stack.waitReady(60_000);
+    const custom = stack.kubeConfig.makeApiClient(CustomObjectsApi);
+    const create = (kind: 'EphemeralAccessPolicy' | 'EphemeralAccessRequest', name: string, spec: object) =>
+      custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: KIND_NAMES[kind].plural,
+        namespace: NAMESPACE,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec },
+      });
+    const reader = stack.role('reader');
+    const subject = (k: number) => stack.role(`s${k}`);
+    const dbs: TargetDatabase[] = [];
+    let started = performance.now();
+    for (let d = 0; d < options.databases; d++) {
+      const db = await stack.createDatabase(`eph${d}`);
+      dbs.push(db);
+      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+      pool.on('error', () => undefined);
+      pools.push(pool);
+      await stack.resources.createPolicy(`p${d}`, {
+        connection: db.connection,
+        mode: 'apply',
+        approval: 'auto',
+        roles: [
+          { name: reader, login: false },
+          ...Array.from({ length: perDb }, (_, k) => ({ name: subject(k), login: true })),
+        ],
+      });
+    }
+    for (let d = 0; d < options.databases; d++) await stack.reconciled(`p${d}`, 300_000);
+    for (let d = 0; d < options.databases; d++) {
+      await create('EphemeralAccessPolicy', `a${d}`, {
+        approval: { mode: 'Automatic' },
+        justification: { required: false },
+        maximumDuration: '2h',
+        memberships: [{ role: reader, inherit: true }],
+        postgresPolicyRef: { name: `p${d}` },
+      });
+    }
+    const setupSeconds = (performance.now() - started) / 1000;
+    console.log(`setup: ${options.databases} databases and policies in ${round(setupSeconds)} s`);
+
+    // Expiry spread evenly over the window, starting `lead` seconds from now (activation happens before).
+    const firstExpiry = Date.now() + options.leadSeconds * 1000;
+    started = performance.now();
+    const names: { name: string; db: number; k: number }[] = [];
+    for (let i = 0; i < options.requests; i++) {
+      const db = i % options.databases;
+      const k = Math.floor(i / options.databases);
+      const target = firstExpiry + Math.floor((i * options.windowSeconds * 1000) / options.requests);
+      const seconds = Math.max(1, Math.ceil((target - Date.now()) / 1000));
+      const name = `r${db}-${k}`;
+      names.push({ name, db, k });
+      await create('EphemeralAccessRequest', name, {
+        accessPolicyRef: { name: `a${db}` },
+        subject: { role: subject(k) },
+        requestedBy: { username: 'bench@example.com' },
+        requestedDuration: `${seconds}s`,
+      });
+    }
+    const createSeconds = (performance.now() - started) / 1000;
+    const list = async (): Promise<EphemeralAccessRequest[]> =>
+      (
+        (await custom.listNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: KIND_NAMES.EphemeralAccessRequest.plural,
+          namespace: NAMESPACE,
+        })) as { items: EphemeralAccessRequest[] }
+      ).items;
+    let lastProgress = Date.now();
+    const actives = await waitFor(
+      'every request Active',
+      async () => {
+        const items = await list();
+        const active = items.filter((r) => r.status?.phase === 'Active');
+        if (Date.now() - lastProgress > 10_000) {
+          lastProgress = Date.now();
+          const phases: Record<string, number> = {};
+          for (const r of items)
+            phases[r.status?.phase ?? 'none'] = (phases[r.status?.phase ?? 'none'] ?? 0) + 1;
+          console.log(`after ${round((performance.now() - started) / 1000)} s: ${JSON.stringify(phases)}`);
+        }
+        return active.length === options.requests ? items : Date.now() > firstExpiry ? items : undefined;
+      },
+      { timeoutMs: options.leadSeconds * 1000 + 30_000 },
+    );
+    const activationSeconds = (performance.now() - started) / 1000;
+    const activeBeforeExpiry = actives.filter((r) => r.status?.phase === 'Active').length;
+    console.log(`${activeBeforeExpiry}/${options.requests} Active after ${round(activationSeconds)} s`);
+    const admin = new Redis(redis.url);
+    const memory = await admin.info('memory');
+    const redisUsedMemoryBytes = Number(/used_memory:(\d+)/.exec(memory)?.[1] ?? NaN);
+    const redisKeys = (await admin.keys(`${PREFIX}:*`)).length;
+    admin.disconnect();
+
+    const edges: Edge[] = actives
+      .filter((r) => r.status?.phase === 'Active')
+      .map((r) => {
+        const meta = names.find((n) => n.name === r.metadata.name)!;
+        return {
+          db: meta.db,
+          subject: subject(meta.k),
+          request: r.metadata.name!,
+          expiresAt: Date.parse(r.status!.expiresAt!),
+        };
+      });
+    const deadline = firstExpiry + (options.windowSeconds + 180) * 1000;
+    while (edges.some((e) => e.revokedAt === undefined) && Date.now() < deadline) {
+      const now = Date.now();
+      const due = new Set(
+        edges.filter((e) => e.revokedAt === undefined && e.expiresAt <= now).map((e) => e.db),
+      );
+      await Promise.all(
+        [...due].map(async (d) => {
+          const rows = (
+            await pools[d]!.query<{ member: string }>(
+              `SELECT u.rolname AS member FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid
+                 JOIN pg_roles u ON u.oid = m.member WHERE r.rolname = $1`,
+              [reader],
+            )
+          ).rows;
+          const present = new Set(rows.map((row) => row.member));
+          const seen = Date.now();
+          for (const e of edges) {
+            if (e.db === d && e.revokedAt === undefined && e.expiresAt <= now && !present.has(e.subject))
+              e.revokedAt = seen;
+          }
+        }),
+      );
+      await sleep(POLL_MS);
+    }
+    const revoked = edges.filter((e) => e.revokedAt !== undefined);
+    const lags = revoked.map((e) => e.revokedAt! - e.expiresAt);
+    const scheduler = stack.services.find((s) => s.name === 'access-scheduler')!;
+    const metrics = await (await fetch(`${scheduler.url}/metrics`)).text();
+    const lagSum = Number(
+      /rolepolicy_ephemeral_revocation_lag_seconds_sum\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
+    );
+    const lagCount = Number(
+      /rolepolicy_ephemeral_revocation_lag_seconds_count\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
+    );
+    const dispatchSum = Number(
+      /rolepolicy_ephemeral_revoke_dispatch_seconds_sum\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
+    );
+    const dispatchCount = Number(
+      /rolepolicy_ephemeral_revoke_dispatch_seconds_count\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
+    );
+    const ended = (await list()).filter((r) => r.status?.phase === 'Ended').length;
+
+    // Floor: the same REVOKEs run directly, one statement at a time, after granting the edges again.
+    const floor: number[] = [];
+    for (let d = 0; d < options.databases; d++) {
+      const subjects = edges.filter((e) => e.db === d).map((e) => e.subject);
+      for (const s of subjects) await pools[d]!.query(`GRANT "${reader}" TO "${s}"`);
+      for (const s of subjects) {
+        const t = performance.now();
+        await pools[d]!.query(`REVOKE "${reader}" FROM "${s}"`);
+        floor.push(performance.now() - t);
+      }
+    }
+    const lagSummary = summary(lags);
+    const floorSummary = summary(floor);
+    const report = {
+      benchmark: 'ephemeral',
+      description:
+        'N Automatic EphemeralAccessRequests over D databases (one access policy and one target PostgresPolicy per database, ' +
+        'one bundle role, distinct subjects), all activated first, expiresAt spread evenly over the window. Revocation lag = ' +
+        `first poll (every ${POLL_MS} ms) that no longer sees the membership in pg_auth_members minus expiresAt. Floor = the ` +
+        'same REVOKE statements run directly, one at a time, on the same databases. Every service in-process (e2e stack), ' +
+        'one executor, a private redis-server, rebuild interval at its default.',
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model ?? 'unknown',
+        memoryGb: round(os.totalmem() / 1024 ** 3),
+        loadAverage1mAtStart: round(os.loadavg()[0]!),
+      },
+      node: process.version,
+      measuredAt: new Date().toISOString(),
+      fullScale: options.requests === 1000 && options.databases === 50 && options.windowSeconds === 60,
+      requests: options.requests,
+      databases: options.databases,
+      windowSeconds: options.windowSeconds,
+      setupSeconds: round(setupSeconds),
+      createSeconds: round(createSeconds),
+      activationSeconds: round(activationSeconds),
+      activeBeforeExpiry,
+      revoked: revoked.length,
+      ended,
+      revocationLagMs: lagSummary,
+      schedulerReportedLagMeanMs: round((lagSum / lagCount) * 1000),
+      revokeDispatchMeanMs: round((dispatchSum / dispatchCount) * 1000),
+      pollIntervalMs: POLL_MS,
+      redisUsedMemoryBytes,
+      redisKeys,
+      floorRevokeMs: floorSummary,
+      ratioP99: round(lagSummary.p99 / floorSummary.p99),
+      goals: { p99Ms: 2000, maxMs: 5000 },
+    };
+    console.log(JSON.stringify(report, null, 2));
+    writeResult('ephemeral', report);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    for (const pool of pools) await pool.end().catch(() => undefined);
+    await stack.stop();
+    await redis.stop();
+  }
+}
