@@ -60,7 +60,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     while (!this.stopped) {
       try {
         const cache = await ResourceCache.start(this.nats, {
-          kinds: ['postgrespolicy', 'postgrespolicyplan', 'secret'],
+          kinds: ['postgrespolicy', 'postgrespolicycandidate', 'postgrespolicyplan', 'secret'],
           logger: this.logger,
         });
         this.cache = cache;

@@ -44,6 +44,8 @@ import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from '
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
+import { CandidatePlanner } from '../candidates/candidate-planner.js';
+import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
@@ -58,6 +60,10 @@ export interface ReconcilerDeps {
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
   readonly log: { log(m: string): void; warn(m: string): void; error(m: string): void };
+  /** Candidate expiry, budget and retention (defaults: DEFAULT_CANDIDATE_SETTINGS). */
+  readonly candidateSettings?: CandidateSettings;
+  /** Called for each inspection made for candidates (metrics, the candidates bench). */
+  readonly onCandidateInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
 }
@@ -101,6 +107,9 @@ export class Reconciler {
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
   private readonly review: ReviewRecorder;
+  private readonly candidates: CandidatePlanner;
+  /** Candidate key -> signature (uid, generation, deletion): the candidate's own status writes never wake. */
+  private readonly candidateSignatures = new Map<string, string>();
   private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -110,6 +119,21 @@ export class Reconciler {
       versionOf(deps.cache.get('secret', namespace, name)),
     );
     this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
+    this.candidates = new CandidatePlanner({
+      cache: deps.cache,
+      nats: deps.nats,
+      secrets: deps.secrets,
+      send: (command) => this.send(command),
+      planCreated: (plan) =>
+        this.createdPlans.set(policyKey(plan.metadata.namespace, plan.metadata.name), {
+          plan,
+          at: Date.now(),
+        }),
+      settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
+      inspectTimeoutMs: deps.inspectTimeoutMs,
+      log: deps.log,
+      ...(deps.onCandidateInspection ? { onInspection: deps.onCandidateInspection } : {}),
+    });
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
     );
@@ -167,6 +191,16 @@ export class Reconciler {
         .list('postgrespolicy', change.namespace)
         .find((p) => (p.metadata as { uid?: string }).uid === owner);
       if (policy !== undefined) this.trigger(this.objectKey(policy));
+      else this.triggerCandidateParent(change.namespace, owner);
+    } else if (change.kind === 'postgrespolicycandidate') {
+      const signature =
+        change.type === 'delete' || change.object === undefined ? '' : policySignature(change.object);
+      if (this.candidateSignatures.get(key) === signature) return;
+      if (signature === '') this.candidateSignatures.delete(key);
+      else this.candidateSignatures.set(key, signature);
+      const parent = (change.object as { spec?: { policyRef?: { name?: string } } } | undefined)?.spec
+        ?.policyRef?.name;
+      if (parent !== undefined) this.trigger(policyKey(change.namespace, parent));
     } else if (change.kind === 'secret') {
       const version = change.type === 'delete' ? '' : versionOf(change.object);
       for (const [key2, state] of this.policies) {
@@ -175,6 +209,17 @@ export class Reconciler {
         if (seen !== undefined && seen !== version) this.trigger(key2);
       }
     }
+  }
+
+  /** A decision on a candidate's plan wakes the candidate's policy (the candidate pass runs in its slot). */
+  private triggerCandidateParent(namespace: string, candidateUid: string | undefined): void {
+    if (candidateUid === undefined) return;
+    const candidate = this.deps.cache
+      .list('postgrespolicycandidate', namespace)
+      .find((c) => (c.metadata as { uid?: string }).uid === candidateUid) as
+      { spec?: { policyRef?: { name?: string } } } | undefined;
+    const parent = candidate?.spec?.policyRef?.name;
+    if (parent !== undefined) this.trigger(policyKey(namespace, parent));
   }
 
   private onPolicy(object: CachedObject): void {
@@ -320,22 +365,52 @@ export class Reconciler {
         outcome = await this.inspectAndPlan(policy, prepared);
       }
     }
+    const current = this.currentPolicy(namespace, name) ?? policy;
+    const plans = this.currentPlans(namespace);
+    // Promotion recognition (operator-notes 3.5) reads the content the policy carried before this pass.
+    const promotion = outcome?.kind === 'computed' ? await this.candidates.recognise(current, plans) : null;
     const decision = decideReconcile({
-      policy: this.currentPolicy(namespace, name) ?? policy,
-      plans: this.currentPlans(namespace),
+      policy: current,
+      plans,
       conflict,
       outcome,
       now: new Date().toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
+      ...(promotion?.handOver
+        ? { promoted: { plan: promotion.handOver, previousContentDigest: promotion.previous } }
+        : {}),
     });
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
+    await this.candidatePass(namespace, name, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
       `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
     );
     this.requeue(key, decision.requeueAfterSeconds);
+  }
+
+  /**
+   * The policy's candidates, planned after its own pass in the same queue slot (operator-notes 3.2). A
+   * failure here is logged and never fails the policy's pass. `overlay` is issue 13's seam: the membership
+   * edges of active ephemeral requests on this policy, once they exist.
+   */
+  private async candidatePass(namespace: string, name: string, decision: ReconcileDecision): Promise<void> {
+    const policy = this.currentPolicy(namespace, name);
+    if (policy === null) return;
+    try {
+      await this.candidates.afterPolicyPass({
+        policy,
+        decision,
+        plans: this.currentPlans(namespace),
+        overlay: [],
+      });
+    } catch (error) {
+      this.deps.log.warn(
+        `candidates of ${namespace}/${name}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   /**
@@ -549,6 +624,8 @@ export class Reconciler {
       this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
+      // A promoted candidate's plan ran: the next pass stamps the new content and records the promotion.
+      else if (plan.spec.origin?.kind === 'PostgresPolicyCandidate') this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
     });
   }
