@@ -28,7 +28,7 @@ import {
 } from './lifecycle.js';
 import { withOverlay } from './overlay.js';
 import { recognisePromotion, type PromotionRecognition } from './promotion.js';
-import { fromKubeCandidate, type Candidate, type CandidateSettings } from './resources.js';
+import { CANDIDATE_KIND, fromKubeCandidate, type Candidate, type CandidateSettings } from './resources.js';
 import { candidateView, previewTarget } from './view.js';
 
 /** What the candidate pass needs from the planner. */
@@ -78,6 +78,14 @@ export function policyGate(decision: ReconcileDecision): PolicyGate {
 }
 
 let sequence = 0;
+
+/** The uid of the candidate controlling a plan (its controller ownerReference), if any. */
+export function candidateControllerUid(object: CachedObject): string | undefined {
+  const refs = (
+    object.metadata as { ownerReferences?: { uid: string; kind: string; controller?: boolean }[] }
+  ).ownerReferences;
+  return refs?.find((o) => o.controller === true && o.kind === CANDIDATE_KIND)?.uid;
+}
 
 /** Plans, supersedes and promotes the candidates of one policy at a time. */
 export class CandidatePlanner {

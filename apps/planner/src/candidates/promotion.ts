@@ -113,7 +113,23 @@ export function recognisePromotion(
   if (gate === 'auto') return NONE; // the policy applies its own plan anyway; recordPromotion follows
   let handOver: PostgresPolicyPlan | null = null;
   for (const c of matching) {
+    if (c.spec.target != null) {
+      report(
+        c,
+        'PreviewNotPromotable',
+        `the plans of a target preview (${c.spec.target.connectionRef.secretName}) never execute; the policy plans its own changes, which need their own decision`,
+      );
+      continue;
+    }
     const approved = approvedPlans(c, plans, policy, current);
+    const movedAway = plans.find(
+      (p) =>
+        isCandidatePlan(p, c) &&
+        planPhase(p) === 'Superseded' &&
+        planDecision(p) === 'approved' &&
+        p.spec.origin?.contentDigest === current &&
+        p.status?.conditions?.some((x) => x.type === 'Superseded' && x.reason === 'SupersededByBaseChange'),
+    );
     const adoptable = approved.find(
       (p) => p.spec.origin?.baseContentDigest === previous || p.spec.origin?.baseContentDigest === current,
     );
@@ -132,12 +148,13 @@ export function recognisePromotion(
           `approved plan ${adoptable.metadata.name} runs as the policy's plan`,
         );
       }
-    } else if (approved.length > 0) {
-      const pin = approved[0]!.spec.origin?.baseContentDigest ?? 'none';
+    } else if (approved.length > 0 || movedAway !== undefined) {
+      const stale = approved[0] ?? movedAway!;
+      const pin = stale.spec.origin?.baseContentDigest ?? 'none';
       report(
         c,
         'PromotionBaseChanged',
-        `approved plan ${approved[0]!.metadata.name} was planned against policy content ${pin}, but the policy moved to ${previous ?? 'none'} before the merge; the plan is not adopted`,
+        `approved plan ${stale.metadata.name} was planned against policy content ${pin}, but the policy content moved to ${previous ?? 'none'} before the merge; the plan is not adopted and the policy plans its own changes`,
       );
     } else {
       report(

@@ -44,7 +44,7 @@ import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from '
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
-import { CandidatePlanner } from '../candidates/candidate-planner.js';
+import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
 
 /** What the reconciler needs from the service. */
@@ -191,7 +191,7 @@ export class Reconciler {
         .list('postgrespolicy', change.namespace)
         .find((p) => (p.metadata as { uid?: string }).uid === owner);
       if (policy !== undefined) this.trigger(this.objectKey(policy));
-      else this.triggerCandidateParent(change.namespace, owner);
+      else this.triggerCandidateParent(change.namespace, candidateControllerUid(change.object));
     } else if (change.kind === 'postgrespolicycandidate') {
       const signature =
         change.type === 'delete' || change.object === undefined ? '' : policySignature(change.object);
@@ -624,8 +624,9 @@ export class Reconciler {
       this.deps.log.log(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`);
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
-      // A promoted candidate's plan ran: the next pass stamps the new content and records the promotion.
-      else if (plan.spec.origin?.kind === 'PostgresPolicyCandidate') this.trigger(key);
+      // With candidates, a full pass follows: it stamps a promoted content, records the promotion and
+      // plans the candidates that waited for the policy to converge.
+      else if (this.candidates.candidatesOf(policy).length > 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
     });
   }
