@@ -89,6 +89,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
             stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
           },
           inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
+          candidateSettings: {
+            ttlSeconds: this.config.PLANNER_CANDIDATE_TTL_SECONDS,
+            budget: this.config.PLANNER_CANDIDATE_BUDGET,
+            retainTerminal: this.config.PLANNER_CANDIDATE_RETAIN_TERMINAL,
+          },
           log: this.logger,
           observe: (decision, seconds) => histogram.observe({ decision }, seconds),
         });
