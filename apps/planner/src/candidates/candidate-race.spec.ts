@@ -148,11 +148,13 @@ describe('candidate race (property)', () => {
                   : {}),
               });
               cluster.apply(decision.steps, now);
-              for (const step of decision.steps) if (step.kind !== 'requestExecution') continue;
-              // The planner asks to run a candidate's plan only for a policy that carries its content.
-              const origin = cluster.plan(step.request.planName).spec.origin;
-              if (origin) expect(origin.contentDigest).toBe(digestOf(policyKey));
-              queue.push(step.request);
+              for (const step of decision.steps) {
+                if (step.kind !== 'requestExecution') continue;
+                // The planner asks to run a candidate's plan only for a policy that carries its content.
+                const origin = cluster.plan(step.request.planName).spec.origin;
+                if (origin) expect(origin.contentDigest).toBe(digestOf(policyKey));
+                queue.push(step.request);
+              }
               const input = {
                 policy: cluster.policy,
                 gate: policyGate(decision),
