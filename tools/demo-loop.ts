@@ -1,6 +1,7 @@
 // The demo's reconcile loop on the embedded cluster: a demo database, an apply/auto policy (profiles x schemas,
 // a login role with a generated password) watched as its plan and conditions change, a manual-approval policy
-// the demo approves, and the final state read back from PostgreSQL. Every wait is bounded and says what is pending.
+// the demo approves, a candidate proposal planned, approved, merged and promoted, and the final state read
+// back from PostgreSQL. Every wait is bounded and says what is pending.
 import pg from 'pg';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -11,6 +12,7 @@ import {
   type PostgresSandbox,
 } from '@rolepolicy/testing';
 import { condition, PolicyResources } from '../e2e/support/resources.js';
+import { candidateStep } from './demo-candidate.js';
 
 const NAMESPACE = 'demo';
 
@@ -163,7 +165,14 @@ export async function runDemoLoop(
       stepTimeoutMs,
     );
 
-    console.log('\n3. final state read back from PostgreSQL:');
+    await candidateStep(kc, NAMESPACE, resources, follow, {
+      auditor,
+      reader: `${prefix}audit_reader`,
+      database: db.database,
+      timeoutMs: stepTimeoutMs,
+    });
+
+    console.log('\n4. final state read back from PostgreSQL:');
     const { rows } = await admin.query<{
       role: string;
       login: boolean;

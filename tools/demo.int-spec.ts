@@ -61,6 +61,8 @@ describe('npm run demo', () => {
       ),
     );
     expect(output).toContain('5/5 services healthy');
+    // The candidate step: a proposal planned, approved, merged and promoted (the approved plan applied).
+    expect(output).toMatch(/audit-reader: phase Promoted, Promoted=True\/Promoted, plan Applied/);
     expect(output).toContain('demo loop complete');
     expect(code).toBe(0);
   }, 600_000);
