@@ -98,6 +98,15 @@ describe('candidate plans at the executor', () => {
     });
   });
 
+  it('a target preview plan, even merged and approved, fails the identity check on the parent database', () => {
+    const plan = candidatePlan();
+    const preview = { ...plan, status: { ...plan.status, targetLogicalFingerprint: 'sha256:preview-db' } };
+    expect(freshVerdict(request, { policy: policy(proposed), plan: preview }, recheck)).toMatchObject({
+      kind: 'superseded',
+      reason: 'TargetChanged',
+    });
+  });
+
   it('durable policy plans (no origin) are not affected', () => {
     const plan = candidatePlan();
     const durable = { ...plan, spec: { ...plan.spec, origin: null } };

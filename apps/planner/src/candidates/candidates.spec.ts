@@ -253,6 +253,21 @@ describe('candidate planning', () => {
   });
 });
 
+describe('secrets never reach candidate status', () => {
+  it('a planning failure that quotes a connection URL is redacted', () => {
+    const ns = new Namespace();
+    ns.candidates = [candidate('leaky', proposed)];
+    ns.pass(policyWith(original), OPEN, () => ({
+      kind: 'failed',
+      reason: 'DatabaseConnectionFailed',
+      message: 'connect postgres://app:hunter2@db.internal/orders failed',
+    }));
+    const message = ready(ns.get('leaky'))?.message ?? '';
+    expect(message).toContain('postgres://[REDACTED]@db.internal/orders');
+    expect(message).not.toContain('hunter2');
+  });
+});
+
 describe('a candidate never executes SQL or creates a Secret', () => {
   it('the candidate command sink refuses Secrets and policies', () => {
     const secret = {

@@ -5,6 +5,7 @@ import { CONTENT_DIGEST_ENCODING, contentDigest } from '@rolepolicy/policy';
 import {
   KEEP_LABEL,
   phasePatch,
+  redactSecrets,
   planDecision,
   planPhase,
   supersedePatch,
@@ -150,9 +151,13 @@ class Pass {
     planRef: { readonly name: string } | null | undefined,
   ): void {
     const previous = this.statuses.get(candidate.metadata.name)?.status ?? candidate.status;
+    // Messages can carry inspector and Secret-read errors: redacted like every status message.
+    const redacted = Object.fromEntries(
+      Object.entries(conditions).map(([type, c]) => [type, { ...c, message: redactSecrets(c.message) }]),
+    );
     const status: CandidateStatus = {
       phase,
-      conditions: withConditions(previous?.conditions, conditions, this.input.now),
+      conditions: withConditions(previous?.conditions, redacted, this.input.now),
       contentDigest: digest,
       observedGeneration: candidate.metadata.generation,
       planRef: planRef === undefined ? (previous?.planRef ?? null) : planRef,
