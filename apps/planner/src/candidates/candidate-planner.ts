@@ -2,6 +2,7 @@
 // slot, read the policy's candidates, compute the plans of the plannable ones from one shared inspection
 // (preview targets inspect their own database), decide (pure) and send the steps through the candidate
 // command sink. It has no way to request execution or create a Secret.
+import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CachedObject, ResourceCache } from '@rolepolicy/contracts';
 import { managedScopePayload } from '@rolepolicy/contracts';
@@ -89,6 +90,13 @@ export function candidateControllerUid(object: CachedObject): string | undefined
 
 /** Plans, supersedes and promotes the candidates of one policy at a time. */
 export class CandidatePlanner {
+  /**
+   * Candidate uid -> the outcome of its last planning and the exact inputs it was computed from. Planning is
+   * a pure function of those inputs, so an unchanged candidate against an identical snapshot (same bytes),
+   * base policy and password sources reuses its outcome instead of diffing the catalog again.
+   */
+  private readonly memo = new Map<string, { readonly key: string; readonly outcome: CandidateOutcome }>();
+
   constructor(private readonly deps: CandidatePlannerDeps) {}
 
   /** Candidates in the policy's namespace that name it in `spec.policyRef`. */
@@ -156,11 +164,34 @@ export class CandidatePlanner {
     if (shared.length > 0) {
       const scope = unionScopes(shared.map((s) => s.prepared.scope));
       const read = await this.inspect(policy, shared[0]!.prepared, scope, 'shared');
+      const snapshotKey = read.ok
+        ? createHash('sha256').update(JSON.stringify(read.snapshot)).digest('hex')
+        : '';
       for (const { candidate, prepared } of shared) {
-        if (read.ok)
-          out.set(candidate.metadata.name, this.plan(policy, candidate, prepared, read.snapshot, read.at));
-        else out.set(candidate.metadata.name, read.outcome);
+        if (!read.ok) {
+          out.set(candidate.metadata.name, read.outcome);
+          continue;
+        }
+        const key = JSON.stringify([
+          snapshotKey,
+          candidate.spec.content,
+          policy.metadata.uid,
+          policy.metadata.name,
+          prepared.target,
+          prepared.passwordSources,
+          policy.status?.applied_password_source_versions ?? {},
+          policy.spec.allow_schema_owner_transfers === true,
+          prepared.desired.memberships.length,
+          overlay,
+        ]);
+        const known = this.memo.get(candidate.metadata.uid);
+        const outcome =
+          known?.key === key ? known.outcome : this.plan(policy, candidate, prepared, read.snapshot, read.at);
+        this.memo.set(candidate.metadata.uid, { key, outcome });
+        out.set(candidate.metadata.name, outcome);
       }
+      const live = new Set(candidates.map((c) => c.metadata.uid));
+      for (const uid of this.memo.keys()) if (!live.has(uid)) this.memo.delete(uid);
     }
     for (const { candidate, prepared } of previews) {
       const read = await this.inspect(policy, prepared, prepared.scope, 'preview');
