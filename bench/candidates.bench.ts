@@ -148,6 +148,19 @@ async function bench(stack: Stack, options: Options): Promise<Record<string, unk
   console.log(`${options.candidates} candidates filed and planned in ${firstPlanningSeconds} s`);
   const withCandidates = await passes(stack, options.runs);
   console.log(`one policy reconcile with ${options.candidates} candidates: ${withCandidates.seconds} s`);
+  // What the candidates say after the measured passes (all Ready=True/Planned when planning worked).
+  const after = (await stack.custom.listNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    plural: KIND_NAMES.PostgresPolicyCandidate.plural,
+    namespace: NAMESPACE,
+  })) as { items: { status?: { conditions?: { type: string; status: string; reason?: string }[] } }[] };
+  const readyReasons: Record<string, number> = {};
+  for (const c of after.items) {
+    const ready = c.status?.conditions?.find((x) => x.type === 'Ready');
+    const label = `${ready?.status ?? '-'}/${ready?.reason ?? '-'}`;
+    readyReasons[label] = (readyReasons[label] ?? 0) + 1;
+  }
   return {
     schemas,
     relationsPerSchema: 50,
@@ -161,6 +174,7 @@ async function bench(stack: Stack, options: Options): Promise<Record<string, unk
     inspectionsPerPassWithoutCandidates: floor.inspectionsPerPass,
     inspectionsPerPassWithCandidates: withCandidates.inspectionsPerPass,
     firstPlanningSeconds,
+    candidateReadyAfterRuns: readyReasons,
     runs: options.runs,
   };
 }

@@ -7,6 +7,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { CachedObject, ResourceCache } from '@rolepolicy/contracts';
 import { managedScopePayload } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
+import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
 import { unionScopes, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
 import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
 import {
@@ -16,8 +17,8 @@ import {
   type ReconcileDecision,
 } from '../lifecycle/index.js';
 import { inspectFailure, planFromSnapshot } from '../reconcile/planning.js';
-import { preparePolicy, type Prepared } from '../reconcile/prepare.js';
-import { readPolicySecrets, secretReadError, type SecretReader } from '../reconcile/secret-reads.js';
+import { preparePolicy, secretsNamedBy, type Prepared } from '../reconcile/prepare.js';
+import { secretReadError, withLiteralPassword, type SecretReader } from '../reconcile/secret-reads.js';
 import type { UnkeyedCommand } from '../reconcile/gateway-commands.js';
 import { candidateCommandsOf } from './candidate-commands.js';
 import {
@@ -155,8 +156,9 @@ export class CandidatePlanner {
     const out = new Map<string, CandidateOutcome>();
     const shared: { candidate: Candidate; prepared: Prepared }[] = [];
     const previews: { candidate: Candidate; prepared: Prepared }[] = [];
+    const secrets = await this.readSecrets(policy, candidates);
     for (const candidate of candidates) {
-      const prepared = await this.prepare(policy, candidate, overlay);
+      const prepared = this.prepare(policy, candidate, overlay, secrets);
       if (!prepared.ok) out.set(candidate.metadata.name, prepared.outcome);
       else if (previewTarget(candidate) === null) shared.push({ candidate, prepared: prepared.prepared });
       else previews.push({ candidate, prepared: prepared.prepared });
@@ -203,15 +205,50 @@ export class CandidatePlanner {
     return out;
   }
 
-  private async prepare(
+  /**
+   * One read, at the moment of use, of every Secret the candidates' views name (the policy's connection, the
+   * preview targets, password Secrets), instead of a gateway round trip per candidate.
+   */
+  private async readSecrets(
+    policy: PostgresPolicy,
+    candidates: readonly Candidate[],
+  ): Promise<
+    { ok: true; lookup: SecretLookup; literal: string | undefined } | { ok: false; error: unknown }
+  > {
+    const names = new Set<string>();
+    let literal = false;
+    for (const candidate of candidates) {
+      const named = secretsNamedBy(candidateView(policy, candidate));
+      for (const name of named.names) names.add(name);
+      literal ||= named.literalPassword;
+    }
+    try {
+      const read = await this.deps.secrets.read(policy.metadata.namespace, [...names].sort(), {
+        ...(literal ? { literalPasswordOf: policy.metadata.name } : {}),
+      });
+      return {
+        ok: true,
+        lookup: (name) => read.secrets.get(name) as SecretLike | undefined,
+        literal: read.literalPassword,
+      };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+
+  private prepare(
     policy: PostgresPolicy,
     candidate: Candidate,
     overlay: readonly MembershipEdge[],
-  ): Promise<{ ok: true; prepared: Prepared } | { ok: false; outcome: CandidateOutcome }> {
+    secrets: Awaited<ReturnType<CandidatePlanner['readSecrets']>>,
+  ): { ok: true; prepared: Prepared } | { ok: false; outcome: CandidateOutcome } {
     const view = candidateView(policy, candidate);
     try {
-      const secrets = await readPolicySecrets(this.deps.secrets, view);
-      const prepared = preparePolicy(secrets.policy, secrets.lookup);
+      if (!secrets.ok) throw secrets.error;
+      const resolved = secretsNamedBy(view).literalPassword
+        ? withLiteralPassword(view, secrets.literal)
+        : view;
+      const prepared = preparePolicy(resolved, secrets.lookup);
       if (!prepared.ok) {
         return {
           ok: false,
