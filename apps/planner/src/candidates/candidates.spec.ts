@@ -368,6 +368,19 @@ describe('promotion', () => {
     );
   });
 
+  it('a merge seen before the policy converged on it promotes nothing (the status digest is the old content)', () => {
+    const { ns, planName } = approvedCandidate();
+    // The spec already carries the candidate content, the status still the previous convergence.
+    const merged = basePolicy(
+      { ...proposed, approval: 'manual' },
+      {},
+      { content_digest: contentDigest(original).digest },
+    );
+    ns.pass(merged, OPEN, computedFor('p1'));
+    expect(ns.get('add-login').status?.phase).not.toBe('Promoted');
+    expect(ns.plan(planName).status?.phase).toBe('Pending');
+  });
+
   it('after convergence the candidate is Promoted, a duplicate retired, and a repeat pass changes nothing', () => {
     const { ns, planName } = approvedCandidate();
     ns.candidates.push(candidate('duplicate', proposed, {}, at(20)));

@@ -175,6 +175,8 @@ export function recognisePromotion(
  */
 export function recordPromotion(pass: CandidatePass, open: readonly Candidate[], base: string): void {
   const { input } = pass;
+  // Only content the policy converged on (its status digest, written by that convergence) is promoted.
+  if (input.policy.status?.content_digest !== base) return;
   if (input.candidates.some((c) => c.status?.phase === 'Promoted' && c.status.contentDigest === base)) {
     retireDuplicates(pass, open, base, null);
     return;

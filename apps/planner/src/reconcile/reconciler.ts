@@ -382,7 +382,7 @@ export class Reconciler {
         : {}),
     });
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
-    await this.candidatePass(namespace, name, decision);
+    await this.candidatePass(current, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
@@ -396,9 +396,11 @@ export class Reconciler {
    * failure here is logged and never fails the policy's pass. `overlay` is issue 13's seam: the membership
    * edges of active ephemeral requests on this policy, once they exist.
    */
-  private async candidatePass(namespace: string, name: string, decision: ReconcileDecision): Promise<void> {
-    const policy = this.currentPolicy(namespace, name);
-    if (policy === null) return;
+  private async candidatePass(decided: PostgresPolicy, decision: ReconcileDecision): Promise<void> {
+    const { namespace, name } = decided.metadata;
+    // The spec the decision was made for, with the status it wrote: a spec edit that reached the cache
+    // during the pass (a merge) must not meet a gate opened by the previous content's convergence.
+    const policy = { ...decided, status: decision.status };
     try {
       await this.candidates.afterPolicyPass({
         policy,
