@@ -66,7 +66,7 @@ export function linkCrdsIntoDist(): void {
 }
 
 /** Sums and counts of the histograms a service exposes, keyed `<name>{<labels>}`. */
-async function histograms(
+export async function histograms(
   stack: Stack,
   service: ServiceName,
 ): Promise<Map<string, { sum: number; count: number }>> {
@@ -98,13 +98,13 @@ function histogramDelta(
   return out;
 }
 
-function isReconciled(p: PostgresPolicy | undefined): boolean {
+export function isReconciled(p: PostgresPolicy | undefined): boolean {
   const ready = condition(p?.status?.conditions, 'Ready');
   return ready?.status === 'True' && ready.reason === 'Reconciled';
 }
 
 /** The catalog of inspect.bench (schemas x 50 mixed relations), already granted as the policy declares. */
-function catalogSql(schemas: number, rolePrefix: string): string {
+export function catalogSql(schemas: number, rolePrefix: string): string {
   return `
 DO $$
 DECLARE s int; k int; schema text; role text;
@@ -331,7 +331,7 @@ async function convergeFromScratch(stack: Stack, policies: number): Promise<Reco
 }
 
 /** Starts a stack, runs `body`, and always stops it (databases and roles included), also on Ctrl-C. */
-async function withStack<T>(executors: number, body: (stack: Stack) => Promise<T>): Promise<T> {
+export async function withStack<T>(executors: number, body: (stack: Stack) => Promise<T>): Promise<T> {
   const stack = await startStack({ executors, namespace: NAMESPACE });
   const onSignal = (): void => {
     void stack.stop().finally(() => process.exit(130));
@@ -348,7 +348,7 @@ async function withStack<T>(executors: number, body: (stack: Stack) => Promise<T
   }
 }
 
-async function serverVersion(): Promise<string> {
+export async function serverVersion(): Promise<string> {
   const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL });
   await admin.connect();
   try {

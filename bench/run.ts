@@ -12,6 +12,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   reconcile: async () => (await import('./reconcile.bench.js')).runReconcileBench,
   review: async () => (await import('./review.bench.js')).runReviewBench,
   ephemeral: async () => (await import('./ephemeral.bench.js')).runEphemeralBench,
+  candidates: async () => (await import('./candidates.bench.js')).runCandidatesBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

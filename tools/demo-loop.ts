@@ -1,6 +1,7 @@
 // The demo's reconcile loop on the embedded cluster: a demo database, an apply/auto policy (profiles x schemas,
 // a login role with a generated password) watched as its plan and conditions change, a manual-approval policy
-// the demo approves, and the final state read back from PostgreSQL. Every wait is bounded and says what is pending.
+// the demo approves, a candidate proposal planned, approved, merged and promoted, and the final state read
+// back from PostgreSQL. Every wait is bounded and says what is pending.
 import pg from 'pg';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
@@ -12,6 +13,7 @@ import {
   type PostgresSandbox,
 } from '@rolepolicy/testing';
 import { condition, PolicyResources } from '../e2e/support/resources.js';
+import { candidateStep } from './demo-candidate.js';
 
 const NAMESPACE = 'demo';
 
@@ -166,9 +168,16 @@ export async function runDemoLoop(
       stepTimeoutMs,
     );
 
+    await candidateStep(kc, NAMESPACE, resources, follow, {
+      auditor,
+      reader: `${prefix}audit_reader`,
+      database: db.database,
+      timeoutMs: stepTimeoutMs,
+    });
+
     const viewer = `${prefix}billing_viewer`;
     console.log(
-      `\n3. ephemeral access: ${app} gets ${viewer} for 20 s (EphemeralAccessPolicy, approval Automatic)`,
+      `\n4. ephemeral access: ${app} gets ${viewer} for 20 s (EphemeralAccessPolicy, approval Automatic)`,
     );
     if (dashboardUrl) console.log(`  timer queues (Bull Board, read-only): ${dashboardUrl}`);
     const custom = kc.makeApiClient(CustomObjectsApi);
@@ -224,7 +233,7 @@ export async function runDemoLoop(
       stepTimeoutMs + 20_000,
     );
 
-    console.log('\n4. final state read back from PostgreSQL:');
+    console.log('\n5. final state read back from PostgreSQL:');
     const { rows } = await admin.query<{
       role: string;
       login: boolean;

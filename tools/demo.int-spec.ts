@@ -61,6 +61,8 @@ describe('npm run demo', () => {
       ),
     );
     expect(output).toContain('5/5 services healthy');
+    // The candidate step: a proposal planned, approved, merged and promoted (the approved plan applied).
+    expect(output).toMatch(/audit-reader: phase Promoted, Promoted=True\/Promoted, plan Applied/);
     // The ephemeral grant is shown while active and after it expired, with the dashboard's address.
     expect(output).toMatch(/timer queues \(Bull Board, read-only\): http:\/\/\S+\/queues/);
     expect(output).toMatch(/request app-billing: Active .* is a member of/);

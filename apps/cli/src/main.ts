@@ -6,6 +6,7 @@ import { RECONCILIATION_MODES, type ReconciliationMode } from '@rolepolicy/polic
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 import { applyCommand, type ApplyOptions } from './commands/apply.js';
+import { candidateDiffCommand } from './commands/candidate-diff.js';
 import { inspectCommand } from './commands/inspect.js';
 import { planCommand, type PlanOptions } from './commands/plan.js';
 import { reviewCommand, type ReviewOptions } from './commands/review.js';
@@ -119,6 +120,23 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       .option('--show-generated', 'print generated passwords once to stderr'),
   ).action(async (options: RawOptions) =>
     setExit(await applyCommand(options.file, options as ApplyOptions, io)),
+  );
+
+  const candidate = program
+    .command('candidate')
+    .description('PostgresPolicyCandidate proposals, offline (no cluster needed)');
+  withConnection(
+    candidate
+      .command('diff')
+      .description(
+        "what the candidate's content would change against the database, and its content digest; exit 0 none, 2 changes",
+      )
+      .requiredOption('-f, --file <file>', 'PostgresPolicyCandidate manifest; - for stdin')
+      .addOption(modeOption())
+      .addOption(formatOption())
+      .option('--rotate-passwords', 'plan every managed password as set again'),
+  ).action(async (options: RawOptions) =>
+    setExit(await candidateDiffCommand(options.file, options as PlanOptions, io)),
   );
 
   withConnection(

@@ -20,6 +20,18 @@ export const plannerEnvSpec = {
     'An Applying plan without an executor report for this long is marked Failed',
     600,
   ),
+  PLANNER_CANDIDATE_TTL_SECONDS: env.positiveInt(
+    'An open PostgresPolicyCandidate older than this is superseded (reason Expired)',
+    14 * 24 * 3600,
+  ),
+  PLANNER_CANDIDATE_BUDGET: env.positiveInt(
+    'Open candidates per policy that are planned; newer ones wait (CandidateBudgetExceeded)',
+    32,
+  ),
+  PLANNER_CANDIDATE_RETAIN_TERMINAL: env.positiveInt(
+    'Promoted or Superseded candidates kept per policy (older ones are deleted with their plans)',
+    10,
+  ),
   PLANNER_INSPECT_TIMEOUT_MS: env.positiveInt('How long the planner waits for an inspector reply', 60_000),
 } as const;
 

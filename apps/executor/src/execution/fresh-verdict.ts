@@ -6,6 +6,7 @@ import type { TargetIdentityReading } from '@rolepolicy/policy';
 import { planDecision } from '../../../planner/src/lifecycle/approval.js';
 import { executionVerdict } from '../../../planner/src/lifecycle/execution-verdict.js';
 import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import { candidateOriginRefusal } from './origin-verdict.js';
 
 /** Why nothing ran although the request was well-formed (result phase `Skipped`). */
 export type SkipReason =
@@ -17,7 +18,8 @@ export type SkipReason =
   | 'AlreadyTerminal'
   | 'Suspended'
   | 'ObserveMode'
-  | 'OwnerTransferBlocked';
+  | 'OwnerTransferBlocked'
+  | 'CandidateNotPromoted';
 
 /** Outcome of {@link freshVerdict}; only `proceed` lets the request's own checks run. */
 export type FreshVerdict =
@@ -55,6 +57,8 @@ export function presenceVerdict(request: ExecuteRequestV2, fresh: FreshState): F
       message: `plan ${request.plan.namespace}/${request.plan.name} no longer exists`,
     };
   }
+  const notPromoted = candidateOriginRefusal(plan, policy);
+  if (notPromoted !== null) return { kind: 'skip', reason: 'CandidateNotPromoted', message: notPromoted };
   return { kind: 'proceed' };
 }
 

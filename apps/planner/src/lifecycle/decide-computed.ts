@@ -104,6 +104,8 @@ export function decideComputed(ctx: Ctx, computed: ComputedPlan): ReconcileDecis
   const actionable = ctx.owned
     .filter((p) => planPhase(p) === 'Pending' || planPhase(p) === 'Approved')
     .sort(newestFirst);
+  const preferred = actionable.findIndex((p) => p.metadata.name === ctx.preferredPlan);
+  if (preferred > 0) actionable.unshift(...actionable.splice(preferred, 1));
   const current = actionable[0];
   const others = actionable.slice(1);
   const hasChanges = computed.changeCount > 0;

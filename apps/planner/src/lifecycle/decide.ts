@@ -55,13 +55,29 @@ export interface ReconcileInput {
   /** Uniform draw in [0, 1) for backoff jitter. */
   readonly jitter: number;
   readonly settings?: LifecycleSettings;
+  /**
+   * A merged candidate's approved plan (candidates/promotion.ts) handed over as the policy's current plan,
+   * and the policy's previous content digest, kept on the status until the promotion converged.
+   */
+  readonly promoted?: { readonly plan: PostgresPolicyPlan; readonly previousContentDigest: string | null };
 }
 
 /** Decides one reconcile. Pure: the same input always yields the same steps. */
 export function decideReconcile(input: ReconcileInput): ReconcileDecision {
-  const { policy } = input;
+  if (input.promoted === undefined) return decideOnce(input, false);
+  const held = decideOnce(input, true);
+  // Converged without running it: nothing is in flight, the new content is stamped now.
+  return held.kind === 'reconciled' ? decideOnce(input, false) : held;
+}
+
+function decideOnce(input: ReconcileInput, hold: boolean): ReconcileDecision {
+  const { policy, promoted } = input;
   const settings = input.settings ?? DEFAULT_LIFECYCLE_SETTINGS;
-  const owned = input.plans.filter((p) => isOwnedBy(p, policy));
+  const own = input.plans.filter((p) => isOwnedBy(p, policy));
+  const owned =
+    promoted === undefined
+      ? own
+      : [promoted.plan, ...own.filter((p) => p.metadata.name !== promoted.plan.metadata.name)];
   const annotation = policy.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
   const gate = reconcileGate(policy, input.conflict);
   const ctx: Ctx = {
@@ -73,6 +89,8 @@ export function decideReconcile(input: ReconcileInput): ReconcileDecision {
     allNames: input.plans.map((p) => p.metadata.name),
     intervalSeconds: gate.kind === 'invalid_interval' ? DEFAULT_INTERVAL_SECONDS : gate.intervalSeconds,
     forced: annotation !== undefined && annotation !== policy.status?.lastHandledReconcileAt,
+    ...(promoted === undefined ? {} : { preferredPlan: promoted.plan.metadata.name }),
+    ...(promoted !== undefined && hold ? { contentDigestHold: promoted.previousContentDigest } : {}),
   };
   switch (gate.kind) {
     case 'invalid_interval':

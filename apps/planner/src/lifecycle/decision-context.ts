@@ -118,6 +118,10 @@ export interface Ctx {
   readonly allNames: readonly string[];
   readonly intervalSeconds: number;
   readonly forced: boolean;
+  /** A promoted candidate's approved plan: the current plan whatever its age (candidates/promotion.ts). */
+  readonly preferredPlan?: string;
+  /** While a promotion is in flight, `content_digest` keeps the previous content (re-recognised on retry). */
+  readonly contentDigestHold?: string | null;
 }
 
 /** Assembles a decision: steps before the status, the status write (if changed), steps after, retention. */
@@ -174,7 +178,7 @@ export function computedFields(ctx: Ctx, computed: ComputedPlan): PostgresPolicy
     managed_database_identity: computed.managedDatabaseIdentity,
     owned_roles: [...computed.ownedRoles],
     owned_schemas: [...computed.ownedSchemas],
-    content_digest: computed.contentDigest,
+    content_digest: ctx.contentDigestHold === undefined ? computed.contentDigest : ctx.contentDigestHold,
     plan_warnings: [...computed.warnings],
     change_summary: computed.summary,
     last_reconcile_mode: ctx.policy.spec.mode ?? 'apply',

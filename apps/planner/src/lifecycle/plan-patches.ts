@@ -14,6 +14,18 @@ export type SupersedeCause =
   | { readonly kind: 'EffectsCleared' }
   | { readonly kind: 'ReplacedByNewerPlan'; readonly by: string }
   | { readonly kind: 'PolicyStoppedPlanning' }
+  /** Candidate plans (apps/planner/src/candidates): the reason names the candidate lifecycle event. */
+  | {
+      readonly kind: 'Candidate';
+      readonly reason:
+        | 'SupersededByBaseChange'
+        | 'SupersededByPromotion'
+        | 'Replaced'
+        | 'PlanDenied'
+        | 'Expired'
+        | 'Promoted';
+      readonly message: string;
+    }
   | {
       readonly kind: 'TargetIdentity';
       readonly reason:
@@ -39,6 +51,7 @@ export function supersedeReason(cause: SupersedeCause): {
     case 'PolicyStoppedPlanning':
       return { reason: 'Superseded', message: 'the policy no longer plans these changes' };
     case 'TargetIdentity':
+    case 'Candidate':
       return { reason: cause.reason, message: cause.message };
     default: {
       const unreachable: never = cause;

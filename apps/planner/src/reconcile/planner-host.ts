@@ -62,7 +62,13 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     while (!this.stopped) {
       try {
         const cache = await ResourceCache.start(this.nats, {
-          kinds: ['postgrespolicy', 'postgrespolicyplan', 'secret', 'ephemeralaccessrequest'],
+          kinds: [
+            'postgrespolicy',
+            'postgrespolicycandidate',
+            'postgrespolicyplan',
+            'secret',
+            'ephemeralaccessrequest',
+          ],
           logger: this.logger,
         });
         this.cache = cache;
@@ -91,6 +97,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
             stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
           },
           inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
+          candidateSettings: {
+            ttlSeconds: this.config.PLANNER_CANDIDATE_TTL_SECONDS,
+            budget: this.config.PLANNER_CANDIDATE_BUDGET,
+            retainTerminal: this.config.PLANNER_CANDIDATE_RETAIN_TERMINAL,
+          },
           log: this.logger,
           observe: (decision, seconds) => histogram.observe({ decision }, seconds),
         });

@@ -51,6 +51,8 @@ import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from '
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
+import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
+import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
@@ -70,6 +72,10 @@ export interface ReconcilerDeps {
     warn(m: string | LogRecord): void;
     error(m: string | LogRecord): void;
   };
+  /** Candidate expiry, budget and retention (defaults: DEFAULT_CANDIDATE_SETTINGS). */
+  readonly candidateSettings?: CandidateSettings;
+  /** Called for each inspection made for candidates (metrics, the candidates bench). */
+  readonly onCandidateInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
 }
@@ -118,6 +124,9 @@ export class Reconciler {
   private readonly ephemeral = new EphemeralTriggers();
   /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
   private readonly overlays = new Map<string, readonly MembershipEdge[]>();
+  private readonly candidates: CandidatePlanner;
+  /** Candidate key -> signature (uid, generation, deletion): the candidate's own status writes never wake. */
+  private readonly candidateSignatures = new Map<string, string>();
   private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -127,6 +136,21 @@ export class Reconciler {
       versionOf(deps.cache.get('secret', namespace, name)),
     );
     this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
+    this.candidates = new CandidatePlanner({
+      cache: deps.cache,
+      nats: deps.nats,
+      secrets: deps.secrets,
+      send: (command) => this.send(command),
+      planCreated: (plan) =>
+        this.createdPlans.set(policyKey(plan.metadata.namespace, plan.metadata.name), {
+          plan,
+          at: Date.now(),
+        }),
+      settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
+      inspectTimeoutMs: deps.inspectTimeoutMs,
+      log: deps.log,
+      ...(deps.onCandidateInspection ? { onInspection: deps.onCandidateInspection } : {}),
+    });
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
     );
@@ -195,6 +219,16 @@ export class Reconciler {
         .list('postgrespolicy', change.namespace)
         .find((p) => (p.metadata as { uid?: string }).uid === owner);
       if (policy !== undefined) this.trigger(this.objectKey(policy));
+      else this.triggerCandidateParent(change.namespace, candidateControllerUid(change.object));
+    } else if (change.kind === 'postgrespolicycandidate') {
+      const signature =
+        change.type === 'delete' || change.object === undefined ? '' : policySignature(change.object);
+      if (this.candidateSignatures.get(key) === signature) return;
+      if (signature === '') this.candidateSignatures.delete(key);
+      else this.candidateSignatures.set(key, signature);
+      const parent = (change.object as { spec?: { policyRef?: { name?: string } } } | undefined)?.spec
+        ?.policyRef?.name;
+      if (parent !== undefined) this.trigger(policyKey(change.namespace, parent));
     } else if (change.kind === 'secret') {
       const version = change.type === 'delete' ? '' : versionOf(change.object);
       for (const [key2, state] of this.policies) {
@@ -203,6 +237,17 @@ export class Reconciler {
         if (seen !== undefined && seen !== version) this.trigger(key2);
       }
     }
+  }
+
+  /** A decision on a candidate's plan wakes the candidate's policy (the candidate pass runs in its slot). */
+  private triggerCandidateParent(namespace: string, candidateUid: string | undefined): void {
+    if (candidateUid === undefined) return;
+    const candidate = this.deps.cache
+      .list('postgrespolicycandidate', namespace)
+      .find((c) => (c.metadata as { uid?: string }).uid === candidateUid) as
+      { spec?: { policyRef?: { name?: string } } } | undefined;
+    const parent = candidate?.spec?.policyRef?.name;
+    if (parent !== undefined) this.trigger(policyKey(namespace, parent));
   }
 
   private onPolicy(object: CachedObject): void {
@@ -350,24 +395,32 @@ export class Reconciler {
         outcome = await this.inspectAndPlan(policy, prepared);
       }
     }
-    const current = this.currentPolicy(namespace, name);
-    if (current !== null && current.metadata.generation !== policy.metadata.generation) {
+    const latest = this.currentPolicy(namespace, name);
+    if (latest !== null && latest.metadata.generation !== policy.metadata.generation) {
       // The spec moved while this pass planned the older content: deciding with the newer policy would
       // record its generation as observed for effects it never planned. The newer generation's pass follows.
       this.review.endPass(key);
       this.trigger(key);
       return;
     }
+    const current = latest ?? policy;
+    const plans = this.currentPlans(namespace);
+    // Promotion recognition (operator-notes 3.5) reads the content the policy carried before this pass.
+    const promotion = outcome?.kind === 'computed' ? await this.candidates.recognise(current, plans) : null;
     const decision = decideReconcile({
-      policy: current ?? policy,
-      plans: this.currentPlans(namespace),
+      policy: current,
+      plans,
       conflict,
       outcome,
       now: new Date().toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
+      ...(promotion?.handOver
+        ? { promoted: { plan: promotion.handOver, previousContentDigest: promotion.previous } }
+        : {}),
     });
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
+    await this.candidatePass(current, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     this.deps.log.log(
@@ -383,6 +436,30 @@ export class Reconciler {
       ),
     );
     this.requeue(key, decision.requeueAfterSeconds);
+  }
+
+  /**
+   * The policy's candidates, planned after its own pass in the same queue slot (operator-notes 3.2). A
+   * failure here is logged and never fails the policy's pass. `overlay`: the membership edges of active
+   * ephemeral requests on this policy, composed in its own pass (ADR 0008).
+   */
+  private async candidatePass(decided: PostgresPolicy, decision: ReconcileDecision): Promise<void> {
+    const { namespace, name } = decided.metadata;
+    // The spec the decision was made for, with the status it wrote: a spec edit that reached the cache
+    // during the pass (a merge) must not meet a gate opened by the previous content's convergence.
+    const policy = { ...decided, status: decision.status };
+    try {
+      await this.candidates.afterPolicyPass({
+        policy,
+        decision,
+        plans: this.currentPlans(namespace),
+        overlay: this.overlayEdges(namespace, name),
+      });
+    } catch (error) {
+      this.deps.log.warn(
+        `candidates of ${namespace}/${name}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   /**
@@ -635,6 +712,9 @@ export class Reconciler {
       );
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
+      // With candidates, a full pass follows: it stamps a promoted content, records the promotion and
+      // plans the candidates that waited for the policy to converge.
+      else if (this.candidates.candidatesOf(policy).length > 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
     });
   }

@@ -24,9 +24,53 @@ describe('contentDigest', () => {
     expect(contentDigest({ grants: [1, 2] }).digest).not.toBe(contentDigest({ grants: [2, 1] }).digest);
   });
 
-  it('never resolves defaults: an omitted field differs from its explicit default', () => {
+  it('fills the API defaults on both sides: an omitted defaulted field equals its default (ADR 0007)', () => {
+    expect(contentDigest({}).digest).toBe(contentDigest({ reconciliation_mode: 'authoritative' }).digest);
+    expect(contentDigest({}).digest).not.toBe(contentDigest({ reconciliation_mode: 'additive' }).digest);
+    expect(contentDigest({ roles: [{ name: 'app' }] })).toEqual(
+      contentDigest({ roles: [{ name: 'app', external: false, preserve_undeclared_grants: false }] }),
+    );
+  });
+
+  it('never resolves engine fallbacks that are not API defaults (role_pattern, member inherit)', () => {
     expect(contentDigest({}).digest).not.toBe(contentDigest({ role_pattern: '{schema}-{profile}' }).digest);
-    expect(contentDigest({}).digest).not.toBe(contentDigest({ reconciliation_mode: 'authoritative' }).digest);
+    const member = (inherit?: boolean) => ({
+      memberships: [{ role: 'r', members: [{ name: 'm', inherit }] }],
+    });
+    expect(contentDigest(member()).digest).not.toBe(contentDigest(member(true)).digest);
+  });
+
+  it('a candidate written like its policy promotes: the stored, API-defaulted policy digests equally', () => {
+    const written = {
+      roles: [{ name: 'app', login: true, password: { generate: {} } }],
+      memberships: [{ role: 'readers', members: [{ name: 'app' }] }],
+      retirements: [{ role: 'old' }],
+    };
+    const storedPolicy = {
+      ...written,
+      connection: { secretRef: { name: 'pg' } },
+      reconciliation_mode: 'authoritative',
+      roles: [
+        {
+          name: 'app',
+          login: true,
+          external: false,
+          preserve_undeclared_grants: false,
+          password: { generate: { length: 32, secretKey: 'password', secretName: '{policy}-gen-{role}' } },
+        },
+      ],
+      memberships: [{ role: 'readers', members: [{ name: 'app' }], exclusive: false }],
+      retirements: [{ role: 'old', drop_owned: false, terminate_sessions: false }],
+      grants: [],
+      profiles: {},
+    };
+    expect(contentDigest(storedPolicy)).toEqual(contentDigest(written));
+  });
+
+  it('a generated password written as `generate: {}` never digests like no password at all', () => {
+    expect(contentDigest({ roles: [{ name: 'app', password: { generate: {} } }] }).digest).not.toBe(
+      contentDigest({ roles: [{ name: 'app' }] }).digest,
+    );
   });
 
   it('reads only the content fields of a policy spec, so a promoted candidate digests equally', () => {
@@ -48,7 +92,7 @@ describe('contentDigest', () => {
     );
   });
 
-  it('tags the encoding rolepolicy.io/policy-content/v1', () => {
-    expect(contentDigest({}).encoding).toBe('rolepolicy.io/policy-content/v1');
+  it('tags the encoding rolepolicy.io/policy-content/v2', () => {
+    expect(contentDigest({}).encoding).toBe('rolepolicy.io/policy-content/v2');
   });
 });

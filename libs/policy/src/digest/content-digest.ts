@@ -1,12 +1,14 @@
 // Content digest of policy content (policy `content_digest`, candidate `contentDigest`): promotion is recognised
-// by equal digests, so nulls and empties are dropped but defaults are never resolved.
+// by equal digests. The policy CRD's API defaults are filled on both sides, then nulls and empties are dropped
+// (ADR 0007), so a candidate written exactly like its policy digests equally with the stored, defaulted policy.
 
 import { CONTENT_FIELDS } from '../model/content.js';
 import { canonicalJson } from './canonical-json.js';
+import { withContentDefaults } from './content-defaults.js';
 import { sha256Digest } from './sha256.js';
 
 /** Encoding tag of `contentDigest`. Change the tag (never the pinned fixture) when the bytes change. */
-export const CONTENT_DIGEST_ENCODING = 'rolepolicy.io/policy-content/v1';
+export const CONTENT_DIGEST_ENCODING = 'rolepolicy.io/policy-content/v2';
 
 /** A content digest and the tag of the bytes it hashes. */
 export interface ContentDigest {
@@ -46,13 +48,17 @@ export function contentDigestDocument(content: unknown): string {
   const record = content as Readonly<Record<string, unknown>>;
   const projected: Record<string, unknown> = {};
   for (const field of CONTENT_FIELDS) projected[field] = record[field];
-  return canonicalJson({ content: pruneContent(projected), encoding: CONTENT_DIGEST_ENCODING });
+  return canonicalJson({
+    content: pruneContent(withContentDefaults(projected)),
+    encoding: CONTENT_DIGEST_ENCODING,
+  });
 }
 
 /**
  * `content_digest` / `contentDigest`: `sha256:<hex>` over canonical `{"content":…,"encoding":<tag>}`. Only the
  * content fields of `content` are read (a policy spec's other fields never count), so a byte-for-byte promoted
- * candidate and its policy digest equally. Defaults are never resolved: an omitted field and its default differ.
+ * candidate and its policy digest equally. The policy CRD's API defaults are filled first (`reconciliation_mode`
+ * omitted = `authoritative`), because the API server stores them on the policy and never on the candidate.
  */
 export function contentDigest(content: unknown): ContentDigest {
   return { digest: sha256Digest(contentDigestDocument(content)), encoding: CONTENT_DIGEST_ENCODING };

@@ -37,18 +37,20 @@ describe('pinned digest encodings', () => {
     });
   });
 
-  it('rolepolicy.io/policy-content/v1: exact bytes and digest (nulls and empties dropped)', () => {
+  it('rolepolicy.io/policy-content/v2: exact bytes and digest (API defaults filled, nulls and empties dropped)', () => {
+    // v1 (never stored on a candidate) did not fill API defaults; see ADR 0007.
     const content = {
-      roles: [{ name: 'reporting-reader', login: true, comment: null, config: {} }],
-      reconciliation_mode: 'authoritative',
+      roles: [
+        { name: 'reporting-reader', login: true, comment: null, config: {}, password: { generate: {} } },
+      ],
       grants: [],
     };
     expect(contentDigestDocument(content)).toBe(
-      '{"content":{"reconciliation_mode":"authoritative","roles":[{"login":true,"name":"reporting-reader"}]},"encoding":"rolepolicy.io/policy-content/v1"}',
+      '{"content":{"reconciliation_mode":"authoritative","roles":[{"external":false,"login":true,"name":"reporting-reader","password":{"generate":{"length":32,"secretKey":"password","secretName":"{policy}-gen-{role}"}},"preserve_undeclared_grants":false}]},"encoding":"rolepolicy.io/policy-content/v2"}',
     );
     expect(contentDigest(content)).toEqual({
-      digest: 'sha256:318a765945c016888a808e84c3eecb51ad7813b92322e128e9969b89415169ab',
-      encoding: 'rolepolicy.io/policy-content/v1',
+      digest: 'sha256:25952daa5e9b1b9c6607a5ec2cf92066887c8954c87ae6ecb16e42c43c7222d4',
+      encoding: 'rolepolicy.io/policy-content/v2',
     });
   });
 

@@ -18,4 +18,5 @@ export {
   CONTENT_DIGEST_ENCODING,
   type ContentDigest,
 } from './content-digest.js';
+export { CONTENT_API_DEFAULTS, withContentDefaults, type ContentDefault } from './content-defaults.js';
 export { passwordSourceDigest, logicalFingerprint } from './fingerprints.js';
