@@ -3,7 +3,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamPublisher, SUBJECTS } from '@rolepolicy/contracts';
-import { NATS_CONNECTION } from '@rolepolicy/runtime';
+import { NATS_CONNECTION, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import { EXECUTION_DISPATCH, createExecutionDispatch } from './dispatch.js';
 import { executeController } from './execute.controller.js';
 import {
   EXECUTION_CLUSTER,
@@ -38,6 +39,11 @@ export class ExecutionModule {
             },
         ExecutionClusterShutdown,
         ExecutionService,
+        {
+          provide: EXECUTION_DISPATCH,
+          inject: [{ token: SERVICE_METRICS, optional: true }],
+          useFactory: (metrics?: ServiceMetrics) => createExecutionDispatch(metrics),
+        },
       ],
     };
   }
