@@ -11,6 +11,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   apply: async () => (await import('./apply.bench.js')).runApplyBench,
   reconcile: async () => (await import('./reconcile.bench.js')).runReconcileBench,
   review: async () => (await import('./review.bench.js')).runReviewBench,
+  fleet: async () => (await import('./fleet.bench.js')).runFleetBench,
 };
 
 const [name, ...args] = process.argv.slice(2);
