@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { connect } from '@nats-io/transport-node';
 import { GROUP, KIND_NAMES, VERSION, type PostgresPolicy, type PostgresPolicyPlan } from '@rolepolicy/kube';
 import { sandboxId } from '@rolepolicy/testing';
 import pg from 'pg';
@@ -183,19 +184,39 @@ async function singlePolicyLatency(
   first: number,
   runs: number,
   prefix: string,
-): Promise<{ applied: number[]; ready: number[]; hops: Record<string, number>[] }> {
+): Promise<{
+  applied: number[];
+  ready: number[];
+  hops: Record<string, number>[];
+  trace: string[];
+}> {
   const kc = product.emulator.kubeConfig(NAMESPACE);
   const resources = new PolicyResources(kc, NAMESPACE);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const applied: number[] = [];
   const ready: number[] = [];
   const hops: Record<string, number>[] = [];
+  // Every NATS message of the last run, with its time since the policy's creation (subjects only).
+  const nc = await connect({ servers: product.nats.url });
+  let traceStart = 0;
+  let trace: string[] = [];
+  nc.subscribe('>', {
+    callback: (_err, msg) => {
+      if (!msg.subject.startsWith('$JS') && !msg.subject.startsWith('_INBOX')) {
+        trace.push(`${Math.round(performance.now() - traceStart)} ms ${msg.subject}`);
+      } else if (msg.subject.startsWith('_INBOX')) {
+        trace.push(`${Math.round(performance.now() - traceStart)} ms reply`);
+      }
+    },
+  });
   // Run 0 warms up (JIT, pools, caches) and is not counted.
   for (let r = 0; r <= runs; r++) {
     const k = first + r;
     const name = `latency-${r}`;
     const t0 = performance.now();
     const wall0 = Date.now();
+    traceStart = t0;
+    trace = [];
     const created = await resources.createPolicy(
       name,
       smallPolicy(`${prefix}l${r}_`, dbs.names[k]!, `db-${k}`),
@@ -227,7 +248,8 @@ async function singlePolicyLatency(
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
-  return { applied, ready, hops };
+  await nc.close();
+  return { applied, ready, hops, trace };
 }
 
 /**
@@ -416,6 +438,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
             ]),
           );
           console.log(`hops: ${JSON.stringify(report['singlePolicyHopsMs'])}`);
+          report['singlePolicyTrace'] = latency.trace;
+          if (process.env['FLEET_DEBUG']) console.log(latency.trace.join('\n'));
           console.log(`single policy: Applied ${JSON.stringify(report['singlePolicyLatencyMs'])} ms`);
         }
         started = performance.now();
