@@ -481,10 +481,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       ),
       peakRssMiB: rss,
     });
+    // Written before the databases are dropped (slow with hundreds of them).
+    console.log(JSON.stringify(report, null, 2));
+    writeResult('fleet', report);
   } finally {
     process.off('SIGINT', onSignal);
     await dbs.dispose();
   }
-  console.log(JSON.stringify(report, null, 2));
-  writeResult('fleet', report);
 }
