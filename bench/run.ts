@@ -13,6 +13,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   review: async () => (await import('./review.bench.js')).runReviewBench,
   ephemeral: async () => (await import('./ephemeral.bench.js')).runEphemeralBench,
   candidates: async () => (await import('./candidates.bench.js')).runCandidatesBench,
+  fleet: async () => (await import('./fleet.bench.js')).runFleetBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

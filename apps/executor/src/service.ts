@@ -9,4 +9,7 @@ export const executorService: ServiceDefinition<typeof executorEnvSpec> = {
   service: 'executor',
   envSpec: executorEnvSpec,
   module: ExecutorModule,
+  // Several requests in flight per replica; the per-database mutex (execute.controller) and the advisory
+  // lock keep one database's executions one after another.
+  concurrency: (config) => config.EXECUTOR_CONCURRENCY,
 };

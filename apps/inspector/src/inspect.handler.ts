@@ -48,28 +48,29 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
   const spec: ConnectionSpec = request.connection;
   let secrets: readonly string[] = secretsOf(spec);
   try {
-    const connection = deps.pools.acquire(spec);
-    secrets = connection.secrets;
-    // With `review`, the review facts come from the snapshot's own transaction (one instant for both).
-    const query = request.review;
-    const { snapshot, facts } = await withRedaction(connection, async () =>
-      query === undefined
-        ? { snapshot: await inspect(connection.db, request.scope, connection.target), facts: undefined }
-        : inspectWithReviewFacts(connection.db, request.scope, connection.target, query),
-    );
-    const reviewFacts = facts === undefined ? {} : { reviewFacts: facts as never };
-    const json = new TextEncoder().encode(JSON.stringify(snapshot));
-    if (json.byteLength <= deps.inlineMaxBytes) {
-      return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot, ...reviewFacts });
-    }
-    const name = `snapshot/${request.requestId}`;
-    await deps.store.put(name, json);
-    return reply({
-      v: 1,
-      requestId: request.requestId,
-      status: 'object',
-      object: { bucket: deps.store.bucket, name, bytes: json.byteLength },
-      ...reviewFacts,
+    return await deps.pools.use(spec, async (connection) => {
+      secrets = connection.secrets;
+      // With `review`, the review facts come from the snapshot's own transaction (one instant for both).
+      const query = request.review;
+      const { snapshot, facts } = await withRedaction(connection, async () =>
+        query === undefined
+          ? { snapshot: await inspect(connection.db, request.scope, connection.target), facts: undefined }
+          : inspectWithReviewFacts(connection.db, request.scope, connection.target, query),
+      );
+      const reviewFacts = facts === undefined ? {} : { reviewFacts: facts as never };
+      const json = new TextEncoder().encode(JSON.stringify(snapshot));
+      if (json.byteLength <= deps.inlineMaxBytes) {
+        return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot, ...reviewFacts });
+      }
+      const name = `snapshot/${request.requestId}`;
+      await deps.store.put(name, json);
+      return reply({
+        v: 1,
+        requestId: request.requestId,
+        status: 'object',
+        object: { bucket: deps.store.bucket, name, bytes: json.byteLength },
+        ...reviewFacts,
+      });
     });
   } catch (error) {
     const classified = classifyError(error, secrets);

@@ -34,4 +34,25 @@ describe('target pools', () => {
     await pools.close();
     expect(pools.size).toBe(0);
   });
+
+  it('never closes a pool an inspection is using; its last user closes it after an eviction', async () => {
+    const pools = new TargetPools(1);
+    let closedWhileInUse = true;
+    let closedAfter = false;
+    await pools.use(target('a'), async (a) => {
+      const close = a.close.bind(a);
+      let closed = false;
+      a.close = async () => {
+        closed = true;
+        closedAfter = true;
+        await close();
+      };
+      pools.acquire(target('b')); // the bound evicts a while it is in use
+      expect(pools.size).toBe(1);
+      closedWhileInUse = closed;
+    });
+    expect(closedWhileInUse).toBe(false);
+    expect(closedAfter).toBe(true);
+    await pools.close();
+  });
 });

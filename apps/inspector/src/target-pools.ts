@@ -31,6 +31,9 @@ function targetKey(spec: ConnectionSpec): string {
 export class TargetPools {
   // Map iteration order is insertion order: re-inserting on use keeps the oldest first.
   private readonly pools = new Map<string, CatalogConnection>();
+  /** Inspections running on each pool; an evicted pool in use is closed by its last user. */
+  private readonly users = new Map<CatalogConnection, number>();
+  private readonly retired = new Set<CatalogConnection>();
 
   constructor(
     private readonly maxPools: number,
@@ -65,6 +68,27 @@ export class TargetPools {
     return connection;
   }
 
+  /**
+   * Runs `fn` on the pool of `spec`. While it runs, the pool is never closed: an eviction (the bound
+   * reached by other targets) only forgets it, and the last user closes it. Closing a pool whose
+   * inspection has not got its connection yet failed that inspection.
+   */
+  async use<T>(spec: ConnectionSpec, fn: (connection: CatalogConnection) => Promise<T>): Promise<T> {
+    const connection = this.acquire(spec);
+    this.users.set(connection, (this.users.get(connection) ?? 0) + 1);
+    try {
+      return await fn(connection);
+    } finally {
+      const left = (this.users.get(connection) ?? 1) - 1;
+      if (left > 0) {
+        this.users.set(connection, left);
+      } else {
+        this.users.delete(connection);
+        if (this.retired.delete(connection)) void connection.close().catch(() => undefined);
+      }
+    }
+  }
+
   /** Closes and forgets the pool of `spec` (e.g. after its credentials were refused). */
   evict(spec: ConnectionSpec): void {
     this.evictKey(targetKey(spec));
@@ -72,8 +96,9 @@ export class TargetPools {
 
   /** Closes every pool. */
   async close(): Promise<void> {
-    const all = [...this.pools.values()];
+    const all = [...this.pools.values(), ...this.retired];
     this.pools.clear();
+    this.retired.clear();
     await Promise.allSettled(all.map((connection) => connection.close()));
   }
 
@@ -81,7 +106,10 @@ export class TargetPools {
     const connection = this.pools.get(key);
     if (!connection) return;
     this.pools.delete(key);
-    // In-flight queries on an evicted pool finish first: Kysely's destroy waits for pg's pool.end().
+    if (this.users.has(connection)) {
+      this.retired.add(connection);
+      return;
+    }
     void connection.close().catch(() => undefined);
   }
 }

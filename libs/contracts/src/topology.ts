@@ -113,7 +113,8 @@ export const SPINE_CONSUMERS = {
       filterSubject: SUBJECTS.executeRequest,
       ackWaitMs: 120_000,
       maxDeliver: 5,
-      maxAckPending: 64,
+      // Every replica pulls one message per free slot (EXECUTOR_CONCURRENCY, at most 32), never more.
+      maxAckPending: 256,
     },
     // Ephemeral access plans: same lock as policy executions, their own durable so neither queue waits on the other.
     {

@@ -32,6 +32,8 @@ export type ServiceDefinition<S extends EnvSpec> = {
   readonly module: Type<unknown>;
   /** Dependencies besides NATS that readiness must see (e.g. Redis). */
   readonly checks?: (config: ConfigOf<S>) => readonly DependencyCheck[];
+  /** Messages each of the service's consumers handles at once (default 1), from the configuration. */
+  readonly concurrency?: (config: ConfigOf<S>) => number;
 };
 
 /** Overrides for tests and tools; production uses the defaults. */
@@ -84,6 +86,7 @@ export async function startService<S extends EnvSpec>(
       contracts: options.contracts ?? SPINE_CONTRACTS,
       deadLetterSubject: options.deadLetterSubject ?? ((subject) => deadLetterSubject(subject)),
       observe: metrics.observe,
+      ...(def.concurrency ? { concurrency: def.concurrency(config) } : {}),
       ...(options.backoff ? { backoff: options.backoff } : {}),
     });
     // Deferred so the filter is in place before Nest wraps the handlers. A deferred hybrid microservice

@@ -62,6 +62,19 @@ export const env = {
       },
     };
   },
+  /** An integer within `min..max` (inclusive), e.g. a bounded concurrency. */
+  intInRange(doc: string, min: number, max: number, defaultValue?: number): EnvVar<number> {
+    return {
+      doc,
+      ...(defaultValue === undefined ? {} : { default: String(defaultValue) }),
+      parse: (raw) => {
+        const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+        return Number.isSafeInteger(n) && n >= min && n <= max
+          ? ok(n)
+          : fail(`must be an integer between ${min} and ${max}`);
+      },
+    };
+  },
   /** A comma-separated list of URLs with one of the given protocols (e.g. `nats:`); values may hold credentials. */
   urls(doc: string, protocols: readonly string[], defaultValue?: string): EnvVar<readonly string[]> {
     return {

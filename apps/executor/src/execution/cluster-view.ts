@@ -33,6 +33,11 @@ export interface ClusterView {
     readonly plan: string;
     readonly policy: string;
   }): Promise<FreshState>;
+  /**
+   * Resolves at the next change the cache applies, or after `timeoutMs`: a request waiting for its plan
+   * to become visible wakes when the plan arrives instead of on a polling tick.
+   */
+  changed(timeoutMs: number): Promise<void>;
   /** Connection and passwords resolved from the cached Secrets and the policy's current connection. */
   readonly secrets: ExecutionSecretResolver;
 }
@@ -70,6 +75,16 @@ export function cacheClusterView(
     cache.get('postgrespolicy', namespace, name) as unknown as PostgresPolicy | undefined;
 
   return {
+    changed: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          unsubscribe();
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        const unsubscribe = cache.onChange(done);
+      }),
     fresh: async ({ namespace, plan, policy }) => {
       await cache.sync();
       const current = policyOf(namespace, policy);

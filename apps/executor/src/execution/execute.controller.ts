@@ -1,5 +1,7 @@
-// The thin JetStream handler of execution work: the transport validates the payload and acks once
-// the service has published the outcome; a throw means "retry later" (nak with backoff).
+// The thin JetStream handler of execution work: the transport validates the payload, keeps the message
+// in progress (heartbeats) and acks once the service has published the outcome; a throw means "retry
+// later" (nak with backoff). Several requests run at once per replica (EXECUTOR_CONCURRENCY); requests for
+// one database pass the in-process mutex one at a time before they reach the advisory lock.
 import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import {
@@ -8,13 +10,18 @@ import {
   type ExecuteRequestV1,
   type ExecuteRequestV2,
 } from '@rolepolicy/contracts';
+import { databaseKey } from './database-mutex.js';
+import { EXECUTION_DISPATCH, type ExecutionDispatch } from './dispatch.js';
 import { ExecutionService } from './execution.service.js';
 
 /** Builds the controller for `subject` (the spine's `rp.execute.request`, or a test sandbox subject). */
 export function executeController(subject: string): Type<unknown> {
   @Controller()
   class ExecuteController {
-    constructor(@Inject(ExecutionService) private readonly execution: ExecutionService) {}
+    constructor(
+      @Inject(ExecutionService) private readonly execution: ExecutionService,
+      @Inject(EXECUTION_DISPATCH) private readonly dispatch: ExecutionDispatch,
+    ) {}
 
     @EventPattern<string>(subject, JETSTREAM_TRANSPORT)
     async execute(
@@ -23,7 +30,12 @@ export function executeController(subject: string): Type<unknown> {
     ): Promise<void> {
       // On the last delivery a transient failure is reported as Failed instead of vanishing into a dead letter.
       const finalAttempt = context.getDeliveryCount() >= context.getConsumer().maxDeliver;
-      await this.execution.handle(request, { finalAttempt });
+      const run = async (): Promise<void> => {
+        await this.execution.handle(request, { finalAttempt });
+      };
+      // A v1 request is answered at once without touching a database.
+      if (request.v === 1) return run();
+      await this.dispatch.mutex.run(databaseKey(request), run, (ms) => this.dispatch.observeWait(ms));
     }
   }
   return ExecuteController;

@@ -3,7 +3,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamPublisher, SUBJECTS } from '@rolepolicy/contracts';
-import { NATS_CONNECTION } from '@rolepolicy/runtime';
+import { NATS_CONNECTION, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import { EXECUTION_DISPATCH, createExecutionDispatch, type ExecutionDispatch } from './dispatch.js';
 import { executeController } from './execute.controller.js';
 import {
   EXECUTION_CLUSTER,
@@ -14,7 +15,11 @@ import {
 import { ExecutionService } from './execution.service.js';
 import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
 import { scopedExecuteController } from '../scoped/scoped.controller.js';
-import { ScopedExecutionService } from '../scoped/scoped-execution.service.js';
+import {
+  DATABASE_SERIALIZER,
+  ScopedExecutionService,
+  type DatabaseSerializer,
+} from '../scoped/scoped-execution.service.js';
 
 /** Execution feature module. */
 @Module({})
@@ -45,6 +50,19 @@ export class ExecutionModule {
         ExecutionClusterShutdown,
         ExecutionService,
         ScopedExecutionService,
+        {
+          provide: EXECUTION_DISPATCH,
+          inject: [{ token: SERVICE_METRICS, optional: true }],
+          useFactory: (metrics?: ServiceMetrics) => createExecutionDispatch(metrics),
+        },
+        // Scoped plans queue behind policy executions of the same database in this replica (one mutex).
+        {
+          provide: DATABASE_SERIALIZER,
+          inject: [EXECUTION_DISPATCH],
+          useFactory: (dispatch: ExecutionDispatch): DatabaseSerializer => ({
+            run: (key, task) => dispatch.mutex.run(key, task, (ms) => dispatch.observeWait(ms)),
+          }),
+        },
       ],
     };
   }

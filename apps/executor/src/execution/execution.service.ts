@@ -153,7 +153,8 @@ export class ExecutionService {
     for (;;) {
       const fresh = await this.freshState(request);
       if (planVisible(fresh) || Date.now() >= deadline) return fresh;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Woken by the next cache change (the plan or its decision arriving), at the latest after 100 ms.
+      await this.cluster!.view.changed(100);
     }
   }
 

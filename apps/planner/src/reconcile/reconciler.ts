@@ -361,7 +361,7 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
-    if (this.resultPending(namespace, state)) {
+    if (this.resultPending(state)) {
       // The result handler wakes the policy; this timer only covers a result that never comes.
       this.requeueMs(key, RESULT_RECHECK_MS);
       return;
@@ -463,22 +463,17 @@ export class Reconciler {
   }
 
   /**
-   * True while a plan we sent for execution is already terminal in the cache but its result is not handled
-   * yet: planning now would read the policy status from before the apply (e.g. without the applied
-   * password version) and plan the same effects again. The result handler wakes the policy.
+   * True while a plan we sent for execution has no handled result yet (at most {@link RESULT_WAIT_MS}).
+   * Planning then would read the database after (or while) the executor applied the plan but the plan and
+   * policy status from before: it would supersede the applied plan as "nothing left to apply", or plan the
+   * applied password again. The executor re-checks the fresh plan and policy under its lock, so an edit or
+   * a denial meanwhile is not lost; the result handler wakes the policy.
    */
-  private resultPending(namespace: string, state: PolicyState): boolean {
+  private resultPending(state: PolicyState): boolean {
     for (const [planName, sentAt] of state.awaiting) {
-      if (Date.now() - sentAt > RESULT_WAIT_MS) {
-        state.awaiting.delete(planName);
-        continue;
-      }
-      const phase = (
-        this.deps.cache.get('postgrespolicyplan', namespace, planName) as { status?: { phase?: string } }
-      )?.status?.phase;
-      if (phase === 'Applied' || phase === 'Failed' || phase === 'Superseded') return true;
+      if (Date.now() - sentAt > RESULT_WAIT_MS) state.awaiting.delete(planName);
     }
-    return false;
+    return state.awaiting.size > 0;
   }
 
   private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {

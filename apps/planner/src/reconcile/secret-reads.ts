@@ -68,7 +68,9 @@ export async function readPolicySecrets(
  * without any value.
  */
 export class PeerClaims {
-  private readonly known = new Map<string, { key: string; claims: PolicyClaims | null }>();
+  // The read of a peer is shared by every pass that needs it while it runs: with N policies created at
+  // once, N concurrent passes each needing the N-1 peers would otherwise read N^2 Secrets.
+  private readonly known = new Map<string, { key: string; claims: Promise<PolicyClaims | null> }>();
 
   constructor(
     private readonly reader: SecretReader,
@@ -78,7 +80,7 @@ export class PeerClaims {
 
   /** Claims of every peer that resolves; throws SecretAccessError when a read fails. */
   async of(peers: readonly PostgresPolicy[]): Promise<PolicyClaims[]> {
-    const out: PolicyClaims[] = [];
+    const pending: Promise<PolicyClaims | null>[] = [];
     const live = new Set<string>();
     for (const peer of peers) {
       live.add(peer.metadata.uid);
@@ -90,13 +92,22 @@ export class PeerClaims {
       ]);
       let entry = this.known.get(peer.metadata.uid);
       if (entry === undefined || entry.key !== key) {
-        const secrets = await readPolicySecrets(this.reader, peer);
-        entry = { key, claims: peerClaims(secrets.policy, secrets.lookup) };
-        this.known.set(peer.metadata.uid, entry);
+        const uid = peer.metadata.uid;
+        const claims = readPolicySecrets(this.reader, peer).then((secrets) =>
+          peerClaims(secrets.policy, secrets.lookup),
+        );
+        const created = { key, claims };
+        entry = created;
+        this.known.set(uid, created);
+        // A failed read is not remembered: the next pass reads again.
+        claims.catch(() => {
+          if (this.known.get(uid) === created) this.known.delete(uid);
+        });
       }
-      if (entry.claims !== null) out.push(entry.claims);
+      pending.push(entry.claims);
     }
     for (const uid of this.known.keys()) if (!live.has(uid)) this.known.delete(uid);
-    return out;
+    // All reads in flight at once (one gateway round trip, not one per peer).
+    return (await Promise.all(pending)).filter((c): c is PolicyClaims => c !== null);
   }
 }

@@ -37,11 +37,18 @@ export type JetStreamServerOptions = {
   readonly deadLetterSubject: (subject: string) => string;
   readonly backoff?: BackoffPolicy;
   readonly observe?: OutcomeObserver;
+  /**
+   * Messages handled at once per consumer (default 1). Each slot pulls exactly one message when it is
+   * free, so a replica never holds messages it is not working on.
+   */
+  readonly concurrency?: number;
 };
 
 type Failure = { readonly reason: DeadLetterV1['reason']; readonly detail: string };
 
 const RESTART_DELAY_MS = 1_000;
+/** How long one pull waits on the server for a message before it is renewed. */
+const PULL_EXPIRES_MS = 30_000;
 
 function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
@@ -104,23 +111,39 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
   private async start(): Promise<void> {
     await ensureTopology(await jetstreamManager(this.options.connection), this.options.topology);
     for (const def of this.activeConsumers()) {
-      this.logger.log(`pulling ${def.stream}/${def.durable} (${def.filterSubject})`);
-      this.loops.push(this.pull(def));
+      const slots = this.slotsOf(def);
+      this.logger.log(`pulling ${def.stream}/${def.durable} (${def.filterSubject}), ${slots} at once`);
+      for (let slot = 0; slot < slots; slot++) this.loops.push(this.pull(def));
     }
   }
 
-  /** Pull loop of one durable; survives server restarts and any per-message failure. */
+  private slotsOf(def: ConsumerDefinition): number {
+    const slots = this.options.concurrency ?? 1;
+    if (!Number.isInteger(slots) || slots < 1) {
+      throw new Error(`concurrency of ${def.durable} must be a positive integer, got ${slots}`);
+    }
+    return slots;
+  }
+
+  /**
+   * One slot of a durable: pull one message, handle it, pull the next. A slot never prefetches (a
+   * `consume()` refills its buffer as soon as a message arrives, so a busy replica would hoard messages
+   * that idle replicas could run, each ageing towards ack_wait). Survives server restarts and any
+   * per-message failure.
+   */
   private async pull(def: ConsumerDefinition): Promise<void> {
     while (!this.closed) {
       try {
         const consumer = await this.js.consumers.get(def.stream, def.durable);
-        // One message at a time: a prefetched message would age towards ack_wait unattended.
-        const messages = await consumer.consume({ max_messages: 1 });
-        this.running.add(messages);
-        try {
-          for await (const m of messages) await this.process(def, m);
-        } finally {
-          this.running.delete(messages);
+        while (!this.closed) {
+          const batch = await consumer.fetch({ max_messages: 1, expires: PULL_EXPIRES_MS });
+          this.running.add(batch);
+          if (this.closed) batch.stop();
+          try {
+            for await (const m of batch) await this.process(def, m);
+          } finally {
+            this.running.delete(batch);
+          }
         }
       } catch (err) {
         if (this.closed) break;

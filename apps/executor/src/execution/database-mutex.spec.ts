@@ -1,0 +1,74 @@
+// Requests for one database run one after another in arrival order; other databases are not held up.
+import { KeyedMutex, databaseKey } from './database-mutex.js';
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('KeyedMutex', () => {
+  it('runs work of one key one at a time, in arrival order', async () => {
+    const mutex = new KeyedMutex();
+    const log: string[] = [];
+    let inside = 0;
+    let maxInside = 0;
+    const gates = [deferred(), deferred(), deferred()];
+    const runs = gates.map((gate, i) =>
+      mutex.run('db', async () => {
+        inside++;
+        maxInside = Math.max(maxInside, inside);
+        log.push(`start ${i}`);
+        await gate.promise;
+        log.push(`end ${i}`);
+        inside--;
+      }),
+    );
+    await Promise.resolve();
+    gates[2]!.resolve();
+    gates[1]!.resolve();
+    gates[0]!.resolve();
+    await Promise.all(runs);
+    expect(log).toEqual(['start 0', 'end 0', 'start 1', 'end 1', 'start 2', 'end 2']);
+    expect(maxInside).toBe(1);
+    expect(mutex.busyKeys).toBe(0);
+  });
+
+  it('does not hold up another key', async () => {
+    const mutex = new KeyedMutex();
+    const slow = deferred();
+    const first = mutex.run('a', () => slow.promise);
+    let otherRan = false;
+    await mutex.run('b', async () => {
+      otherRan = true;
+    });
+    expect(otherRan).toBe(true);
+    slow.resolve();
+    await first;
+  });
+
+  it('releases the key when the work throws, and reports the time queued', async () => {
+    const mutex = new KeyedMutex();
+    await expect(mutex.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    const waits: number[] = [];
+    await expect(
+      mutex.run(
+        'a',
+        () => Promise.resolve(7),
+        (ms) => waits.push(ms),
+      ),
+    ).resolves.toBe(7);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThanOrEqual(0);
+    expect(mutex.busyKeys).toBe(0);
+  });
+});
+
+describe('databaseKey', () => {
+  it('keys by namespace and connection reference', () => {
+    const a = databaseKey({ policy: { namespace: 'x' }, target: 'x/db/url' });
+    expect(a).toBe(databaseKey({ policy: { namespace: 'x' }, target: 'x/db/url' }));
+    expect(a).not.toBe(databaseKey({ policy: { namespace: 'y' }, target: 'x/db/url' }));
+    expect(a).not.toBe(databaseKey({ policy: { namespace: 'x' }, target: 'x/other/url' }));
+  });
+});

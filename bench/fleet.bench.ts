@@ -1,0 +1,491 @@
+// `npm run bench -- fleet`: N databases (default 500), one small policy each (2 profiles x 2 schemas, 2 roles,
+// memberships), created at once, with 1, 2 and 4 executor replicas (each EXECUTOR_CONCURRENCY slots): time until
+// every policy is Ready=True/Reconciled with an Applied plan. The floor, in the same run: the SQL of those plans
+// applied to the same databases by a pool of `psql -1 -f` processes with the executors' total concurrency.
+// Also the latency of a single small policy from creation to Applied, and each service's peak RSS.
+// -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4, --latency-runs 20.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { connect } from '@nats-io/transport-node';
+import { GROUP, KIND_NAMES, VERSION, type PostgresPolicy, type PostgresPolicyPlan } from '@rolepolicy/kube';
+import { sandboxId } from '@rolepolicy/testing';
+import pg from 'pg';
+
+import { condition, PolicyResources } from '../e2e/support/resources.js';
+import { BENCH_ADMIN_URL, databaseUrl, round, writeResult } from './pg-bench-support.js';
+import { startProductProcesses, type ProductProcesses } from './service-processes.js';
+
+const NAMESPACE = 'bench';
+
+type Options = {
+  readonly databases: number;
+  readonly executors: readonly number[];
+  readonly concurrency: number;
+  readonly latencyRuns: number;
+};
+
+function parse(args: readonly string[]): Options {
+  const value = (flag: string): string | undefined => {
+    const at = args.indexOf(flag);
+    return at >= 0 ? args[at + 1] : undefined;
+  };
+  return {
+    databases: Number(value('--databases') ?? 500),
+    executors: (value('--executors') ?? '1,2,4').split(',').map(Number),
+    concurrency: Number(value('--concurrency') ?? 4),
+    latencyRuns: Number(value('--latency-runs') ?? 20),
+  };
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+const TEMPLATE_SQL = `CREATE SCHEMA orders; CREATE TABLE orders.items (id int); CREATE TABLE orders.lines (id int);
+CREATE SCHEMA billing; CREATE TABLE billing.invoices (id int); CREATE VIEW billing.open AS SELECT id FROM billing.invoices;`;
+
+/** The benchmark's databases: created from one template, dropped with every role of the run's prefix. */
+class FleetDatabases {
+  readonly id = sandboxId();
+  readonly names: string[] = [];
+  readonly rolePrefix = `rp_fleet_${this.id}_`;
+  private readonly template = `rp_test_fleettpl_${this.id}`;
+
+  async create(count: number): Promise<void> {
+    await this.admin(async (c) => {
+      await c.query(`CREATE DATABASE "${this.template}"`);
+    });
+    const tpl = new pg.Client({ connectionString: databaseUrl(this.template) });
+    await tpl.connect();
+    await tpl.query(TEMPLATE_SQL).finally(() => tpl.end());
+    await this.admin(async (c) => {
+      for (let i = this.names.length; i < count; i++) {
+        const name = `rp_test_fleet_${this.id}_${i}`;
+        await c.query(`CREATE DATABASE "${name}" TEMPLATE "${this.template}"`);
+        this.names.push(name);
+      }
+    });
+  }
+
+  async dispose(): Promise<void> {
+    await this.admin(async (c) => {
+      for (const name of [...this.names, this.template]) {
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      }
+      const { rows } = await c.query<{ rolname: string }>(
+        'SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)',
+        [this.rolePrefix],
+      );
+      for (const { rolname } of rows)
+        await c.query(`DROP ROLE IF EXISTS "${rolname}"`).catch(() => undefined);
+    });
+  }
+
+  private async admin(body: (c: pg.Client) => Promise<void>): Promise<void> {
+    const c = new pg.Client({ connectionString: BENCH_ADMIN_URL });
+    await c.connect();
+    try {
+      await body(c);
+    } finally {
+      await c.end();
+    }
+  }
+}
+
+/** The small policy of database `database` with role prefix `p`. */
+function smallPolicy(p: string, database: string, secret: string): Record<string, unknown> {
+  return {
+    connection: { secretRef: { name: secret } },
+    mode: 'apply',
+    approval: 'auto',
+    role_pattern: `${p}{schema}_{profile}`,
+    profiles: {
+      viewer: {
+        grants: [
+          { object: { type: 'schema' }, privileges: ['USAGE'] },
+          { object: { type: 'table', name: '*' }, privileges: ['SELECT'] },
+        ],
+      },
+      editor: {
+        grants: [
+          { object: { type: 'schema' }, privileges: ['USAGE'] },
+          { object: { type: 'table', name: '*' }, privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] },
+        ],
+      },
+    },
+    schemas: [
+      { name: 'orders', profiles: ['viewer', 'editor'] },
+      { name: 'billing', profiles: ['viewer'] },
+    ],
+    roles: [{ name: `${p}app`, login: true }, { name: `${p}reporting` }],
+    grants: [
+      { role: `${p}app`, object: { type: 'database', name: database }, privileges: ['CONNECT'] },
+      { role: `${p}reporting`, object: { type: 'database', name: database }, privileges: ['CONNECT'] },
+    ],
+    memberships: [
+      { role: `${p}orders_editor`, members: [{ name: `${p}app` }] },
+      { role: `${p}billing_viewer`, members: [{ name: `${p}reporting` }] },
+    ],
+  };
+}
+
+function isReady(p: PostgresPolicy): boolean {
+  const ready = condition(p.status?.conditions, 'Ready');
+  return ready?.status === 'True' && ready.reason === 'Reconciled';
+}
+
+async function createSecrets(
+  product: ProductProcesses,
+  dbs: FleetDatabases,
+  indexes: readonly number[],
+): Promise<void> {
+  const core = product.emulator.kubeConfig(NAMESPACE).makeApiClient(CoreV1Api);
+  for (let i = 0; i < indexes.length; i += 50) {
+    await Promise.all(
+      indexes.slice(i, i + 50).map((k) =>
+        core.createNamespacedSecret({
+          namespace: NAMESPACE,
+          body: {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: `db-${k}`, namespace: NAMESPACE },
+            type: 'Opaque',
+            stringData: { DATABASE_URL: databaseUrl(dbs.names[k]!) },
+          },
+        }),
+      ),
+    );
+  }
+}
+
+type Listed = { policies: PostgresPolicy[]; plans: PostgresPolicyPlan[] };
+
+async function listAll(custom: CustomObjectsApi): Promise<Listed> {
+  const coords = { group: GROUP, version: VERSION, namespace: NAMESPACE };
+  const [policies, plans] = await Promise.all([
+    custom.listNamespacedCustomObject({ ...coords, plural: KIND_NAMES.PostgresPolicy.plural }),
+    custom.listNamespacedCustomObject({ ...coords, plural: KIND_NAMES.PostgresPolicyPlan.plural }),
+  ]);
+  return {
+    policies: (policies as { items: PostgresPolicy[] }).items,
+    plans: (plans as { items: PostgresPolicyPlan[] }).items,
+  };
+}
+
+/** Single small policies one after another: creation -> plan Applied, and -> Ready=True. */
+async function singlePolicyLatency(
+  product: ProductProcesses,
+  dbs: FleetDatabases,
+  first: number,
+  runs: number,
+  prefix: string,
+): Promise<{
+  applied: number[];
+  ready: number[];
+  hops: Record<string, number>[];
+  trace: string[];
+}> {
+  const kc = product.emulator.kubeConfig(NAMESPACE);
+  const resources = new PolicyResources(kc, NAMESPACE);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const applied: number[] = [];
+  const ready: number[] = [];
+  const hops: Record<string, number>[] = [];
+  // Every NATS message of the last run, with its time since the policy's creation (subjects only).
+  const nc = await connect({ servers: product.nats.url });
+  let traceStart = 0;
+  let trace: string[] = [];
+  nc.subscribe('>', {
+    callback: (_err, msg) => {
+      if (!msg.subject.startsWith('$JS') && !msg.subject.startsWith('_INBOX')) {
+        trace.push(`${Math.round(performance.now() - traceStart)} ms ${msg.subject}`);
+      } else if (msg.subject.startsWith('_INBOX')) {
+        trace.push(`${Math.round(performance.now() - traceStart)} ms reply`);
+      }
+    },
+  });
+  // Run 0 warms up (JIT, pools, caches) and is not counted.
+  for (let r = 0; r <= runs; r++) {
+    const k = first + r;
+    const name = `latency-${r}`;
+    const t0 = performance.now();
+    const wall0 = Date.now();
+    traceStart = t0;
+    trace = [];
+    const created = await resources.createPolicy(
+      name,
+      smallPolicy(`${prefix}l${r}_`, dbs.names[k]!, `db-${k}`),
+    );
+    let appliedAt: number | undefined;
+    for (;;) {
+      const [policy, plans] = await Promise.all([
+        resources.policy(name),
+        custom.listNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: NAMESPACE,
+          plural: KIND_NAMES.PostgresPolicyPlan.plural,
+        }) as Promise<{ items: PostgresPolicyPlan[] }>,
+      ]);
+      const plan = plans.items.find((p) =>
+        (p.metadata.ownerReferences ?? []).some((o) => o.uid === created.metadata.uid),
+      );
+      if (appliedAt === undefined && plan?.status?.phase === 'Applied') appliedAt = performance.now() - t0;
+      if (appliedAt !== undefined && policy !== undefined && isReady(policy)) {
+        if (r > 0) {
+          applied.push(appliedAt);
+          ready.push(performance.now() - t0);
+          hops.push(hopsOf(wall0, appliedAt, plan!, policy));
+        }
+        break;
+      }
+      if (performance.now() - t0 > 60_000) throw new Error(`${name} did not converge within 60 s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  await nc.close();
+  return { applied, ready, hops, trace };
+}
+
+/**
+ * Where one policy's time went, from the timestamps the services write (same clock as the bench): the
+ * planner's decision (`computedAt`, after the gateway event, Secret reads and the inspector round trip), the
+ * executor starting its SQL (`applyingSince`, after the plan write, request, visibility wait, lock and
+ * re-inspection), the commit (`appliedAt`), the plan showing `Applied` in the API, and `Ready=True` written.
+ */
+function hopsOf(
+  wall0: number,
+  appliedSeenMs: number,
+  plan: PostgresPolicyPlan,
+  policy: PostgresPolicy,
+): Record<string, number> {
+  const at = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : NaN);
+  const computed = at(plan.status?.computedAt);
+  const applying = at(plan.status?.applyingSince);
+  const appliedAt = at(plan.status?.appliedAt);
+  const ready = (policy.status?.conditions ?? []).find((c) => c.type === 'Ready') as
+    { last_transition_time?: string } | undefined;
+  const readyAt = at(ready?.last_transition_time);
+  return {
+    createToPlanned: computed - wall0,
+    plannedToApplying: applying - computed,
+    applyingToCommitted: appliedAt - applying,
+    committedToAppliedVisible: wall0 + appliedSeenMs - appliedAt,
+    committedToReadyWritten: readyAt - appliedAt,
+  };
+}
+
+/** One fleet run: all policies created at once; seconds until all are Ready with an Applied plan. */
+async function fleetRun(
+  product: ProductProcesses,
+  dbs: FleetDatabases,
+  count: number,
+  prefix: string,
+): Promise<{ seconds: number; sqlByDatabase: Map<number, string> }> {
+  const kc = product.emulator.kubeConfig(NAMESPACE);
+  const resources = new PolicyResources(kc, NAMESPACE);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      resources.createPolicy(`fleet-${i}`, smallPolicy(`${prefix}p${i}_`, dbs.names[i]!, `db-${i}`)),
+    ),
+  );
+  let listed: Listed;
+  for (;;) {
+    listed = await listAll(custom);
+    const applied = new Set(
+      listed.plans
+        .filter((p) => p.status?.phase === 'Applied')
+        .flatMap((p) => (p.metadata.ownerReferences ?? []).map((o) => o.uid)),
+    );
+    const done = listed.policies.filter(
+      (p) => p.metadata.name!.startsWith('fleet-') && isReady(p) && applied.has(p.metadata.uid!),
+    ).length;
+    if (done === count) break;
+    if (process.env['FLEET_DEBUG'] && performance.now() - started > 20_000) {
+      const stuck = listed.policies.filter((p) => !(isReady(p) && applied.has(p.metadata.uid!))).slice(0, 2);
+      for (const p of stuck) {
+        const plans = listed.plans.filter((q) => q.metadata.ownerReferences?.[0]?.uid === p.metadata.uid);
+        console.log(
+          p.metadata.name,
+          JSON.stringify(p.status?.conditions),
+          JSON.stringify(plans.map((q) => [q.metadata.name, q.status?.phase, q.status?.conditions])),
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+    }
+    if (performance.now() - started > 30 * 60_000)
+      throw new Error(`only ${done} of ${count} converged in 30 min`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const uidToIndex = new Map(
+    listed.policies
+      .filter((p) => p.metadata.name!.startsWith('fleet-'))
+      .map((p) => [p.metadata.uid!, Number(p.metadata.name!.slice('fleet-'.length))]),
+  );
+  const sqlByDatabase = new Map<number, string>();
+  for (const plan of listed.plans) {
+    if (plan.status?.phase !== 'Applied' || typeof plan.status.sqlInline !== 'string') continue;
+    const index = uidToIndex.get(plan.metadata.ownerReferences?.[0]?.uid ?? '');
+    if (index !== undefined) sqlByDatabase.set(index, plan.status.sqlInline);
+  }
+  return { seconds, sqlByDatabase };
+}
+
+/** The floor: `psql -1 -f` of each database's SQL, `concurrency` processes at a time. */
+async function psqlFloor(
+  dbs: FleetDatabases,
+  sqlByDatabase: ReadonlyMap<number, string>,
+  fromPrefix: string,
+  toPrefix: string,
+  concurrency: number,
+): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rp-fleet-floor-'));
+  const jobs = [...sqlByDatabase].map(([index, sql]) => {
+    const file = path.join(dir, `${index}.sql`);
+    writeFileSync(file, sql.replaceAll(fromPrefix, toPrefix));
+    return { url: databaseUrl(dbs.names[index]!), file };
+  });
+  const run = (job: { url: string; file: string }): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-1', '-f', job.file, job.url], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`psql failed: ${err.slice(0, 300)}`)),
+      );
+    });
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < jobs.length) await run(jobs[next++]!);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  rmSync(dir, { recursive: true, force: true });
+  return seconds;
+}
+
+/** Runs the fleet benchmark. */
+export async function runFleetBench(_script: string, args: readonly string[]): Promise<void> {
+  const options = parse(args);
+  const dbs = new FleetDatabases();
+  const onSignal = (): void => void dbs.dispose().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  const report: Record<string, unknown> = {
+    benchmark: 'fleet',
+    description:
+      'N databases, one small policy each (2 profiles x 2 schemas, 2 roles, memberships, CONNECT grants), created at once; ' +
+      'seconds until every policy is Ready=True/Reconciled with an Applied plan, per executor replica count ' +
+      '(each EXECUTOR_CONCURRENCY slots). Services are separate Node processes (inspector, executors, planner, ' +
+      'k8s-gateway; the access-scheduler is not on this path), the API emulator runs in the bench process. Floor: the ' +
+      "same plans' SQL (role prefix renamed) by a pool of `psql -X -1 -f` processes with concurrency = executors x slots.",
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      loadAverage1mAtStart: round(os.loadavg()[0]!),
+    },
+    node: process.version,
+    databases: options.databases,
+    executorConcurrency: options.concurrency,
+    measuredAt: new Date().toISOString(),
+  };
+  try {
+    const extra = options.latencyRuns > 0 ? options.latencyRuns + 1 : 0;
+    let started = performance.now();
+    await dbs.create(options.databases + extra);
+    console.log(`${options.databases + extra} databases in ${round((performance.now() - started) / 1000)} s`);
+    const seconds: Record<string, number> = {};
+    const rss: Record<string, Record<string, number>> = {};
+    let sqlOfFirst: Map<number, string> | undefined;
+    let firstPrefix = '';
+    for (const executors of options.executors) {
+      const prefix = `${dbs.rolePrefix}e${executors}_`;
+      const product = await startProductProcesses({
+        executors,
+        namespace: NAMESPACE,
+        env: { EXECUTOR_CONCURRENCY: String(options.concurrency), INSPECT_MAX_TARGET_POOLS: '8' },
+      });
+      try {
+        const all = Array.from({ length: options.databases + extra }, (_, i) => i);
+        await createSecrets(product, dbs, all);
+        if (sqlOfFirst === undefined && extra > 0) {
+          const latency = await singlePolicyLatency(
+            product,
+            dbs,
+            options.databases,
+            options.latencyRuns,
+            prefix,
+          );
+          const stat = (v: number[]) => ({ p50: round(percentile(v, 50)), p95: round(percentile(v, 95)) });
+          report['singlePolicyLatencyMs'] = stat(latency.applied);
+          report['singlePolicyReadyMs'] = stat(latency.ready);
+          report['singlePolicySamplesMs'] = latency.applied.map(round);
+          report['singlePolicyHopsMs'] = Object.fromEntries(
+            Object.keys(latency.hops[0] ?? {}).map((hop) => [
+              hop,
+              stat(latency.hops.map((h) => h[hop]!).filter((v) => Number.isFinite(v))),
+            ]),
+          );
+          console.log(`hops: ${JSON.stringify(report['singlePolicyHopsMs'])}`);
+          report['singlePolicyTrace'] = latency.trace;
+          if (process.env['FLEET_DEBUG']) console.log(latency.trace.join('\n'));
+          console.log(`single policy: Applied ${JSON.stringify(report['singlePolicyLatencyMs'])} ms`);
+        }
+        started = performance.now();
+        const run = await fleetRun(product, dbs, options.databases, prefix);
+        seconds[String(executors)] = round(run.seconds);
+        rss[String(executors)] = product.peakRssMiB();
+        console.log(
+          `${executors} executor(s): ${round(run.seconds)} s, peak RSS ${JSON.stringify(rss[String(executors)])}`,
+        );
+        if (sqlOfFirst === undefined) {
+          sqlOfFirst = run.sqlByDatabase;
+          firstPrefix = prefix;
+        }
+      } finally {
+        await product.stop();
+      }
+    }
+    const floor: Record<string, number> = {};
+    for (const executors of options.executors) {
+      const concurrency = executors * options.concurrency;
+      floor[String(executors)] = round(
+        await psqlFloor(dbs, sqlOfFirst!, firstPrefix, `${dbs.rolePrefix}f${executors}_`, concurrency),
+      );
+      console.log(`floor, ${concurrency} psql at once: ${floor[String(executors)]} s`);
+    }
+    const ratio = (a: number | undefined, b: number | undefined) =>
+      a === undefined || b === undefined ? null : Math.round((a / b) * 100) / 100;
+    Object.assign(report, {
+      seconds,
+      floorSeconds: floor['2'] ?? floor[String(options.executors[0])],
+      floorSecondsByExecutors: floor,
+      floorSpeedup2: ratio(floor['1'], floor['2']),
+      speedup2: ratio(seconds['1'], seconds['2']),
+      speedup4: ratio(seconds['1'], seconds['4']),
+      fleetOverFloor2: ratio(seconds['2'], floor['2']),
+      statementsPerDatabase: Math.round(
+        [...sqlOfFirst!.values()].reduce((n, s) => n + s.split(';\n').length, 0) /
+          Math.max(1, sqlOfFirst!.size),
+      ),
+      peakRssMiB: rss,
+    });
+    // Written before the databases are dropped (slow with hundreds of them).
+    console.log(JSON.stringify(report, null, 2));
+    writeResult('fleet', report);
+  } finally {
+    process.off('SIGINT', onSignal);
+    await dbs.dispose();
+  }
+}

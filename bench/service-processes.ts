@@ -1,0 +1,131 @@
+// The product as separate processes for the fleet benchmark: a private nats-server, the API emulator
+// in this process, and each service (inspector, executors, planner, k8s-gateway) as its own Node
+// process from dist/, so each one's peak RSS (VmHWM) is its own and they share the cores as in a cluster.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import {
+  freePort,
+  startEmulator,
+  startPrivateNatsServer,
+  type Emulator,
+  type PrivateNatsServer,
+} from '@rolepolicy/testing';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CRD_DIR = fileURLToPath(new URL('../../deploy/crds', import.meta.url));
+
+/** One service process. */
+export type ServiceProcess = {
+  readonly name: string;
+  readonly url: string;
+  readonly child: ChildProcess;
+};
+
+/** A running product; {@link ProductProcesses.stop} ends everything it started. */
+export type ProductProcesses = {
+  readonly nats: PrivateNatsServer;
+  readonly emulator: Emulator;
+  readonly services: readonly ServiceProcess[];
+  /** Peak resident set (MiB) of each service process so far, keyed by `<name>` or `executor-<i>`. */
+  peakRssMiB(): Record<string, number>;
+  stop(): Promise<void>;
+};
+
+function peakRss(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+    return kb === undefined ? 0 : Math.round((Number(kb) / 1024) * 10) / 10;
+  } catch {
+    return 0;
+  }
+}
+
+async function ready(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url}/readyz did not answer 200 within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Starts NATS, the emulator and the services; `env` is added to every service's environment. */
+export async function startProductProcesses(options: {
+  readonly executors: number;
+  readonly namespace: string;
+  readonly env?: Readonly<Record<string, string>>;
+}): Promise<ProductProcesses> {
+  const nats = await startPrivateNatsServer();
+  const emulator = await startEmulator({ crdDir: CRD_DIR });
+  const services: ServiceProcess[] = [];
+  const names = [
+    'inspector',
+    ...Array.from({ length: options.executors }, () => 'executor'),
+    'planner',
+    'k8s-gateway',
+  ];
+  const stop = async (): Promise<void> => {
+    for (const s of [...services].reverse()) {
+      if (s.child.exitCode !== null) continue;
+      const exited = new Promise((resolve) => s.child.once('exit', resolve));
+      s.child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      if (s.child.exitCode === null) s.child.kill('SIGKILL');
+    }
+    await nats.dispose();
+    await emulator.stop();
+  };
+  try {
+    for (const name of names) {
+      const port = await freePort();
+      const child = spawn(
+        process.execPath,
+        ['--import', `${ROOT}/tools/register-aliases.mjs`, `${ROOT}/dist/apps/${name}/src/main.js`],
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'ignore', 'inherit'],
+          env: {
+            ...process.env,
+            NATS_URL: nats.url,
+            HTTP_HOST: '127.0.0.1',
+            HTTP_PORT: String(port),
+            LOG_LEVEL: 'error',
+            KUBECONFIG: emulator.kubeconfigPath,
+            LEASE_NAMESPACE: options.namespace,
+            ...options.env,
+          },
+        },
+      );
+      services.push({ name, url: `http://127.0.0.1:${port}`, child });
+    }
+    for (const s of services) await ready(s.url, 60_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    nats,
+    emulator,
+    services,
+    peakRssMiB: () => {
+      const out: Record<string, number> = {};
+      let executor = 0;
+      for (const s of services) {
+        const key = s.name === 'executor' ? `executor-${executor++}` : s.name;
+        out[key] = peakRss(s.child.pid);
+      }
+      return out;
+    },
+    stop,
+  };
+}
