@@ -10,6 +10,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { SUBJECTS } from '@rolepolicy/contracts';
 import { sleep, startStack, waitFor, type Stack, type TargetDatabase } from '../../e2e/stack.js';
+import { CandidateResources } from '../../e2e/support/candidates.js';
+import { EphemeralResources } from '../../e2e/support/ephemeral.js';
 import { startApiRecorder, type ApiRecorder, type ResourceRequest } from './api-recorder.js';
 import { boundServiceAccounts, grantKey, grantsOf, type Grant } from './rbac.js';
 import { REPO_ROOT, render, type Manifest } from './render.js';
@@ -71,7 +73,10 @@ const pendingPlan = (policy: string) =>
     { describe: async () => (await stack.resources.policy(policy))?.status },
   );
 
-/** The lifecycle: approval, generated password, supersession twice, retention, a second delivery, stop. */
+/**
+ * The lifecycle: approval, generated password, a candidate, ephemeral access from request to deletion,
+ * supersession twice, retention, a second delivery, stop.
+ */
 async function runLifecycle(): Promise<void> {
   const svc = stack.role('rbac_svc');
   await stack.resources.createPolicy('approved', {
@@ -83,6 +88,53 @@ async function runLifecycle(): Promise<void> {
   const plan = await pendingPlan('approved');
   await stack.resources.approve(plan.metadata.name!);
   await stack.reconciled('approved');
+
+  // A candidate for that policy, planned (its plan and status go through the gateway too).
+  const candidates = new CandidateResources(stack.kubeConfig, stack.namespace);
+  await candidates.create('approved-more', 'approved', {
+    roles: [
+      { name: svc, login: true, password: { generate: {} } },
+      { name: stack.role('rbac_cand'), login: false },
+    ],
+  });
+  await waitFor(
+    'the candidate to be planned',
+    async () => (await candidates.get('approved-more')).status?.phase === 'Planned',
+  );
+
+  // Ephemeral access through its whole life: finalizers, access-policy and request status, scoped plans.
+  const [reader, alice] = [stack.role('rbac_reader'), stack.role('rbac_alice')];
+  await stack.resources.createPolicy('eph', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [
+      { name: reader, login: false },
+      { name: alice, login: true },
+    ],
+  });
+  await stack.reconciled('eph');
+  const eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
+  await eph.create('EphemeralAccessPolicy', 'eph-read', {
+    approval: { mode: 'Automatic' },
+    justification: { required: false },
+    maximumDuration: '1h',
+    defaultDuration: '3s',
+    memberships: [{ role: reader, inherit: true }],
+    postgresPolicyRef: { name: 'eph' },
+  });
+  await eph.create('EphemeralAccessRequest', 'eph-1', {
+    accessPolicyRef: { name: 'eph-read' },
+    subject: { role: alice },
+    requestedBy: { username: 'alice@example.com' },
+  });
+  await eph.phase('eph-1', 'Ended', 60_000);
+  await eph.delete('EphemeralAccessRequest', 'eph-1');
+  await eph.delete('EphemeralAccessPolicy', 'eph-read');
+  await waitFor(
+    'the access policy to be gone',
+    async () => (await eph.accessPolicy('eph-read')) === undefined,
+  );
 
   // Three edits in plan mode: two Superseded plans, and retention (keep 1) deletes the older one.
   await stack.resources.createPolicy('edited', {
