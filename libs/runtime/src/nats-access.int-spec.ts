@@ -201,7 +201,8 @@ describe('who may do what', () => {
       await cannotPublish('inspector', SECRET_READ);
       await cannotPublish('inspector', SECRET_GENERATE);
       await cannotPublish('planner', SECRET_GENERATE);
-      await cannotPublish('access-scheduler', SECRET_READ);
+      // The access-scheduler reads the target's connection to fingerprint it (ADR 0008), never generates.
+      await cannotPublish('access-scheduler', SECRET_GENERATE);
       responder.unsubscribe();
       generator.unsubscribe();
       resync.unsubscribe();
@@ -275,11 +276,13 @@ describe('what each service must not do', () => {
   );
 
   test(
-    'the inspector and the access-scheduler send no commands and no execution requests',
+    'the inspector sends no commands and no execution requests; the access-scheduler only scoped ones',
     async () => {
       await cannotPublish('inspector', k8sCommandSubject('apply-resource'));
-      await cannotPublish('access-scheduler', k8sCommandSubject('delete-resource'));
       await cannotPublish('inspector', SUBJECTS.executeRequest);
+      await cannotPublish('access-scheduler', SUBJECTS.executeRequest);
+      await cannotPublish('access-scheduler', SUBJECTS.executeResult);
+      await cannotPublish('executor', SUBJECTS.scopedExecuteRequest);
       await cannotPublish('planner', SUBJECTS.executeResult);
     },
     TIMEOUT_MS,
