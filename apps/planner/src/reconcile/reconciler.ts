@@ -86,6 +86,8 @@ const OVERLAY_TTL_MS = 30_000;
 const SUPERSEDED_RECHECK_SECONDS = 2;
 /** How long a pass defers to a pending execution result before planning anyway. */
 const RESULT_WAIT_MS = 30_000;
+/** Handled results remembered per policy (plans of one policy; older ones are long terminal). */
+const RESULTED_KEPT = 64;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
 
@@ -101,6 +103,13 @@ interface PolicyState {
   settled: 'True' | 'False' | undefined;
   /** Plans sent for execution whose result has not been handled yet, with the send time. */
   awaiting: Map<string, number>;
+  /**
+   * Plans whose execution result was handled (insertion order, bounded). Sending such a plan again reuses
+   * its idempotency key, which JetStream drops as a duplicate: no result follows, so nothing is awaited.
+   */
+  resulted: Set<string>;
+  /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
+  deferred: boolean;
   /**
    * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
    * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
@@ -263,6 +272,8 @@ export class Reconciler {
         timer: undefined,
         written: undefined,
         awaiting: new Map(),
+        resulted: new Set(),
+        deferred: false,
         skipped: new Map(),
         settled: undefined,
       });
@@ -363,9 +374,11 @@ export class Reconciler {
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
     if (this.resultPending(state)) {
       // The result handler wakes the policy; this timer only covers a result that never comes.
+      state.deferred = true;
       this.requeueMs(key, RESULT_RECHECK_MS);
       return;
     }
+    state.deferred = false;
     let prepared = await this.prepare(policy);
     state.secrets = new Map(
       prepared.ok
@@ -581,7 +594,9 @@ export class Reconciler {
           message,
           message.idempotencyKey,
         );
-        state?.awaiting.set(step.request.planName, Date.now());
+        if (state !== undefined && !state.resulted.has(step.request.planName)) {
+          state.awaiting.set(step.request.planName, Date.now());
+        }
         continue;
       }
       if (step.kind === 'createPlan') {
@@ -663,7 +678,11 @@ export class Reconciler {
       const report = reportOf(result);
       if (report === 'ignore') return;
       const state = this.policies.get(key);
-      state?.awaiting.delete(result.plan.name);
+      if (state !== undefined) {
+        state.awaiting.delete(result.plan.name);
+        state.resulted.add(result.plan.name);
+        if (state.resulted.size > RESULTED_KEPT) state.resulted.delete(state.resulted.values().next().value!);
+      }
       if (report === 'reconcile') {
         state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
         this.trigger(key);
@@ -707,6 +726,8 @@ export class Reconciler {
       );
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
+      // A pass put off for this result (an edit, a force-reconcile request) runs now, not at the interval.
+      else if (state?.deferred === true && !this.resultPending(state)) this.trigger(key);
       // With candidates, a full pass follows: it stamps a promoted content, records the promotion and
       // plans the candidates that waited for the policy to converge.
       else if (this.candidates.candidatesOf(policy).length > 0) this.trigger(key);
