@@ -53,6 +53,7 @@ import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } fro
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
+import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../lifecycle/resources.js';
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
@@ -86,8 +87,6 @@ const OVERLAY_TTL_MS = 30_000;
 const SUPERSEDED_RECHECK_SECONDS = 2;
 /** How long a pass defers to a pending execution result before planning anyway. */
 const RESULT_WAIT_MS = 30_000;
-/** Handled results remembered per policy (plans of one policy; older ones are long terminal). */
-const RESULTED_KEPT = 64;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
 
@@ -103,11 +102,6 @@ interface PolicyState {
   settled: 'True' | 'False' | undefined;
   /** Plans sent for execution whose result has not been handled yet, with the send time. */
   awaiting: Map<string, number>;
-  /**
-   * Plans whose execution result was handled (insertion order, bounded). Sending such a plan again reuses
-   * its idempotency key, which JetStream drops as a duplicate: no result follows, so nothing is awaited.
-   */
-  resulted: Set<string>;
   /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
   deferred: boolean;
   /**
@@ -272,7 +266,6 @@ export class Reconciler {
         timer: undefined,
         written: undefined,
         awaiting: new Map(),
-        resulted: new Set(),
         deferred: false,
         skipped: new Map(),
         settled: undefined,
@@ -594,9 +587,7 @@ export class Reconciler {
           message,
           message.idempotencyKey,
         );
-        if (state !== undefined && !state.resulted.has(step.request.planName)) {
-          state.awaiting.set(step.request.planName, Date.now());
-        }
+        state?.awaiting.set(step.request.planName, Date.now());
         continue;
       }
       if (step.kind === 'createPlan') {
@@ -678,11 +669,7 @@ export class Reconciler {
       const report = reportOf(result);
       if (report === 'ignore') return;
       const state = this.policies.get(key);
-      if (state !== undefined) {
-        state.awaiting.delete(result.plan.name);
-        state.resulted.add(result.plan.name);
-        if (state.resulted.size > RESULTED_KEPT) state.resulted.delete(state.resulted.values().next().value!);
-      }
+      state?.awaiting.delete(result.plan.name);
       if (report === 'reconcile') {
         state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
         this.trigger(key);
@@ -726,12 +713,21 @@ export class Reconciler {
       );
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
-      // A pass put off for this result (an edit, a force-reconcile request) runs now, not at the interval.
-      else if (state?.deferred === true && !this.resultPending(state)) this.trigger(key);
+      // A force-reconcile request that arrived while this result was awaited runs shortly, not at the interval
+      // (not at once, so the pass reads the plan and policy status this result just wrote).
+      else if (state?.deferred === true && !this.resultPending(state) && forceRequested(policy)) {
+        this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
+      }
       // With candidates, a full pass follows: it stamps a promoted content, records the promotion and
       // plans the candidates that waited for the policy to converge.
       else if (this.candidates.candidatesOf(policy).length > 0) this.trigger(key);
       else this.requeue(key, decision.requeueAfterSeconds);
     });
   }
+}
+
+/** Whether the policy carries a force-reconcile request its status has not handled yet. */
+function forceRequested(policy: PostgresPolicy): boolean {
+  const annotation = policy.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
+  return annotation !== undefined && annotation !== policy.status?.lastHandledReconcileAt;
 }
