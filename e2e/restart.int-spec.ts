@@ -162,11 +162,7 @@ test('restarted against a new, empty API: nothing is written for the old objects
   expect(await stack.resources.plans('ghost')).toEqual([]);
 }, 150_000);
 
-// KNOWN REGRESSION (2026-11-25, docs/next-steps/README.md item 0): since the fleet merge (transport pulls one
-// message per slot, planner passes defer to pending results) the generated Secret deleted while the gateway is
-// away is not regenerated within 45 s; it passed at 2b629a2. Skipped so the rest of the tree lands; the next
-// session fixes the cause and removes this skip first.
-test.skip('policy and generated Secret deleted with kubectl while the gateway is away: forgotten and regenerated on its return', async () => {
+test('policy and generated Secret deleted with kubectl while the gateway is away: forgotten and regenerated on its return', async () => {
   const goneRole = stack.role('forgotten');
   const appRole = stack.role('regenerated');
   await stack.resources.createPolicy('forgotten', spec(goneRole));

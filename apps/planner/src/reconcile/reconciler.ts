@@ -36,6 +36,7 @@ import {
   type PlanningOutcome,
   type PostgresPolicy,
   type PostgresPolicyPlan,
+  type PostgresPolicyPlanStatus,
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '../lifecycle/index.js';
@@ -53,7 +54,6 @@ import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } fro
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
-import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../lifecycle/resources.js';
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
@@ -121,6 +121,12 @@ export class Reconciler {
   private readonly planSignatures = new Map<string, string>();
   /** Plans we created that the cache has not shown yet (name-keyed per namespace). */
   private readonly createdPlans = new Map<string, { plan: PostgresPolicyPlan; at: number }>();
+  /**
+   * Terminal execution results we handled whose phase the cache does not show yet (name-keyed per
+   * namespace): the executor writes the plan's phase through the gateway, and a pass that ran before that
+   * write reached the cache would read an applied plan as still pending and supersede it.
+   */
+  private readonly handledResults = new Map<string, { status: PostgresPolicyPlanStatus; at: number }>();
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
   private readonly review: ReviewRecorder;
@@ -331,7 +337,25 @@ export class Reconciler {
         plans.push(created.plan);
       }
     }
-    return plans;
+    return plans.map((plan) => this.withHandledResult(plan));
+  }
+
+  /** The plan with the terminal phase of a result we handled on top, until the cache shows that phase. */
+  private withHandledResult(plan: PostgresPolicyPlan): PostgresPolicyPlan {
+    const key = policyKey(plan.metadata.namespace, plan.metadata.name);
+    const handled = this.handledResults.get(key);
+    if (handled === undefined) return plan;
+    if (plan.status?.phase === handled.status.phase || Date.now() - handled.at > OVERLAY_TTL_MS) {
+      this.handledResults.delete(key);
+      return plan;
+    }
+    return { ...plan, status: { ...plan.status, ...handled.status } };
+  }
+
+  private rememberHandledResult(result: ExecuteResultV1): void {
+    const status = terminalPlanStatus(result);
+    if (status === null) return;
+    this.handledResults.set(policyKey(result.plan.namespace, result.plan.name), { status, at: Date.now() });
   }
 
   /** Conflicts with every other live policy (their Secrets read only when their versions moved). */
@@ -681,6 +705,7 @@ export class Reconciler {
         state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
       } else {
         state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
+        this.rememberHandledResult(result);
       }
       const policy = this.currentPolicy(namespace, ownerName);
       if (policy === null) return;
@@ -713,9 +738,11 @@ export class Reconciler {
       );
       if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
-      // A force-reconcile request that arrived while this result was awaited runs shortly, not at the interval
-      // (not at once, so the pass reads the plan and policy status this result just wrote).
-      else if (state?.deferred === true && !this.resultPending(state) && forceRequested(policy)) {
+      // A pass put off while this result was awaited (a Secret deleted, a force-reconcile request, an edit
+      // the executor refused) runs shortly, not at the interval; it reads this result's plan phase and policy
+      // status through the read-your-writes overlays even before the cache shows them.
+      else if (state?.deferred === true && !this.resultPending(state)) {
+        state.deferred = false;
         this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       }
       // With candidates, a full pass follows: it stamps a promoted content, records the promotion and
@@ -726,8 +753,13 @@ export class Reconciler {
   }
 }
 
-/** Whether the policy carries a force-reconcile request its status has not handled yet. */
-function forceRequested(policy: PostgresPolicy): boolean {
-  const annotation = policy.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
-  return annotation !== undefined && annotation !== policy.status?.lastHandledReconcileAt;
+/** The plan status a terminal result stands for (the executor writes it), or null for other phases. */
+function terminalPlanStatus(result: ExecuteResultV1): PostgresPolicyPlanStatus | null {
+  if (result.phase === 'Applied') {
+    return { phase: 'Applied', ...(result.appliedAt === undefined ? {} : { appliedAt: result.appliedAt }) };
+  }
+  if (result.phase === 'Failed') {
+    return { phase: 'Failed', ...(result.failedAt === undefined ? {} : { failedAt: result.failedAt }) };
+  }
+  return null;
 }
