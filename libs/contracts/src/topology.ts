@@ -105,13 +105,16 @@ export const SPINE_CONSUMERS = {
       maxAckPending: 64,
     },
   ],
-  // Executions hold a database lock for a while; a long ack wait plus in-progress heartbeats avoid double runs.
+  // Executions hold a database lock for a while: in-progress heartbeats (every ack wait / 3) keep a running
+  // one from being redelivered, so the ack wait only decides how soon a killed replica's work moves on. A
+  // redelivery that does race a live execution is harmless: it waits for the database lock and then finds the
+  // plan terminal (executor.md).
   executor: [
     {
       stream: STREAMS.execute,
       durable: 'executor-execute',
       filterSubject: SUBJECTS.executeRequest,
-      ackWaitMs: 120_000,
+      ackWaitMs: 30_000,
       maxDeliver: 5,
       // Every replica pulls one message per free slot (EXECUTOR_CONCURRENCY, at most 32), never more.
       maxAckPending: 256,
@@ -121,7 +124,7 @@ export const SPINE_CONSUMERS = {
       stream: STREAMS.execute,
       durable: 'executor-scoped',
       filterSubject: SUBJECTS.scopedExecuteRequest,
-      ackWaitMs: 120_000,
+      ackWaitMs: 30_000,
       maxDeliver: 10,
       maxAckPending: 64,
     },
