@@ -5,13 +5,10 @@ import { SafeError } from '@rolepolicy/catalog';
 import { RECONCILIATION_MODES, type ReconciliationMode } from '@rolepolicy/policy';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
-import { applyCommand, type ApplyOptions } from './commands/apply.js';
-import { candidateDiffCommand } from './commands/candidate-diff.js';
-import { inspectCommand } from './commands/inspect.js';
-import { planCommand, type PlanOptions } from './commands/plan.js';
-import { reviewCommand, type ReviewOptions } from './commands/review.js';
-import { reviewPlanCommand, type ReviewPlanOptions } from './commands/review-plan.js';
-import { validateCommand } from './commands/validate.js';
+import type { ApplyOptions } from './commands/apply.js';
+import type { PlanOptions } from './commands/plan.js';
+import type { ReviewOptions } from './commands/review.js';
+import type { ReviewPlanOptions } from './commands/review-plan.js';
 import { CliError, EXIT, processIo, type CliIo } from './io.js';
 import type { PlanFormat } from './output.js';
 
@@ -80,14 +77,20 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command('validate')
     .description('validate policy content (and rolepolicy.io manifests offline); exit 2 when invalid')
     .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin')
-    .action(async (options: RawOptions) => setExit(await validateCommand(options.file, io)));
+    .action(async (options: RawOptions) => {
+      const { validateCommand } = await import('./commands/validate.js');
+      setExit(await validateCommand(options.file, io));
+    });
 
   withConnection(
     program
       .command('inspect')
       .description("print the live snapshot of the policy's managed scope as JSON")
       .requiredOption('-f, --file <file>', 'policy content or PostgresPolicy manifest; - for stdin'),
-  ).action(async (options: RawOptions) => setExit(await inspectCommand(options.file, options, io)));
+  ).action(async (options: RawOptions) => {
+    const { inspectCommand } = await import('./commands/inspect.js');
+    setExit(await inspectCommand(options.file, options, io));
+  });
 
   withConnection(
     program
@@ -98,9 +101,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       .addOption(formatOption())
       .option('--rotate-passwords', 'set every managed password again (the CLI keeps no applied versions)')
       .addHelpText('after', PASSWORD_HELP),
-  ).action(async (options: RawOptions) =>
-    setExit(await planCommand(options.file, options as PlanOptions, io)),
-  );
+  ).action(async (options: RawOptions) => {
+    const { planCommand } = await import('./commands/plan.js');
+    setExit(await planCommand(options.file, options as PlanOptions, io));
+  });
 
   withConnection(
     program
@@ -118,9 +122,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
         digestArgument,
       )
       .option('--show-generated', 'print generated passwords once to stderr'),
-  ).action(async (options: RawOptions) =>
-    setExit(await applyCommand(options.file, options as ApplyOptions, io)),
-  );
+  ).action(async (options: RawOptions) => {
+    const { applyCommand } = await import('./commands/apply.js');
+    setExit(await applyCommand(options.file, options as ApplyOptions, io));
+  });
 
   const candidate = program
     .command('candidate')
@@ -135,9 +140,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       .addOption(modeOption())
       .addOption(formatOption())
       .option('--rotate-passwords', 'plan every managed password as set again'),
-  ).action(async (options: RawOptions) =>
-    setExit(await candidateDiffCommand(options.file, options as PlanOptions, io)),
-  );
+  ).action(async (options: RawOptions) => {
+    const { candidateDiffCommand } = await import('./commands/candidate-diff.js');
+    setExit(await candidateDiffCommand(options.file, options as PlanOptions, io));
+  });
 
   withConnection(
     program
@@ -168,10 +174,12 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       if (options.file !== undefined)
         throw new CliError('review: use either -f FILE or --plan NAME, not both');
       if (options.namespace === undefined) throw new CliError('review: --plan needs -n NAMESPACE');
+      const { reviewPlanCommand } = await import('./commands/review-plan.js');
       setExit(await reviewPlanCommand(options as ReviewPlanOptions, io));
       return;
     }
     if (options.file === undefined) throw new CliError('review: needs -f FILE or --plan NAME -n NAMESPACE');
+    const { reviewCommand } = await import('./commands/review.js');
     setExit(await reviewCommand(options.file, options as ReviewOptions, io, () => new Date()));
   });
 
