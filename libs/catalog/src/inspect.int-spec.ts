@@ -351,6 +351,9 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
         );
         expect(snapshot.current_database).toBe(sandbox.database);
         expect(snapshot.executor).toMatchObject({ role: 'postgres', superuser: true });
+        // A superuser is a member of every role as pg_has_role sees it: listing them would put the whole
+        // cluster's roles into every snapshot (and make it grow with unrelated tenants).
+        expect(snapshot.executor.member_of).toEqual([]);
       });
     });
 
@@ -412,6 +415,7 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
         await runSql(
           sandbox.url,
           `CREATE ROLE "${r('exec')}" CREATEROLE; CREATE ROLE "${r('gr')}"; CREATE ROLE "${r('foreign_owner')}";
+       CREATE ROLE "${r('team')}"; GRANT "${r('team')}" TO "${r('exec')}";
        CREATE SCHEMA ws; GRANT USAGE ON SCHEMA ws TO "${r('exec')}";
        CREATE TABLE ws.mine (id int); ALTER TABLE ws.mine OWNER TO "${r('exec')}";
        CREATE TABLE ws.theirs (id int); ALTER TABLE ws.theirs OWNER TO "${r('foreign_owner')}";
@@ -431,7 +435,12 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
             }),
             null,
           );
-          expect(snapshot.executor).toMatchObject({ role: r('exec'), superuser: false, createrole: true });
+          expect(snapshot.executor).toEqual({
+            role: r('exec'),
+            superuser: false,
+            createrole: true,
+            member_of: [r('team')],
+          });
           expect(snapshot.unsatisfiable_wildcards).toEqual([
             {
               grantee: r('gr'),

@@ -85,9 +85,11 @@ export class RoleRepository {
         'r.rolname as role',
         'r.rolsuper as superuser',
         'r.rolcreaterole as createrole',
+        // pg_has_role is true for every role when the executor is a superuser: the list would be the whole
+        // cluster's roles in every snapshot, and no authority check reads it for a superuser.
         sql<string[]>`ARRAY(
-          SELECT g.rolname FROM pg_catalog.pg_roles g
-          WHERE g.oid <> r.oid AND pg_catalog.pg_has_role(r.oid, g.oid, 'MEMBER')
+          SELECT g.rolname::text FROM pg_catalog.pg_roles g
+          WHERE NOT r.rolsuper AND g.oid <> r.oid AND pg_catalog.pg_has_role(r.oid, g.oid, 'MEMBER')
           ORDER BY g.rolname)`.as('member_of'),
       ])
       .where('r.rolname', '=', sql<string>`current_user`)

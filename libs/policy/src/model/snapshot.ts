@@ -42,7 +42,7 @@ export interface ExecutorIdentity {
   readonly role: string;
   readonly superuser: boolean;
   readonly createrole: boolean;
-  /** Roles the executor is a member of (transitively), for authority checks. */
+  /** Roles the executor is a member of (transitively), for authority checks; empty for a superuser. */
   readonly member_of: readonly string[];
 }
 
