@@ -8,6 +8,6 @@ select "r"."rolname" as "name" from "pg_catalog"."pg_roles" as "r" where "r"."ro
 
 -- executor
 select "r"."rolname" as "role", "r"."rolsuper" as "superuser", "r"."rolcreaterole" as "createrole", ARRAY(
-SELECT g.rolname FROM pg_catalog.pg_roles g
-WHERE g.oid <> r.oid AND pg_catalog.pg_has_role(r.oid, g.oid, 'MEMBER')
+SELECT g.rolname::text FROM pg_catalog.pg_roles g
+WHERE NOT r.rolsuper AND g.oid <> r.oid AND pg_catalog.pg_has_role(r.oid, g.oid, 'MEMBER')
 ORDER BY g.rolname) as "member_of" from "pg_catalog"."pg_roles" as "r" where "r"."rolname" = current_user;
