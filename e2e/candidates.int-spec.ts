@@ -133,6 +133,20 @@ test('promotion with an approved plan: the approved SQL runs once, then the cand
   expect(own.filter((p) => p.status?.changeDigest === plan.status?.changeDigest)).toEqual([]);
   const policy = await stack.reconciled('promo');
   expect(policy.status?.content_digest).toBe(promoted.status?.contentDigest);
+  // What `kubectl describe postgrespolicycandidate promo-add` lists: the lifecycle as Events.
+  const reasons = await waitFor('the candidate lifecycle Events', async () => {
+    const events = await stack.core.listNamespacedEvent({
+      namespace: stack.namespace,
+      fieldSelector: 'involvedObject.name=promo-add',
+    });
+    const seen = events.items
+      .filter(
+        (e) => e.involvedObject.kind === 'PostgresPolicyCandidate' && e.involvedObject.name === 'promo-add',
+      )
+      .map((e) => e.reason);
+    return seen.includes('CandidatePromoted') ? seen : undefined;
+  });
+  expect(reasons).toEqual(expect.arrayContaining(['CandidatePlanned', 'CandidatePromoted']));
 });
 
 test('replaces: the predecessor is Superseded once its successor is planned', async () => {

@@ -21,6 +21,8 @@ import { preparePolicy, secretsNamedBy, type Prepared } from '../reconcile/prepa
 import { secretReadError, withLiteralPassword, type SecretReader } from '../reconcile/secret-reads.js';
 import type { UnkeyedCommand } from '../reconcile/gateway-commands.js';
 import { candidateCommandsOf } from './candidate-commands.js';
+import { candidateEventsOf } from './candidate-events.js';
+import type { PlanEvent } from '../reconcile/plan-events.js';
 import {
   decideCandidates,
   plannable,
@@ -40,6 +42,8 @@ export interface CandidatePlannerDeps {
   readonly secrets: SecretReader;
   /** Sends one gateway command (the reconciler's `send`); only candidate-vocabulary commands reach it. */
   readonly send: (command: UnkeyedCommand) => Promise<void>;
+  /** Records one Event, best effort (the reconciler's recorder: never throws). */
+  readonly recordEvent: (event: PlanEvent) => Promise<void>;
   /** Read-your-writes: a plan this pass created, so the next pass sees it before the cache does. */
   readonly planCreated: (plan: PostgresPolicyPlan) => void;
   readonly settings: CandidateSettings;
@@ -118,6 +122,7 @@ export class CandidatePlanner {
     const recognition = recognisePromotion(policy, candidates, plans, new Date().toISOString());
     for (const step of recognition.reports) {
       for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
+      for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event);
     }
     return recognition;
   }
@@ -139,6 +144,7 @@ export class CandidatePlanner {
     const steps = decideCandidates(input, outcomes);
     for (const step of steps) {
       for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
+      for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event);
       if (step.kind === 'createPlan') this.deps.planCreated(step.plan);
     }
     if (steps.length > 0) {

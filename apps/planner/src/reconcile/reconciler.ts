@@ -150,6 +150,7 @@ export class Reconciler {
       nats: deps.nats,
       secrets: deps.secrets,
       send: (command) => this.send(command),
+      recordEvent: (event) => this.recordEvent(event),
       planCreated: (plan) =>
         this.createdPlans.set(policyKey(plan.metadata.namespace, plan.metadata.name), {
           plan,
