@@ -138,11 +138,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
           now,
           onStartedLeading: (term) => {
             this.logger.log(`${this.identity} leads (epoch ${term.epoch})`);
-            this.transition = this.transition.then(() => this.lead(term));
+            this.transition = this.transition.then(() => this.lead(term)).catch(this.transitionFailed);
           },
           onStoppedLeading: (term, why) => {
             this.logger.warn(`${this.identity} stopped leading (epoch ${term.epoch}): ${why}`);
-            this.transition = this.transition.then(() => this.follow());
+            this.transition = this.transition.then(() => this.follow()).catch(this.transitionFailed);
           },
           handoverSeq: () => lastCommandSeq(this.nats),
           onError: (error) =>
@@ -160,6 +160,10 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
   }
+
+  /** A failed term change never blocks the next one (the chain stays resolved). */
+  private readonly transitionFailed = (error: unknown): void =>
+    this.logger.error(`leadership change failed: ${error instanceof Error ? error.message : String(error)}`);
 
   /** A term begins: drain the previous leader's commands, resync, reconcile everything, take results. */
   private async lead(term: LeaderTerm): Promise<void> {
