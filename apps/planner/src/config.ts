@@ -33,6 +33,23 @@ export const plannerEnvSpec = {
     10,
   ),
   PLANNER_INSPECT_TIMEOUT_MS: env.positiveInt('How long the planner waits for an inspector reply', 60_000),
+  PLANNER_LEASE_DURATION_MS: env.positiveInt(
+    'How long the leader may go without renewing its lease (rp-leaders KV) before a standby takes over',
+    15_000,
+  ),
+  PLANNER_LEASE_RENEW_DEADLINE_MS: env.positiveInt(
+    'A leader that could not renew for this long stops sending (must be below PLANNER_LEASE_DURATION_MS)',
+    10_000,
+  ),
+  PLANNER_LEASE_RETRY_MS: env.positiveInt(
+    'How often the leader renews and a standby checks the lease (must be below the renew deadline)',
+    2_000,
+  ),
+  PLANNER_IDENTITY: env.text(
+    'Identity written to the lease; empty uses hostname, process id and a random suffix',
+    '',
+    253,
+  ),
 } as const;
 
 /** The planner's validated configuration. */

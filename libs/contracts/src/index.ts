@@ -31,3 +31,4 @@ export * from './secrets/seal.js';
 export * from './secrets/secret-client.js';
 export * from './secrets/secret-responder.js';
 export * from './redact.js';
+export * from './leases/leader-lease.js';

@@ -26,7 +26,8 @@ export type CommandConsumerOptions = {
   readonly contract: MessageContract;
   readonly deadLetterSubject: (subject: string) => string;
   readonly backoff: BackoffPolicy;
-  readonly apply: (command: K8sCommandV1) => Promise<CommandOutcome>;
+  /** Applies one command; `streamSequence` is its position in the command stream (leader fencing). */
+  readonly apply: (command: K8sCommandV1, streamSequence: number) => Promise<CommandOutcome>;
   /** Called for outcomes the sender must hear about (stale, rejected); must not throw. */
   readonly report: (command: K8sCommandV1, outcome: CommandOutcome) => Promise<void>;
   readonly log: {
@@ -97,7 +98,7 @@ export class CommandConsumer {
     );
     let outcome: CommandOutcome;
     try {
-      outcome = await this.options.apply(command);
+      outcome = await this.options.apply(command, m.seq);
     } finally {
       clearInterval(heartbeat);
     }
@@ -118,6 +119,13 @@ export class CommandConsumer {
           logRecord(`${where}: ${describeOutcome(outcome)}`, { ...fields, outcome: outcome.kind }),
         );
         await this.options.report(command, outcome);
+        await m.ackAck();
+        this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
+        return;
+      case 'drop':
+        this.options.log.warn(
+          logRecord(`${where}: ${describeOutcome(outcome)}`, { ...fields, outcome: outcome.kind }),
+        );
         await m.ackAck();
         this.observe({ kind: 'handled', consumer: this.options.consumer.durable, subject: m.subject });
         return;

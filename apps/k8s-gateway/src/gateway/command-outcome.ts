@@ -12,12 +12,25 @@ export type CommandOutcome =
   /** The API refused it for good (invalid, forbidden, missing target): report, do not retry. */
   | { readonly kind: 'rejected'; readonly code: number; readonly reason: string; readonly message: string }
   /** The API could not be reached or failed on its side: redeliver later. */
-  | { readonly kind: 'unavailable'; readonly message: string };
+  | { readonly kind: 'unavailable'; readonly message: string }
+  /**
+   * The sender's leader term is over (ADR 0011): its epoch is not the lease's current one. Dropped
+   * unapplied; the current leader decides again from fresh state.
+   */
+  | {
+      readonly kind: 'fenced';
+      readonly lease: string;
+      readonly epoch: number;
+      readonly current: number | undefined;
+    };
 
 /** What the consumer does with the message for an outcome. */
-export type Disposition = 'ack' | 'redeliver' | 'report';
+export type Disposition = 'ack' | 'redeliver' | 'report' | 'drop';
 
-/** Maps an outcome to its disposition; `report` means ack plus a Warning Event on the target. */
+/**
+ * Maps an outcome to its disposition; `report` means ack plus a Warning Event on the target, `drop` ack
+ * with a log line only (nobody to tell: the sender no longer leads).
+ */
 export function dispositionOf(outcome: CommandOutcome): Disposition {
   switch (outcome.kind) {
     case 'applied':
@@ -28,6 +41,8 @@ export function dispositionOf(outcome: CommandOutcome): Disposition {
     case 'conflict':
     case 'unavailable':
       return 'redeliver';
+    case 'fenced':
+      return 'drop';
     default: {
       const never: never = outcome;
       return never;
@@ -48,6 +63,8 @@ export function describeOutcome(outcome: CommandOutcome): string {
       return `rejected (${outcome.code} ${outcome.reason}): ${outcome.message}`;
     case 'unavailable':
       return `API unavailable: ${outcome.message}`;
+    case 'fenced':
+      return `refused: sent in epoch ${outcome.epoch} of lease ${outcome.lease}, which is at ${outcome.current ?? 'nothing'} now`;
     default: {
       const never: never = outcome;
       return never;

@@ -34,6 +34,7 @@ import { describeOutcome, type CommandOutcome } from './command-outcome.js';
 import type { GatewayConfig } from './gateway-config.js';
 import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
 import { ensureFingerprintKey } from './fingerprint-key.js';
+import { FenceCheck } from './fence-check.js';
 import { LeaderElector } from './leader-election.js';
 import type { LogRecord } from '@rolepolicy/runtime';
 import { publishedForm } from './published-form.js';
@@ -209,12 +210,16 @@ export class Gateway {
       callback: (_err, msg) => void this.answerResync(msg),
     });
     const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity);
+    const fence = new FenceCheck(this.nats);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,
       contract: this.wiring.commandContract,
       deadLetterSubject: this.wiring.deadLetterSubject,
       backoff: this.wiring.backoff,
-      apply: async (command) => this.absentTarget(command) ?? (await applier.apply(command)),
+      apply: async (command, streamSequence) =>
+        (await fence.refusal(command, streamSequence)) ??
+        this.absentTarget(command) ??
+        (await applier.apply(command)),
       report: (command, outcome) => this.report(command, outcome),
       log: this.log,
       ...(this.observe ? { observe: this.observe } : {}),

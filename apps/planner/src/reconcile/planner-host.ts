@@ -1,5 +1,9 @@
-// Owns the planner's long-lived parts: the resource cache (policies, plans, Secrets from RP_RESOURCES)
-// and the reconciler, started after boot and stopped before the runtime closes NATS.
+// Owns the planner's long-lived parts: the resource cache (policies, plans, Secrets from RP_RESOURCES),
+// kept warm on every replica, and the leader election (ADR 0011). Only the leader runs a reconciler and
+// pulls execution results; a standby follows the stream and sends nothing. On taking the lease the new
+// leader waits for the previous leader's commands to drain, resyncs, and reconciles every policy once.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   Inject,
   Injectable,
@@ -12,37 +16,73 @@ import {
   JetStreamPublisher,
   ResourceCache,
   SecretAccessClient,
-  type ExecuteResultV1,
+  kvLeaseStore,
+  openLeaseBucket,
 } from '@rolepolicy/contracts';
-import { Histogram } from 'prom-client';
+import { Gauge, Histogram } from 'prom-client';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '../lifecycle/index.js';
+import { ElectionLoop } from '../leadership/election-loop.js';
+import { Elector, timingProblem, type ElectionTiming, type LeaderTerm } from '../leadership/elector.js';
+import { drainEarlierCommands, lastCommandSeq } from '../leadership/handover.js';
+import { leaderPublisher, PLANNER_LEASE } from '../leadership/leader-publisher.js';
+import { LeaderResults } from '../leadership/leader-results.js';
 import { registerPendingApprovalMetrics } from './pending-approval-metrics.js';
 import { Reconciler } from './reconciler.js';
 
 const START_RETRY_MS = 500;
 
-/** Starts the cache and the reconcile loop in the background (the stream may not exist yet at boot). */
+/** Starts the cache and the election in the background (the stream may not exist yet at boot). */
 @Injectable()
 export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Planner');
   private cache: ResourceCache | undefined;
   private reconciler: Reconciler | undefined;
+  private elector: Elector | undefined;
+  private loop: ElectionLoop | undefined;
+  private readonly results: LeaderResults;
+  /** Term changes run one after the other, outside the election's rounds (renewals never wait on them). */
+  private transition: Promise<void> = Promise.resolve();
+  private histogram: Histogram<'decision'> | undefined;
   private starting: Promise<void> | undefined;
   private stopped = false;
+  /** The identity written to the lease. */
+  readonly identity: string;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
     @Inject(SERVICE_CONFIG) private readonly config: PlannerConfig,
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
     @Inject(SERVICE_METRICS) private readonly metrics: ServiceMetrics,
-  ) {}
+  ) {
+    const problem = timingProblem(this.timing());
+    if (problem !== null) {
+      throw new Error(
+        `PLANNER_LEASE_DURATION_MS, PLANNER_LEASE_RENEW_DEADLINE_MS, PLANNER_LEASE_RETRY_MS: ${problem}`,
+      );
+    }
+    this.identity = config.PLANNER_IDENTITY || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.results = new LeaderResults(nats, metrics.observe);
+  }
 
   onApplicationBootstrap(): void {
     // Idempotent: a hook run twice (HTTP app and microservice init) must not start a second loop.
     if (this.starting !== undefined) return;
     this.starting = this.start();
+  }
+
+  private timing(): ElectionTiming {
+    return {
+      leaseDurationMs: this.config.PLANNER_LEASE_DURATION_MS,
+      renewDeadlineMs: this.config.PLANNER_LEASE_RENEW_DEADLINE_MS,
+      retryMs: this.config.PLANNER_LEASE_RETRY_MS,
+    };
+  }
+
+  /** Whether this replica leads right now. */
+  isLeader(): boolean {
+    return this.elector?.isLeader() ?? false;
   }
 
   /** `rp_planner_reconcile_seconds{decision}`: one pass, from its start to the last command sent. */
@@ -56,9 +96,23 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  private async start(): Promise<void> {
-    const histogram = this.reconcileHistogram();
+  private registerMetrics(): void {
+    this.histogram = this.reconcileHistogram();
     registerPendingApprovalMetrics(this.metrics.registry, () => this.cache?.list('postgrespolicyplan') ?? []);
+    const isLeader = (): boolean => this.isLeader();
+    // Dashboards show which replica leads; exactly one series per cluster should read 1.
+    new Gauge({
+      name: 'rp_planner_leader',
+      help: '1 while this planner replica holds the leader lease (rp-leaders KV) and may send commands, else 0',
+      registers: [this.metrics.registry],
+      collect() {
+        this.set(isLeader() ? 1 : 0);
+      },
+    });
+  }
+
+  private async start(): Promise<void> {
+    this.registerMetrics();
     while (!this.stopped) {
       try {
         const cache = await ResourceCache.start(this.nats, {
@@ -73,40 +127,30 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         });
         this.cache = cache;
         await cache.ready;
-        // Fresh markers first: the stream may still hold objects of an API that is gone (ADR 0005).
-        await cache
-          .refresh()
-          .catch((error: Error) =>
-            this.logger.warn(`no fresh resync markers (${error.message}); starting from the stream's view`),
-          );
+        const store = kvLeaseStore(await openLeaseBucket(this.nats, { create: true }), PLANNER_LEASE);
         if (this.stopped) return;
-        this.reconciler = new Reconciler({
-          cache,
-          nats: this.nats,
-          publisher: this.publisher,
-          secrets: new SecretAccessClient(this.nats),
-          settings: {
-            ...DEFAULT_LIFECYCLE_SETTINGS,
-            retention: {
-              applied: this.config.PLANNER_RETAIN_APPLIED,
-              decided: this.config.PLANNER_RETAIN_DECIDED,
-              superseded: this.config.PLANNER_RETAIN_SUPERSEDED,
-              minAgeSeconds: this.config.PLANNER_RETAIN_MIN_AGE_SECONDS,
-            },
-            failedRetryWindowSeconds: this.config.PLANNER_FAILED_RETRY_WINDOW_SECONDS,
-            stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
+        const now = (): number => performance.now();
+        const timing = this.timing();
+        this.elector = new Elector({
+          identity: this.identity,
+          store,
+          timing,
+          now,
+          onStartedLeading: (term) => {
+            this.logger.log(`${this.identity} leads (epoch ${term.epoch})`);
+            this.transition = this.transition.then(() => this.lead(term)).catch(this.transitionFailed);
           },
-          inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
-          candidateSettings: {
-            ttlSeconds: this.config.PLANNER_CANDIDATE_TTL_SECONDS,
-            budget: this.config.PLANNER_CANDIDATE_BUDGET,
-            retainTerminal: this.config.PLANNER_CANDIDATE_RETAIN_TERMINAL,
+          onStoppedLeading: (term, why) => {
+            this.logger.warn(`${this.identity} stopped leading (epoch ${term.epoch}): ${why}`);
+            this.transition = this.transition.then(() => this.follow()).catch(this.transitionFailed);
           },
-          log: this.logger,
-          observe: (decision, seconds) => histogram.observe({ decision }, seconds),
+          handoverSeq: () => lastCommandSeq(this.nats),
+          onError: (error) =>
+            this.logger.warn(`leader lease: ${error instanceof Error ? error.message : String(error)}`),
         });
-        this.reconciler.start();
-        this.logger.log('following policies, plans and Secrets');
+        this.loop = new ElectionLoop(this.elector, timing.retryMs, now);
+        this.loop.start();
+        this.logger.log(`following policies, plans and Secrets; ${this.identity} joined the election`);
         return;
       } catch (error) {
         await this.cache?.stop();
@@ -117,16 +161,87 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Records an execution result; throws (redelivery) while the loop is not running yet. */
-  async handleResult(result: ExecuteResultV1): Promise<void> {
-    if (this.reconciler === undefined) throw new Error('the planner is still starting');
-    await this.reconciler.handleResult(result);
+  /** A failed term change never blocks the next one (the chain stays resolved). */
+  private readonly transitionFailed = (error: unknown): void =>
+    this.logger.error(`leadership change failed: ${error instanceof Error ? error.message : String(error)}`);
+
+  /** A term begins: drain the previous leader's commands, resync, reconcile everything, take results. */
+  private async lead(term: LeaderTerm): Promise<void> {
+    const cache = this.cache;
+    const elector = this.elector;
+    if (cache === undefined || elector === undefined) return;
+    const inTerm = (): boolean => !this.stopped && elector.term()?.epoch === term.epoch;
+    if (!inTerm()) return;
+    try {
+      const drained = await drainEarlierCommands(this.nats, term.handoverSeq ?? 0, {
+        timeoutMs: this.config.PLANNER_LEASE_DURATION_MS,
+        cancelled: () => !inTerm(),
+      });
+      if (!drained && inTerm()) {
+        this.logger.warn("the previous leader's commands still queued after one lease duration; going on");
+      }
+    } catch (error) {
+      this.logger.warn(`command queue not readable (${(error as Error).message}); the fence still applies`);
+    }
+    // Fresh markers first: the stream may still hold objects of an API that is gone (ADR 0005).
+    await cache
+      .refresh()
+      .catch((error: Error) =>
+        this.logger.warn(`no fresh resync markers (${error.message}); starting from the stream's view`),
+      );
+    if (!inTerm()) return;
+    const histogram = this.histogram;
+    const reconciler = new Reconciler({
+      cache,
+      nats: this.nats,
+      publisher: leaderPublisher(this.publisher, () => elector.term(), term),
+      secrets: new SecretAccessClient(this.nats),
+      settings: {
+        ...DEFAULT_LIFECYCLE_SETTINGS,
+        retention: {
+          applied: this.config.PLANNER_RETAIN_APPLIED,
+          decided: this.config.PLANNER_RETAIN_DECIDED,
+          superseded: this.config.PLANNER_RETAIN_SUPERSEDED,
+          minAgeSeconds: this.config.PLANNER_RETAIN_MIN_AGE_SECONDS,
+        },
+        failedRetryWindowSeconds: this.config.PLANNER_FAILED_RETRY_WINDOW_SECONDS,
+        stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
+      },
+      inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
+      candidateSettings: {
+        ttlSeconds: this.config.PLANNER_CANDIDATE_TTL_SECONDS,
+        budget: this.config.PLANNER_CANDIDATE_BUDGET,
+        retainTerminal: this.config.PLANNER_CANDIDATE_RETAIN_TERMINAL,
+      },
+      log: this.logger,
+      ...(histogram ? { observe: (decision, seconds) => histogram.observe({ decision }, seconds) } : {}),
+    });
+    this.reconciler = reconciler;
+    reconciler.start();
+    try {
+      await this.results.start((result) => reconciler.handleResult(result));
+    } catch (error) {
+      this.logger.error(`execution results not consumed (${(error as Error).message}); stepping down`);
+      await this.elector?.release();
+      return;
+    }
+    this.logger.log(`reconciling as leader (epoch ${term.epoch})`);
+  }
+
+  /** A term ended: stop taking results and let running passes finish (they can send nothing now). */
+  private async follow(): Promise<void> {
+    await this.results.stop();
+    await this.reconciler?.stop();
+    this.reconciler = undefined;
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     await this.starting;
-    await this.reconciler?.stop();
+    // Releasing ends the term first (nothing is sent after it), then hands the lease over.
+    await this.loop?.stop();
+    await this.transition;
+    await this.follow();
     await this.cache?.stop();
   }
 }

@@ -27,6 +27,22 @@ export const KubeEventBody = Type.Object(
 /** Typed {@link KubeEventBody}. */
 export type KubeEventBody = Static<typeof KubeEventBody>;
 
+/**
+ * The sender's leader term (ADR 0011): the gateway applies the command only while `epoch` is the current
+ * epoch of the lease `lease` in the `rp-leaders` KV bucket, so a deposed (or paused) leader's writes are
+ * refused once a successor holds the lease. Commands of services without an election carry none.
+ */
+export const CommandFence = Type.Object(
+  {
+    lease: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][-a-z0-9]*$' }),
+    epoch: Type.Integer({ minimum: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+/** Typed {@link CommandFence}. */
+export type CommandFence = Static<typeof CommandFence>;
+
 /** Version 1 of a k8s-gateway command (a discriminated union on `command`). */
 export const K8sCommandV1 = Type.Union([
   Type.Object(
@@ -39,6 +55,7 @@ export const K8sCommandV1 = Type.Union([
       /** resourceVersion the sender based its decision on; a conflict means re-decide. */
       resourceVersion: Type.Optional(Type.String({ minLength: 1 })),
       idempotencyKey: IdempotencyKey,
+      fence: Type.Optional(CommandFence),
     },
     { additionalProperties: false },
   ),
@@ -70,6 +87,7 @@ export const K8sCommandV1 = Type.Union([
        */
       status: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
       idempotencyKey: IdempotencyKey,
+      fence: Type.Optional(CommandFence),
     },
     { additionalProperties: false },
   ),
@@ -81,6 +99,7 @@ export const K8sCommandV1 = Type.Union([
       target: ObjectRef,
       event: KubeEventBody,
       idempotencyKey: IdempotencyKey,
+      fence: Type.Optional(CommandFence),
     },
     { additionalProperties: false },
   ),
@@ -96,6 +115,7 @@ export const K8sCommandV1 = Type.Union([
       finalizer: Type.String({ minLength: 1, maxLength: 253 }),
       present: Type.Boolean(),
       idempotencyKey: IdempotencyKey,
+      fence: Type.Optional(CommandFence),
     },
     { additionalProperties: false },
   ),
@@ -105,6 +125,7 @@ export const K8sCommandV1 = Type.Union([
       command: Type.Literal('delete-resource'),
       target: ObjectRef,
       idempotencyKey: IdempotencyKey,
+      fence: Type.Optional(CommandFence),
     },
     { additionalProperties: false },
   ),
