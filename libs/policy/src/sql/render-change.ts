@@ -7,13 +7,36 @@ import { comparePrivileges, type ObjectType, type Privilege } from '../model/voc
 import { SqlRenderError } from './errors.js';
 import { renderResetConfig, renderSetConfig } from './guc.js';
 import { quoteIdent, quoteLiteral, quoteRole, renderGrantee } from './quote.js';
-import { renderTargets, type InventoryIndex } from './targets.js';
+import { renderTargets, targetClause, type InventoryIndex, type TargetText } from './targets.js';
 import type { SqlContext } from './types.js';
+
+/** What a one-object GRANT/REVOKE statement does, for grouping it with compatible ones (`group.ts`). */
+export interface AclParts {
+  readonly verb: 'GRANT' | 'REVOKE';
+  /** The rendered privilege list (`SELECT, INSERT`). */
+  readonly privileges: string;
+  readonly target: TargetText;
+  /** The rendered grantee (quoted role or bare PUBLIC). */
+  readonly grantee: string;
+}
 
 /** One rendered statement before it is numbered by change. */
 export interface StatementText {
   readonly sql: string;
   readonly redacted: string;
+  /** Set on GRANT/REVOKE of privileges on one object to one grantee (never on memberships). */
+  readonly acl?: AclParts;
+}
+
+/** `GRANT|REVOKE <privileges> ON <target> TO|FROM <grantee>;` for one object and one grantee. */
+function aclStatement(
+  verb: AclParts['verb'],
+  privileges: string,
+  target: TargetText,
+  grantee: string,
+): StatementText {
+  const text = `${verb} ${privileges} ON ${targetClause(target)} ${verb === 'GRANT' ? 'TO' : 'FROM'} ${grantee};`;
+  return { sql: text, redacted: text, acl: { verb, privileges, target, grantee } };
 }
 
 /** First server version with per-edge INHERIT/ADMIN options and membership grantors. */
@@ -173,8 +196,11 @@ export function renderChange(
       return [plain(`ALTER SCHEMA ${quoteIdent(change.name)} OWNER TO ${quoteRole(change.owner)}`)];
     case 'ensure_schema_owner_privileges':
       return [
-        plain(
-          `GRANT ${privilegeList(change.privileges)} ON SCHEMA ${quoteIdent(change.name)} TO ${quoteRole(change.owner)}`,
+        aclStatement(
+          'GRANT',
+          privilegeList(change.privileges),
+          { keyword: 'SCHEMA', scope: '', object: quoteIdent(change.name) },
+          quoteRole(change.owner),
         ),
       ];
     case 'alter_role':
@@ -183,14 +209,18 @@ export function renderChange(
       return [setComment(change.name, change.comment)];
     case 'grant': {
       // Hoisted: a wildcard expands to one statement per object with the same privileges and grantee.
-      const head = `GRANT ${privilegeList(change.privileges)} ON `;
-      const tail = ` TO ${renderGrantee(change.role)}`;
-      return renderTargets(change, inventory).map((target) => plain(`${head}${target}${tail}`));
+      const privileges = privilegeList(change.privileges);
+      const grantee = renderGrantee(change.role);
+      return renderTargets(change, inventory).map((target) =>
+        aclStatement('GRANT', privileges, target, grantee),
+      );
     }
     case 'revoke': {
-      const head = `REVOKE ${privilegeList(change.privileges)} ON `;
-      const tail = ` FROM ${renderGrantee(change.role)}`;
-      const revokes = renderTargets(change, inventory).map((target) => plain(`${head}${target}${tail}`));
+      const privileges = privilegeList(change.privileges);
+      const grantee = renderGrantee(change.role);
+      const revokes = renderTargets(change, inventory).map((target) =>
+        aclStatement('REVOKE', privileges, target, grantee),
+      );
       if (change.grantor === null || revokes.length === 0) return revokes;
       // Object-level GRANTED BY only accepts the current user, and a superuser's REVOKE acts as the
       // object owner: a grant made by another role is removed only when revoked as that role.

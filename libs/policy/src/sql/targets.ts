@@ -1,4 +1,4 @@
-// Grant targets: one `ON ...` clause per object, expanding wildcards from the plan-time inventory.
+// Grant targets: one `ON ...` clause per object (keyword and object apart, for grouping), expanding wildcards from the plan-time inventory.
 // Relation wildcards never use ALL TABLES IN SCHEMA (it also hits views, matviews, foreign tables); PG has no ALL TYPES.
 
 import type { InventoryKind, InventoryObject } from '../model/snapshot.js';
@@ -56,20 +56,51 @@ function inventoryNames(index: InventoryIndex, kind: InventoryKind, schema: stri
 }
 
 /**
+ * One `ON <keyword> <object>` clause, split so that statements with the same keyword can share one
+ * comma-separated object list (`TABLE "s"."a", "s"."b"`). `scope` is the schema the object lives in
+ * (empty for databases and schemas): grouping never mixes schemas.
+ */
+export interface TargetText {
+  readonly keyword: TargetKeyword;
+  readonly scope: string;
+  readonly object: string;
+}
+
+/** The privilege_target keywords the renderer uses; each accepts a comma-separated list in PostgreSQL. */
+export type TargetKeyword =
+  | 'DATABASE'
+  | 'SCHEMA'
+  | 'TABLE'
+  | 'TYPE'
+  | 'SEQUENCE'
+  | 'ROUTINE'
+  | 'ALL SEQUENCES IN SCHEMA'
+  | 'ALL ROUTINES IN SCHEMA';
+
+/** `<keyword> <object>`, the clause as one statement names it. */
+export const targetClause = (target: TargetText): string => `${target.keyword} ${target.object}`;
+
+const text = (keyword: TargetKeyword, scope: string, object: string): TargetText => ({
+  keyword,
+  scope,
+  object,
+});
+
+/**
  * The `ON ...` clauses for one target: exactly one, except relation and type wildcards, which expand to
  * one clause per inventory object of that exact kind (zero when the scope is empty).
  */
-export function renderTargets(target: TargetRef, inventory: InventoryIndex): readonly string[] {
+export function renderTargets(target: TargetRef, inventory: InventoryIndex): readonly TargetText[] {
   switch (target.object_type) {
     case 'database':
-      return [`DATABASE ${quoteIdent(requireName(target))}`];
+      return [text('DATABASE', '', quoteIdent(requireName(target)))];
     case 'schema': {
       // Schema-level keys carry the schema in `name`; accept `schema` too, never default it.
       const schema = target.name ?? target.schema;
       if (schema === null || schema.length === 0) {
         throw new SqlRenderError('missing_name', 'schema grant target must name a schema');
       }
-      return [`SCHEMA ${quoteIdent(schema)}`];
+      return [text('SCHEMA', '', quoteIdent(schema))];
     }
     case 'table':
     case 'view':
@@ -77,17 +108,18 @@ export function renderTargets(target: TargetRef, inventory: InventoryIndex): rea
     case 'type': {
       const schema = requireSchema(target);
       const name = requireName(target);
-      const prefix = `${target.object_type === 'type' ? 'TYPE' : 'TABLE'} ${quoteIdent(schema)}.`;
+      const keyword = target.object_type === 'type' ? 'TYPE' : 'TABLE';
+      const prefix = `${quoteIdent(schema)}.`;
       const names = name === WILDCARD ? inventoryNames(inventory, target.object_type, schema) : [name];
-      return names.map((n) => `${prefix}${quoteIdent(n)}`);
+      return names.map((n) => text(keyword, schema, `${prefix}${quoteIdent(n)}`));
     }
     case 'sequence': {
       const schema = requireSchema(target);
       const name = requireName(target);
       return [
         name === WILDCARD
-          ? `ALL SEQUENCES IN SCHEMA ${quoteIdent(schema)}`
-          : `SEQUENCE ${quoteQualified(schema, name)}`,
+          ? text('ALL SEQUENCES IN SCHEMA', '', quoteIdent(schema))
+          : text('SEQUENCE', schema, quoteQualified(schema, name)),
       ];
     }
     case 'function': {
@@ -95,8 +127,8 @@ export function renderTargets(target: TargetRef, inventory: InventoryIndex): rea
       const name = requireName(target);
       return [
         name === WILDCARD
-          ? `ALL ROUTINES IN SCHEMA ${quoteIdent(schema)}`
-          : renderRoutineTarget(schema, name),
+          ? text('ALL ROUTINES IN SCHEMA', '', quoteIdent(schema))
+          : text('ROUTINE', schema, renderRoutineTarget(schema, name)),
       ];
     }
     default: {
