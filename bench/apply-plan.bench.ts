@@ -143,6 +143,8 @@ export async function runPlanApply(fraction: number, runs: number): Promise<Plan
     writeFileSync(perObjectFile, `${perObject.sql}\n${ROLLBACK.sql}\n`);
     writeFileSync(groupedFile, `${grouped.sql}\n${ROLLBACK.sql}\n`);
 
+    // The appended ROLLBACK makes the COMMIT that ends `psql -1` and the executor's transaction warn.
+    process.env['PGOPTIONS'] = '-c client_min_messages=error';
     const connection = openConnection({ url, maxConnections: 1 });
     const execute = async (statements: typeof grouped.statements): Promise<number> => {
       const start = performance.now();
@@ -194,6 +196,7 @@ export async function runPlanApply(fraction: number, runs: number): Promise<Plan
       underTarget: executeGroupedMs / floorMs <= TARGET_RATIO,
     };
   } finally {
+    delete process.env['PGOPTIONS'];
     await dropAll();
   }
 }
