@@ -16,7 +16,7 @@
 // - Objects are never mixed across schemas or keywords, and a list holds at most MAX_LIST_ITEMS items
 //   and MAX_LIST_BYTES bytes, so a statement stays bounded whatever the plan size.
 
-import type { AclParts, StatementText } from './render-change.js';
+import { isAclBatch, type AclBatch, type RenderedPart } from './render-change.js';
 import type { TargetKeyword } from './targets.js';
 import type { Statement } from './types.js';
 
@@ -25,13 +25,14 @@ export const MAX_LIST_ITEMS = 1000;
 /** At most this many bytes of object (or grantee) text in one statement's list. */
 export const MAX_LIST_BYTES = 64 * 1024;
 
-/** A per-object statement with the index of the change that produced it. */
-export interface NumberedStatement extends StatementText {
+/** A rendered part with the index of the change that produced it. */
+export interface NumberedPart {
+  readonly part: RenderedPart;
   readonly changeIndex: number;
 }
 
 interface Head {
-  readonly verb: AclParts['verb'];
+  readonly verb: AclBatch['verb'];
   readonly privileges: string;
   readonly keyword: TargetKeyword;
 }
@@ -43,13 +44,16 @@ interface ObjectEntry {
   readonly pairs: { readonly grantee: string; readonly changeIndex: number }[];
 }
 
-const familyKey = (acl: AclParts): string =>
-  `${acl.privileges}\u0000${acl.target.keyword}\u0000${acl.target.scope}`;
-
 const byteLength = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 /** Splits a list into chunks of at most MAX_LIST_ITEMS items and MAX_LIST_BYTES bytes (never empty). */
 export function chunkList<T>(items: readonly T[], textOf: (item: T) => string): T[][] {
+  if (items.length <= MAX_LIST_ITEMS) {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most lists fit without measuring each item exactly.
+    let upper = 0;
+    for (const item of items) upper += textOf(item).length * 3 + 2;
+    if (upper <= MAX_LIST_BYTES) return [[...items]];
+  }
   const chunks: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
@@ -67,33 +71,42 @@ export function chunkList<T>(items: readonly T[], textOf: (item: T) => string): 
   return chunks;
 }
 
+const preposition = (verb: Head['verb']): string => (verb === 'GRANT' ? 'TO' : 'FROM');
+
 function statementOf(
   head: Head,
   objects: readonly string[],
   grantees: readonly string[],
-  changes: Iterable<number>,
+  changeIndices: readonly number[],
 ): Statement {
-  const preposition = head.verb === 'GRANT' ? 'TO' : 'FROM';
-  const text = `${head.verb} ${head.privileges} ON ${head.keyword} ${objects.join(', ')} ${preposition} ${grantees.join(', ')};`;
-  const changeIndices = [...new Set(changes)].sort((a, b) => a - b);
+  const text = `${head.verb} ${head.privileges} ON ${head.keyword} ${objects.join(', ')} ${preposition(head.verb)} ${grantees.join(', ')};`;
   return { sql: text, redacted: text, changeIndex: changeIndices[0]!, changeIndices };
 }
+
+const ascendingUnique = (values: readonly number[]): number[] => {
+  if (values.length === 1) return [values[0]!];
+  return [...new Set(values)].sort((a, b) => a - b);
+};
 
 /** Every (object chunk x grantee chunk) statement of one group, with the changes it carries. */
 function emitGroup(head: Head, entries: readonly ObjectEntry[], grantees: readonly string[]): Statement[] {
   const statements: Statement[] = [];
-  for (const granteeChunk of chunkList(grantees, (g) => g)) {
-    const inChunk = new Set(granteeChunk);
+  const granteeChunks = chunkList(grantees, (g) => g);
+  for (const granteeChunk of granteeChunks) {
+    const inChunk = granteeChunks.length === 1 ? null : new Set(granteeChunk);
     for (const objectChunk of chunkList(entries, (e) => e.object)) {
-      const changes = objectChunk.flatMap((e) =>
-        e.pairs.filter((p) => inChunk.has(p.grantee)).map((p) => p.changeIndex),
-      );
+      const changes: number[] = [];
+      for (const entry of objectChunk) {
+        for (const pair of entry.pairs) {
+          if (inChunk === null || inChunk.has(pair.grantee)) changes.push(pair.changeIndex);
+        }
+      }
       statements.push(
         statementOf(
           head,
           objectChunk.map((e) => e.object),
           granteeChunk,
-          changes,
+          ascendingUnique(changes),
         ),
       );
     }
@@ -101,38 +114,45 @@ function emitGroup(head: Head, entries: readonly ObjectEntry[], grantees: readon
   return statements;
 }
 
+interface NumberedBatch {
+  readonly batch: AclBatch;
+  readonly changeIndex: number;
+}
+
 /**
  * A run of GRANTs: per (privileges, keyword, schema), objects with the same grantee list share statements.
  * Each group is placed where its first per-object statement was, so the grouped SQL reads in plan order.
  */
-function groupGrants(run: readonly NumberedStatement[]): Statement[] {
+function groupGrants(run: readonly NumberedBatch[]): Statement[] {
   const families = new Map<string, { head: Head; objects: Map<string, ObjectEntry> }>();
   const firstSeen = new Map<ObjectEntry, number>();
-  run.forEach((statement, position) => {
-    const acl = statement.acl!;
-    const key = familyKey(acl);
-    let family = families.get(key);
+  let position = 0;
+  for (const { batch, changeIndex } of run) {
+    let family = families.get(batch.family);
     if (family === undefined) {
       family = {
-        head: { verb: 'GRANT', privileges: acl.privileges, keyword: acl.target.keyword },
+        head: { verb: 'GRANT', privileges: batch.privileges, keyword: batch.keyword },
         objects: new Map(),
       };
-      families.set(key, family);
+      families.set(batch.family, family);
     }
-    let entry = family.objects.get(acl.target.object);
-    if (entry === undefined) {
-      entry = { object: acl.target.object, grantees: [], pairs: [] };
-      family.objects.set(acl.target.object, entry);
-      firstSeen.set(entry, position);
+    for (const object of batch.objects) {
+      let entry = family.objects.get(object);
+      if (entry === undefined) {
+        entry = { object, grantees: [], pairs: [] };
+        family.objects.set(object, entry);
+        firstSeen.set(entry, position);
+      }
+      if (!entry.grantees.includes(batch.grantee)) entry.grantees.push(batch.grantee);
+      entry.pairs.push({ grantee: batch.grantee, changeIndex });
+      position++;
     }
-    if (!entry.grantees.includes(acl.grantee)) entry.grantees.push(acl.grantee);
-    entry.pairs.push({ grantee: acl.grantee, changeIndex: statement.changeIndex });
-  });
+  }
   const groups: { head: Head; first: number; grantees: readonly string[]; entries: ObjectEntry[] }[] = [];
   for (const { head, objects } of families.values()) {
     const byGrantees = new Map<string, (typeof groups)[number]>();
     for (const entry of objects.values()) {
-      const key = entry.grantees.join('\u0000');
+      const key = entry.grantees.length === 1 ? entry.grantees[0]! : entry.grantees.join('\u0000');
       const group = byGrantees.get(key);
       if (group !== undefined) group.entries.push(entry);
       else {
@@ -147,69 +167,81 @@ function groupGrants(run: readonly NumberedStatement[]): Statement[] {
 }
 
 /** A run of REVOKEs: neighbours that differ only in the object share a statement, order kept. */
-function groupRevokes(run: readonly NumberedStatement[]): Statement[] {
+function groupRevokes(run: readonly NumberedBatch[]): Statement[] {
   const statements: Statement[] = [];
   let key: string | null = null;
   let head: Head | null = null;
   let grantee = '';
   let entries: ObjectEntry[] = [];
   const flush = (): void => {
-    if (head !== null) statements.push(...emitGroup(head, entries, [grantee]));
+    if (head !== null && entries.length > 0) statements.push(...emitGroup(head, entries, [grantee]));
     entries = [];
   };
-  for (const statement of run) {
-    const acl = statement.acl!;
-    const next = `${familyKey(acl)}\u0000${acl.grantee}`;
+  for (const { batch, changeIndex } of run) {
+    const next = `${batch.family}\u0000${batch.grantee}`;
     if (next !== key) {
       flush();
       key = next;
-      head = { verb: 'REVOKE', privileges: acl.privileges, keyword: acl.target.keyword };
-      grantee = acl.grantee;
+      head = { verb: 'REVOKE', privileges: batch.privileges, keyword: batch.keyword };
+      grantee = batch.grantee;
     }
-    entries.push({
-      object: acl.target.object,
-      grantees: [acl.grantee],
-      pairs: [{ grantee: acl.grantee, changeIndex: statement.changeIndex }],
-    });
+    for (const object of batch.objects) {
+      entries.push({ object, grantees: [batch.grantee], pairs: [{ grantee: batch.grantee, changeIndex }] });
+    }
   }
   flush();
   return statements;
 }
 
+const single = (part: RenderedPart & { sql: string; redacted: string }, changeIndex: number): Statement => ({
+  sql: part.sql,
+  redacted: part.redacted,
+  changeIndex,
+  changeIndices: [changeIndex],
+});
+
 /**
  * Merges compatible consecutive GRANT/REVOKE statements (see the file header); every other statement is
  * passed through as it is. The result runs the same per-object operations as the input.
  */
-export function groupStatements(statements: readonly NumberedStatement[]): Statement[] {
+export function groupStatements(parts: readonly NumberedPart[]): Statement[] {
   const out: Statement[] = [];
   let start = 0;
-  while (start < statements.length) {
-    const first = statements[start]!;
-    if (first.acl === undefined) {
-      out.push({
-        sql: first.sql,
-        redacted: first.redacted,
-        changeIndex: first.changeIndex,
-        changeIndices: [first.changeIndex],
-      });
+  while (start < parts.length) {
+    const { part, changeIndex } = parts[start]!;
+    if (!isAclBatch(part)) {
+      out.push(single(part, changeIndex));
       start++;
       continue;
     }
-    let end = start + 1;
-    while (end < statements.length && statements[end]!.acl?.verb === first.acl.verb) end++;
-    const run = statements.slice(start, end);
-    out.push(...(first.acl.verb === 'GRANT' ? groupGrants(run) : groupRevokes(run)));
+    const run: NumberedBatch[] = [];
+    let end = start;
+    for (; end < parts.length; end++) {
+      const next = parts[end]!;
+      if (!isAclBatch(next.part) || next.part.verb !== part.verb) break;
+      run.push({ batch: next.part, changeIndex: next.changeIndex });
+    }
+    out.push(...(part.verb === 'GRANT' ? groupGrants(run) : groupRevokes(run)));
     start = end;
   }
   return out;
 }
 
-/** The statements one by one, as rendered per object (the form grouping starts from). */
-export function ungroupedStatements(statements: readonly NumberedStatement[]): Statement[] {
-  return statements.map((s) => ({
-    sql: s.sql,
-    redacted: s.redacted,
-    changeIndex: s.changeIndex,
-    changeIndices: [s.changeIndex],
-  }));
+/** One statement per object and grantee, as the changes expand (the form grouping starts from). */
+export function ungroupedStatements(parts: readonly NumberedPart[]): Statement[] {
+  const out: Statement[] = [];
+  for (const { part, changeIndex } of parts) {
+    if (!isAclBatch(part)) {
+      out.push(single(part, changeIndex));
+      continue;
+    }
+    const head = `${part.verb} ${part.privileges} ON ${part.keyword} `;
+    const tail = ` ${preposition(part.verb)} ${part.grantee};`;
+    const changeIndices = [changeIndex];
+    for (const object of part.objects) {
+      const text = `${head}${object}${tail}`;
+      out.push({ sql: text, redacted: text, changeIndex, changeIndices });
+    }
+  }
+  return out;
 }

@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { Change } from '../model/change.js';
 import { SqlRenderError } from './errors.js';
-import { groupStatements, ungroupedStatements, type NumberedStatement } from './group.js';
-import { renderChange } from './render-change.js';
+import { groupStatements, ungroupedStatements, type NumberedPart } from './group.js';
+import { isAclBatch, renderChange } from './render-change.js';
 import { indexInventory } from './targets.js';
 import type { RenderedSql, RenderOptions, SqlContext } from './types.js';
 
@@ -28,14 +28,18 @@ export function renderSql(
   context: SqlContext,
   options: RenderOptions = {},
 ): RenderedSql {
-  const perObject: NumberedStatement[] = [];
+  const parts: NumberedPart[] = [];
   const inventory = indexInventory(context.inventory);
   let redactions = 0;
   changes.forEach((change, changeIndex) => {
     try {
-      for (const text of renderChange(change, context, inventory)) {
-        if (text.redacted !== text.sql) redactions++;
-        perObject.push({ ...text, changeIndex });
+      for (const part of renderChange(change, context, inventory)) {
+        if (isAclBatch(part)) {
+          if (part.objects.length > 0) parts.push({ part, changeIndex });
+        } else {
+          if (part.redacted !== part.sql) redactions++;
+          parts.push({ part, changeIndex });
+        }
       }
     } catch (error) {
       if (error instanceof SqlRenderError && error.changeIndex === -1) {
@@ -49,7 +53,7 @@ export function renderSql(
     }
   });
   const statements =
-    options.statements === 'per_object' ? ungroupedStatements(perObject) : groupStatements(perObject);
+    options.statements === 'per_object' ? ungroupedStatements(parts) : groupStatements(parts);
   const sql = statements.map((s) => s.sql).join('\n');
   const sqlHash = sha256Hex(sql);
   // Without secrets the preview is the SQL itself: skip building and hashing a second copy.

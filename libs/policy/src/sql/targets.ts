@@ -56,14 +56,14 @@ function inventoryNames(index: InventoryIndex, kind: InventoryKind, schema: stri
 }
 
 /**
- * One `ON <keyword> <object>` clause, split so that statements with the same keyword can share one
- * comma-separated object list (`TABLE "s"."a", "s"."b"`). `scope` is the schema the object lives in
- * (empty for databases and schemas): grouping never mixes schemas.
+ * The `ON <keyword> <objects>` of one grant target: one keyword and schema (`scope`, empty for databases,
+ * schemas and the ALL ... IN SCHEMA forms) with one object, or, for a relation or type wildcard, one per
+ * inventory object. Kept apart so statements with the same keyword can share one comma-separated list.
  */
-export interface TargetText {
+export interface TargetTexts {
   readonly keyword: TargetKeyword;
   readonly scope: string;
-  readonly object: string;
+  readonly objects: readonly string[];
 }
 
 /** The privilege_target keywords the renderer uses; each accepts a comma-separated list in PostgreSQL. */
@@ -77,30 +77,27 @@ export type TargetKeyword =
   | 'ALL SEQUENCES IN SCHEMA'
   | 'ALL ROUTINES IN SCHEMA';
 
-/** `<keyword> <object>`, the clause as one statement names it. */
-export const targetClause = (target: TargetText): string => `${target.keyword} ${target.object}`;
-
-const text = (keyword: TargetKeyword, scope: string, object: string): TargetText => ({
+const one = (keyword: TargetKeyword, scope: string, object: string): TargetTexts => ({
   keyword,
   scope,
-  object,
+  objects: [object],
 });
 
 /**
- * The `ON ...` clauses for one target: exactly one, except relation and type wildcards, which expand to
- * one clause per inventory object of that exact kind (zero when the scope is empty).
+ * The `ON ...` clauses for one target: exactly one object, except relation and type wildcards, which expand
+ * to one object per inventory object of that exact kind (none when the scope is empty).
  */
-export function renderTargets(target: TargetRef, inventory: InventoryIndex): readonly TargetText[] {
+export function renderTargets(target: TargetRef, inventory: InventoryIndex): TargetTexts {
   switch (target.object_type) {
     case 'database':
-      return [text('DATABASE', '', quoteIdent(requireName(target)))];
+      return one('DATABASE', '', quoteIdent(requireName(target)));
     case 'schema': {
       // Schema-level keys carry the schema in `name`; accept `schema` too, never default it.
       const schema = target.name ?? target.schema;
       if (schema === null || schema.length === 0) {
         throw new SqlRenderError('missing_name', 'schema grant target must name a schema');
       }
-      return [text('SCHEMA', '', quoteIdent(schema))];
+      return one('SCHEMA', '', quoteIdent(schema));
     }
     case 'table':
     case 'view':
@@ -111,25 +108,21 @@ export function renderTargets(target: TargetRef, inventory: InventoryIndex): rea
       const keyword = target.object_type === 'type' ? 'TYPE' : 'TABLE';
       const prefix = `${quoteIdent(schema)}.`;
       const names = name === WILDCARD ? inventoryNames(inventory, target.object_type, schema) : [name];
-      return names.map((n) => text(keyword, schema, `${prefix}${quoteIdent(n)}`));
+      return { keyword, scope: schema, objects: names.map((n) => `${prefix}${quoteIdent(n)}`) };
     }
     case 'sequence': {
       const schema = requireSchema(target);
       const name = requireName(target);
-      return [
-        name === WILDCARD
-          ? text('ALL SEQUENCES IN SCHEMA', '', quoteIdent(schema))
-          : text('SEQUENCE', schema, quoteQualified(schema, name)),
-      ];
+      return name === WILDCARD
+        ? one('ALL SEQUENCES IN SCHEMA', '', quoteIdent(schema))
+        : one('SEQUENCE', schema, quoteQualified(schema, name));
     }
     case 'function': {
       const schema = requireSchema(target);
       const name = requireName(target);
-      return [
-        name === WILDCARD
-          ? text('ALL ROUTINES IN SCHEMA', '', quoteIdent(schema))
-          : text('ROUTINE', schema, renderRoutineTarget(schema, name)),
-      ];
+      return name === WILDCARD
+        ? one('ALL ROUTINES IN SCHEMA', '', quoteIdent(schema))
+        : one('ROUTINE', schema, renderRoutineTarget(schema, name));
     }
     default: {
       const unreachable: never = target.object_type;
