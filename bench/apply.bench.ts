@@ -1,11 +1,18 @@
 // `npm run bench -- apply`: executing a 5,000-statement plan (one transaction, advisory lock, statement
 // by statement) vs `psql -1 -f` of the same SQL. Target ratio <= 1.2 -> bench/results/apply.json.
+// Then the spec-bounds plan (`plan` in the result, apply-plan.bench.ts): the executor running the grouped
+// statements vs `psql -1 -f` of the per-object SQL. Target ratio <= 0.5.
+// Options: `--fraction F` (plan size as a fraction of the spec's bounds, default 1), `--runs N` (default 3),
+// `--skip-plan` (only the 5,000-statement part), `--plan-only` (only the plan part, merged into the
+// existing result file).
 
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { executeStatements, openConnection } from '@rolepolicy/catalog';
+
+import { runPlanApply, type PlanApplyReport } from './apply-plan.bench.js';
 
 import {
   BENCH_ADMIN_URL,
@@ -36,8 +43,25 @@ async function dropAll(): Promise<void> {
   );
 }
 
+function option(args: readonly string[], flag: string, fallback: number): number {
+  const at = args.indexOf(flag);
+  const value = at >= 0 ? Number(args[at + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} needs a positive number`);
+  return value;
+}
+
 /** Runs the apply benchmark. */
-export async function runApplyBench(): Promise<void> {
+export async function runApplyBench(_script: string, args: readonly string[] = []): Promise<void> {
+  const fraction = option(args, '--fraction', 1);
+  const planRuns = option(args, '--runs', 3);
+  if (args.includes('--plan-only')) {
+    const plan = await runPlanApply(fraction, Math.round(planRuns));
+    console.table([plan]);
+    const file = new URL('../../bench/results/apply.json', import.meta.url);
+    const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as object) : {};
+    writeResult('apply', { ...previous, plan });
+    return;
+  }
   await dropAll();
   await runOn(BENCH_ADMIN_URL, `CREATE DATABASE ${DATABASE}`);
   const url = databaseUrl(DATABASE);
@@ -69,6 +93,8 @@ export async function runApplyBench(): Promise<void> {
     const psqlStartMs = timePsql(url, ['-c', 'SELECT 1'], RUNS);
     const floorMs = Math.max(psqlMs - psqlStartMs, 0.1);
     const executeMs = median(samples);
+    let plan: PlanApplyReport | undefined;
+    if (!args.includes('--skip-plan')) plan = await runPlanApply(fraction, Math.round(planRuns));
     const report = {
       benchmark: 'apply',
       description: `executeStatements() of ${STATEMENTS} statements (one transaction, advisory lock) vs psql -1 -f of the same SQL (minus psql start-up)`,
@@ -82,8 +108,11 @@ export async function runApplyBench(): Promise<void> {
       ratio: round(executeMs / floorMs),
       targetRatio: TARGET_RATIO,
       underTarget: executeMs / floorMs <= TARGET_RATIO,
+      ...(plan !== undefined ? { plan } : {}),
     };
-    console.table([report]);
+    const { plan: _plan, ...flat } = report as typeof report & { plan?: unknown };
+    console.table([flat]);
+    if (plan !== undefined) console.table([plan]);
     writeResult('apply', report);
   } finally {
     await dropAll();

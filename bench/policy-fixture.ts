@@ -12,8 +12,13 @@ const scaled = (bound: number, fraction: number): number => Math.max(2, Math.rou
 const role = (i: number): string => `r${i}`;
 const schema = (i: number): string => `s${i}`;
 
-/** Policy content at `fraction` of every bound. */
-export function policyAt(fraction: number): PolicyContent {
+/**
+ * Policy content at `fraction` of every bound. `prefix` starts every role name (`<prefix>r0`,
+ * `<prefix>app_owner`), so a benchmark that creates the roles on a shared server owns its names.
+ */
+export function policyAt(fraction: number, prefix = ''): PolicyContent {
+  const role = (i: number): string => `${prefix}r${i}`;
+  const owner = `${prefix}app_owner`;
   const roles = scaled(BOUNDS.roles, fraction);
   const schemas = scaled(BOUNDS.schemas, fraction);
   const half = Math.floor(roles / 2);
@@ -25,9 +30,9 @@ export function policyAt(fraction: number): PolicyContent {
   ];
   return {
     reconciliation_mode: 'authoritative',
-    default_owner: 'app_owner',
+    default_owner: owner,
     roles: [
-      { name: 'app_owner', external: true },
+      { name: owner, external: true },
       ...Array.from({ length: roles - 1 }, (_, i) => ({
         name: role(i),
         login: i % 4 === 0,
@@ -53,7 +58,7 @@ export function policyAt(fraction: number): PolicyContent {
       members: [{ name: role(half + ((i * 31 + Math.floor(i / half)) % (roles - 1 - half))) }],
     })),
     default_privileges: Array.from({ length: scaled(BOUNDS.defaultPrivileges, fraction) }, (_, i) => ({
-      owner: 'app_owner',
+      owner: owner,
       schema: schema(i % schemas),
       grant: [{ on_type: 'table' as const, privileges: ['SELECT' as const], role: role(i % (roles - 1)) }],
     })),

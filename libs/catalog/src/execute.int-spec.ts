@@ -73,6 +73,19 @@ describe('plan execution', () => {
     );
   });
 
+  it('a failing grouped statement of 1,000 objects is named in a bounded message', async () => {
+    const objects = Array.from({ length: 1000 }, (_, i) => `"${r('missing')}"."t${i}"`).join(', ');
+    const text = `GRANT SELECT ON TABLE ${objects} TO PUBLIC;`;
+    const error = await executeStatements(connection.db, [plain(text)]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    const failure = error as ExecutionError;
+    expect(failure.sqlState).toBe('3F000');
+    expect(failure.statement).toBe(text);
+    expect(failure.message.length).toBeLessThan(1500);
+    expect(failure.message).toContain(`statement: GRANT SELECT ON TABLE "${r('missing')}"."t0", `);
+    expect(failure.message).toMatch(/\.\.\. \[\d+ more characters\]; the transaction was rolled back$/);
+  });
+
   it('a failing statement that carries a secret is reported only in its redacted form', async () => {
     const secret = 'SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy';
     const error = await executeStatements(connection.db, [

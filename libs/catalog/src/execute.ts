@@ -63,6 +63,21 @@ export async function executeStatements(
   await executeUnderLock(db, async () => ({ run: true, statements, result: undefined }));
 }
 
+/** Statement text shown in an error message: a grouped statement can list 1,000 objects. */
+const SHOWN_STATEMENT_CHARS = 1000;
+
+/**
+ * `text` cut to at most `max` UTF-16 units (never inside a surrogate pair), saying how much was left out.
+ * @example clipStatement('GRANT ...', 1000)
+ */
+export function clipStatement(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}... [${text.length - end} more characters]`;
+}
+
 async function runStatements(
   trx: Transaction<PgCatalog>,
   statements: readonly ExecutableStatement[],
@@ -79,7 +94,8 @@ async function runStatements(
         : redactText(error instanceof Error ? error.message : String(error), []);
       throw new ExecutionError(
         `statement ${index + 1} of ${statements.length} failed (SQLSTATE ${state ?? 'unknown'}): ${detail}; ` +
-          `statement: ${statement.redacted.replace(/;\s*$/, '')}; the transaction was rolled back`,
+          `statement: ${clipStatement(statement.redacted.replace(/;\s*$/, ''), SHOWN_STATEMENT_CHARS)}; ` +
+          'the transaction was rolled back',
         index,
         statement.redacted,
         state,

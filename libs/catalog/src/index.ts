@@ -22,6 +22,7 @@ export {
 export {
   executeStatements,
   executeUnderLock,
+  clipStatement,
   ExecutionError,
   type ExecutableStatement,
   type LockedDecision,

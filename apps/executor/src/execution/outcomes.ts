@@ -1,6 +1,6 @@
 // The ResultFacts of every way a request ends without or around SQL, built from decisions and redacted
 // errors only (never from a password, verifier or connection URL). Pure.
-import type { ExecutionError } from '@rolepolicy/catalog';
+import { clipStatement, type ExecutionError } from '@rolepolicy/catalog';
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import type { ExecutionDecision } from './decide.js';
 import { transientCode } from './failures.js';
@@ -129,9 +129,10 @@ export function executionFailed(
     errorClass: transientCode(error.sqlState) ? 'transient' : 'permanent',
     recomputedDigest: request.changeDigest,
     lastError: {
-      message: error.message,
+      // The contract bounds both at 4096 characters; a grouped statement can be much longer.
+      message: clipStatement(error.message, 4000),
       statementIndex: index >= 0 ? index : null,
-      statement: error.statement,
+      statement: clipStatement(error.statement, 4000),
       sqlState: error.sqlState !== null && error.sqlState.length === 5 ? error.sqlState : null,
     },
   };

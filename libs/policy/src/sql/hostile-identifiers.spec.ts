@@ -221,6 +221,41 @@ describe('hostile identifiers parsed by the PostgreSQL parser', () => {
   );
 
   it.each(CORPUS.map((name) => [JSON.stringify(name), name]))(
+    '%s in a grouped statement: every object and grantee parses back exactly, in one statement',
+    (_label, name) => {
+      const other = name === 'plain' ? 'other' : 'plain';
+      const inventory = [name, other].map((n) => ({
+        kind: 'table' as const,
+        schema: name,
+        name: n,
+        owner: 'o',
+      }));
+      const grantees = [...new Set([name, 'PUBLIC', '"PUBLIC"'])];
+      const changes: Change[] = grantees.map((role) => ({
+        kind: 'grant',
+        role,
+        privileges: ['SELECT'],
+        object_type: 'table',
+        name: '*',
+        schema: name,
+      }));
+      const out = renderSql(changes, { serverVersionNum: 160004, inventory, passwords: {} });
+      expect(out.statementCount).toBe(1);
+      const parsed = parseStatements(out.sql);
+      expect(parsed).toHaveLength(1);
+      expect(parsed[0]).toMatchObject({
+        kind: 'GrantStmt',
+        objects: expect.arrayContaining([
+          [name, name],
+          [name, other],
+        ]) as unknown,
+        grantees: grantees.map(granteeOf),
+      });
+      expect(parsed[0]!['objects']).toHaveLength(2);
+    },
+  );
+
+  it.each(CORPUS.map((name) => [JSON.stringify(name), name]))(
     '%s renders PG15 membership syntax that parses to the intended edge',
     (_label, name) => {
       const out = renderSql(
@@ -298,7 +333,7 @@ describe('hostile identifiers parsed by the PostgreSQL parser', () => {
             { serverVersionNum: 160000, inventory: [], passwords: {} },
           ).sql,
         ).map((s) => s['grantees']),
-      ).toEqual([[{ public: true }], [{ role: '"PUBLIC"' }]]);
+      ).toEqual([[{ public: true }, { role: '"PUBLIC"' }]]);
     },
   );
 
@@ -372,6 +407,53 @@ describe('hostile identifiers parsed by the PostgreSQL parser', () => {
           kind: 'GrantStmt',
           objtype: 'OBJECT_ROUTINE',
           objects: [['s', splitRoutineName(`f(${args})`).base]],
+          grantees: [{ role: 'r' }],
+        });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('grouped with another routine, hostile argument text still parses as one GRANT on exactly both', () => {
+    const hostile = fc.string({
+      unit: fc.constantFrom(...'ab1_ $,.[]"\'();-/*\n'.split(''), ' integer', ' OUT ', 'TO x', '$$', '--'),
+      maxLength: 24,
+    });
+    fc.assert(
+      fc.property(hostile, (args) => {
+        const grant = (name: string): Change => ({
+          kind: 'grant',
+          role: 'r',
+          privileges: ['EXECUTE'],
+          object_type: 'function',
+          name,
+          schema: 's',
+        });
+        let sql: string;
+        try {
+          sql = renderSql([grant(`f(${args})`), grant('g(integer)')], {
+            serverVersionNum: 160000,
+            inventory: [],
+            passwords: {},
+          }).sql;
+        } catch (error) {
+          expect(error).toBeInstanceOf(SqlRenderError);
+          return;
+        }
+        let parsed: ReturnType<typeof parseStatements>;
+        try {
+          parsed = parseStatements(sql);
+        } catch {
+          return; // a syntax error is rejected by the server as a whole: nothing runs
+        }
+        expect(parsed).toHaveLength(1);
+        expect(parsed[0]).toMatchObject({
+          kind: 'GrantStmt',
+          objtype: 'OBJECT_ROUTINE',
+          objects: [
+            ['s', splitRoutineName(`f(${args})`).base],
+            ['s', 'g'],
+          ],
           grantees: [{ role: 'r' }],
         });
       }),

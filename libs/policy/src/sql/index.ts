@@ -6,4 +6,5 @@ export { quoteIdent, quoteLiteral, quoteQualified, quoteRole, renderGrantee } fr
 export { LIST_QUOTE_GUCS, isListGuc, splitGucList, renderGucValue } from './guc.js';
 export { isPlausibleIdentityArgs, splitRoutineName, type RoutineName } from './routine.js';
 export { REDACTED, PG16 } from './render-change.js';
-export type { RenderedSql, SqlContext, Statement } from './types.js';
+export { MAX_LIST_BYTES, MAX_LIST_ITEMS } from './group.js';
+export type { RenderedSql, RenderOptions, SqlContext, Statement } from './types.js';

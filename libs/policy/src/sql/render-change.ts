@@ -7,13 +7,49 @@ import { comparePrivileges, type ObjectType, type Privilege } from '../model/voc
 import { SqlRenderError } from './errors.js';
 import { renderResetConfig, renderSetConfig } from './guc.js';
 import { quoteIdent, quoteLiteral, quoteRole, renderGrantee } from './quote.js';
-import { renderTargets, type InventoryIndex } from './targets.js';
+import { renderTargets, type InventoryIndex, type TargetKeyword } from './targets.js';
 import type { SqlContext } from './types.js';
 
 /** One rendered statement before it is numbered by change. */
 export interface StatementText {
   readonly sql: string;
   readonly redacted: string;
+}
+
+/**
+ * GRANT/REVOKE of privileges on objects of one keyword and schema to one grantee (never memberships): one
+ * statement per object as rendered, merged with compatible ones by `group.ts`. Carries no secret.
+ */
+export interface AclBatch {
+  readonly verb: 'GRANT' | 'REVOKE';
+  /** The rendered privilege list (`SELECT, INSERT`). */
+  readonly privileges: string;
+  readonly keyword: TargetKeyword;
+  /** The objects' schema (empty for databases, schemas and the ALL ... IN SCHEMA forms). */
+  readonly scope: string;
+  /** Rendered objects (`"s"."t"`), one per statement before grouping; empty renders nothing. */
+  readonly objects: readonly string[];
+  /** The rendered grantee (quoted role or bare PUBLIC). */
+  readonly grantee: string;
+  /** verb, privileges, keyword and scope in one string: only batches of one family share statements. */
+  readonly family: string;
+}
+
+/** What one change renders to, in order. */
+export type RenderedPart = StatementText | AclBatch;
+
+/** Whether a part is a GRANT/REVOKE batch. */
+export const isAclBatch = (part: RenderedPart): part is AclBatch => 'verb' in part;
+
+function aclBatch(
+  verb: AclBatch['verb'],
+  privileges: string,
+  targets: { readonly keyword: TargetKeyword; readonly scope: string; readonly objects: readonly string[] },
+  grantee: string,
+): AclBatch {
+  const { keyword, scope, objects } = targets;
+  const family = `${verb}\u0000${privileges}\u0000${keyword}\u0000${scope}`;
+  return { verb, privileges, keyword, scope, objects, grantee, family };
 }
 
 /** First server version with per-edge INHERIT/ADMIN options and membership grantors. */
@@ -152,11 +188,7 @@ function setPassword(name: string, context: SqlContext): StatementText {
  * Renders one change. Throws `SqlRenderError` (without `changeIndex`) when it cannot.
  * `inventory` is `indexInventory(context.inventory)`, built once per plan.
  */
-export function renderChange(
-  change: Change,
-  context: SqlContext,
-  inventory: InventoryIndex,
-): StatementText[] {
+export function renderChange(change: Change, context: SqlContext, inventory: InventoryIndex): RenderedPart[] {
   const pg16 = context.serverVersionNum >= PG16;
   switch (change.kind) {
     case 'create_role':
@@ -173,30 +205,40 @@ export function renderChange(
       return [plain(`ALTER SCHEMA ${quoteIdent(change.name)} OWNER TO ${quoteRole(change.owner)}`)];
     case 'ensure_schema_owner_privileges':
       return [
-        plain(
-          `GRANT ${privilegeList(change.privileges)} ON SCHEMA ${quoteIdent(change.name)} TO ${quoteRole(change.owner)}`,
+        aclBatch(
+          'GRANT',
+          privilegeList(change.privileges),
+          { keyword: 'SCHEMA', scope: '', objects: [quoteIdent(change.name)] },
+          quoteRole(change.owner),
         ),
       ];
     case 'alter_role':
       return alterRole(change.name, change.attributes);
     case 'set_comment':
       return [setComment(change.name, change.comment)];
-    case 'grant': {
-      // Hoisted: a wildcard expands to one statement per object with the same privileges and grantee.
-      const head = `GRANT ${privilegeList(change.privileges)} ON `;
-      const tail = ` TO ${renderGrantee(change.role)}`;
-      return renderTargets(change, inventory).map((target) => plain(`${head}${target}${tail}`));
-    }
+    case 'grant':
+      // A wildcard expands to one object per inventory object, all with the same privileges and grantee.
+      return [
+        aclBatch(
+          'GRANT',
+          privilegeList(change.privileges),
+          renderTargets(change, inventory),
+          renderGrantee(change.role),
+        ),
+      ];
     case 'revoke': {
-      const head = `REVOKE ${privilegeList(change.privileges)} ON `;
-      const tail = ` FROM ${renderGrantee(change.role)}`;
-      const revokes = renderTargets(change, inventory).map((target) => plain(`${head}${target}${tail}`));
-      if (change.grantor === null || revokes.length === 0) return revokes;
+      const revokes = aclBatch(
+        'REVOKE',
+        privilegeList(change.privileges),
+        renderTargets(change, inventory),
+        renderGrantee(change.role),
+      );
+      if (change.grantor === null || revokes.objects.length === 0) return [revokes];
       // Object-level GRANTED BY only accepts the current user, and a superuser's REVOKE acts as the
       // object owner: a grant made by another role is removed only when revoked as that role.
       const restore =
         context.executorRole == null ? 'RESET ROLE' : `SET ROLE ${quoteRole(context.executorRole)}`;
-      return [plain(`SET ROLE ${quoteRole(change.grantor)}`), ...revokes, plain(restore)];
+      return [plain(`SET ROLE ${quoteRole(change.grantor)}`), revokes, plain(restore)];
     }
     case 'set_default_privilege':
     case 'revoke_default_privilege':

@@ -16,6 +16,11 @@ function sqlOf(changes: readonly Change[], context: SqlContext = ctx()): readonl
   return renderSql(changes, context).statements.map((s) => s.sql);
 }
 
+/** One statement per object and grantee, as the changes expand (before grouping). */
+function perObjectSqlOf(changes: readonly Change[], context: SqlContext = ctx()): readonly string[] {
+  return renderSql(changes, context, { statements: 'per_object' }).statements.map((s) => s.sql);
+}
+
 const inv = (kind: InventoryObject['kind'], schema: string, name: string): InventoryObject => ({
   kind,
   schema,
@@ -38,6 +43,9 @@ describe('renderSql: identifiers and literals', () => {
       schema: null,
     });
     expect(sqlOf([grant('PUBLIC'), grant('"PUBLIC"'), grant('Public')])).toEqual([
+      'GRANT USAGE ON SCHEMA "app" TO PUBLIC, """PUBLIC""", "Public";',
+    ]);
+    expect(perObjectSqlOf([grant('PUBLIC'), grant('"PUBLIC"'), grant('Public')])).toEqual([
       'GRANT USAGE ON SCHEMA "app" TO PUBLIC;',
       'GRANT USAGE ON SCHEMA "app" TO """PUBLIC""";',
       'GRANT USAGE ON SCHEMA "app" TO "Public";',
@@ -162,6 +170,7 @@ describe('renderSql: passwords', () => {
         sql: `ALTER ROLE "app" PASSWORD '${VERIFIER}';`,
         redacted: `ALTER ROLE "app" PASSWORD '[REDACTED]';`,
         changeIndex: 0,
+        changeIndices: [0],
       },
     ]);
     expect(out.redactedSql).not.toContain('SCRAM');
@@ -216,12 +225,11 @@ describe('renderSql: grants and wildcards', () => {
       inv('materialized_view', 's', 'm'),
       inv('table', 'other', 'x'),
     ];
-    expect(
-      sqlOf(
-        [grant('table', 's', '*'), grant('view', 's', '*'), grant('materialized_view', 's', '*')],
-        ctx({ inventory }),
-      ),
-    ).toEqual([
+    const changes = [grant('table', 's', '*'), grant('view', 's', '*'), grant('materialized_view', 's', '*')];
+    expect(sqlOf(changes, ctx({ inventory }))).toEqual([
+      'GRANT DELETE, SELECT ON TABLE "s"."a", "s"."b", "s"."v", "s"."m" TO "reader";',
+    ]);
+    expect(perObjectSqlOf(changes, ctx({ inventory }))).toEqual([
       'GRANT DELETE, SELECT ON TABLE "s"."a" TO "reader";',
       'GRANT DELETE, SELECT ON TABLE "s"."b" TO "reader";',
       'GRANT DELETE, SELECT ON TABLE "s"."v" TO "reader";',
@@ -231,9 +239,14 @@ describe('renderSql: grants and wildcards', () => {
 
   it('expands type wildcards per object (PostgreSQL has no ALL TYPES IN SCHEMA)', () => {
     const inventory = [inv('type', 's', 'mood'), inv('type', 's', 'addr')];
-    expect(
-      sqlOf([{ ...grant('type', 's', '*'), privileges: ['USAGE'] } as Change], ctx({ inventory })),
-    ).toEqual(['GRANT USAGE ON TYPE "s"."addr" TO "reader";', 'GRANT USAGE ON TYPE "s"."mood" TO "reader";']);
+    const changes = [{ ...grant('type', 's', '*'), privileges: ['USAGE'] } as Change];
+    expect(sqlOf(changes, ctx({ inventory }))).toEqual([
+      'GRANT USAGE ON TYPE "s"."addr", "s"."mood" TO "reader";',
+    ]);
+    expect(perObjectSqlOf(changes, ctx({ inventory }))).toEqual([
+      'GRANT USAGE ON TYPE "s"."addr" TO "reader";',
+      'GRANT USAGE ON TYPE "s"."mood" TO "reader";',
+    ]);
   });
 
   it('an empty relation wildcard scope renders no statement', () => {
@@ -249,7 +262,7 @@ describe('renderSql: grants and wildcards', () => {
 
   it('renders single objects by kind: database, schema, sequence, type, routine', () => {
     expect(
-      sqlOf([
+      perObjectSqlOf([
         grant('database', null, 'app_db'),
         grant('schema', null, 'app'),
         grant('sequence', 's', 'seq'),
@@ -264,6 +277,14 @@ describe('renderSql: grants and wildcards', () => {
       'GRANT DELETE, SELECT ON TYPE "s"."mood" TO "reader";',
       'GRANT DELETE, SELECT ON ROUTINE "s"."f"(p_id integer, OUT x text, VARIADIC rest integer[]) TO "reader";',
       'GRANT DELETE, SELECT ON ROUTINE "s"."weird(name"(integer) TO "reader";',
+    ]);
+    expect(
+      sqlOf([
+        grant('function', 's', 'f(p_id integer, OUT x text, VARIADIC rest integer[])'),
+        grant('function', 's', 'weird(name(integer)'),
+      ]),
+    ).toEqual([
+      'GRANT DELETE, SELECT ON ROUTINE "s"."f"(p_id integer, OUT x text, VARIADIC rest integer[]), "s"."weird(name"(integer) TO "reader";',
     ]);
   });
 
@@ -423,15 +444,16 @@ describe('renderSql: default privileges, schemas, retirement', () => {
 describe('renderSql: statement list and hashes', () => {
   it('numbers statements by change, counts them after expansion and hashes the joined SQL', () => {
     const inventory = [inv('table', 's', 'a'), inv('table', 's', 'b')];
-    const out = renderSql(
-      [
-        { kind: 'drop_owned', role: 'x' },
-        { kind: 'grant', role: 'r', privileges: ['SELECT'], object_type: 'table', name: '*', schema: 's' },
-      ],
-      ctx({ inventory }),
-    );
-    expect(out.statements.map((s) => s.changeIndex)).toEqual([0, 1, 1]);
-    expect(out.statementCount).toBe(3);
+    const changes: Change[] = [
+      { kind: 'drop_owned', role: 'x' },
+      { kind: 'grant', role: 'r', privileges: ['SELECT'], object_type: 'table', name: '*', schema: 's' },
+    ];
+    const perObject = renderSql(changes, ctx({ inventory }), { statements: 'per_object' });
+    expect(perObject.statements.map((s) => s.changeIndex)).toEqual([0, 1, 1]);
+    expect(perObject.statementCount).toBe(3);
+    const out = renderSql(changes, ctx({ inventory }));
+    expect(out.statements.map((s) => s.changeIndices)).toEqual([[0], [1]]);
+    expect(out.statementCount).toBe(2);
     expect(out.sql).toBe(out.statements.map((s) => s.sql).join('\n'));
     expect(out.sqlHash).toBe(createHash('sha256').update(out.sql).digest('hex'));
     expect(out.sqlHash).toMatch(/^[0-9a-f]{64}$/);

@@ -66,9 +66,9 @@ export function splitRoutineName(name: string): RoutineName {
   );
 }
 
-/** `ROUTINE "s"."base"(args)`, or `ROUTINE "s"."base"` for a key without arguments. */
+/** `"s"."base"(args)` (after `ROUTINE`), or `"s"."base"` for a key without arguments. */
 export function renderRoutineTarget(schema: string, name: string): string {
   const { base, args } = splitRoutineName(name);
   const qualified = quoteQualified(schema, base);
-  return args === null ? `ROUTINE ${qualified}` : `ROUTINE ${qualified}(${args})`;
+  return args === null ? qualified : `${qualified}(${args})`;
 }

@@ -1,4 +1,4 @@
-// Grant targets: one `ON ...` clause per object, expanding wildcards from the plan-time inventory.
+// Grant targets: one `ON ...` clause per object (keyword and object apart, for grouping), expanding wildcards from the plan-time inventory.
 // Relation wildcards never use ALL TABLES IN SCHEMA (it also hits views, matviews, foreign tables); PG has no ALL TYPES.
 
 import type { InventoryKind, InventoryObject } from '../model/snapshot.js';
@@ -56,20 +56,48 @@ function inventoryNames(index: InventoryIndex, kind: InventoryKind, schema: stri
 }
 
 /**
- * The `ON ...` clauses for one target: exactly one, except relation and type wildcards, which expand to
- * one clause per inventory object of that exact kind (zero when the scope is empty).
+ * The `ON <keyword> <objects>` of one grant target: one keyword and schema (`scope`, empty for databases,
+ * schemas and the ALL ... IN SCHEMA forms) with one object, or, for a relation or type wildcard, one per
+ * inventory object. Kept apart so statements with the same keyword can share one comma-separated list.
  */
-export function renderTargets(target: TargetRef, inventory: InventoryIndex): readonly string[] {
+export interface TargetTexts {
+  readonly keyword: TargetKeyword;
+  readonly scope: string;
+  readonly objects: readonly string[];
+}
+
+/** The privilege_target keywords the renderer uses; each accepts a comma-separated list in PostgreSQL. */
+export type TargetKeyword =
+  | 'DATABASE'
+  | 'SCHEMA'
+  | 'TABLE'
+  | 'TYPE'
+  | 'SEQUENCE'
+  | 'ROUTINE'
+  | 'ALL SEQUENCES IN SCHEMA'
+  | 'ALL ROUTINES IN SCHEMA';
+
+const one = (keyword: TargetKeyword, scope: string, object: string): TargetTexts => ({
+  keyword,
+  scope,
+  objects: [object],
+});
+
+/**
+ * The `ON ...` clauses for one target: exactly one object, except relation and type wildcards, which expand
+ * to one object per inventory object of that exact kind (none when the scope is empty).
+ */
+export function renderTargets(target: TargetRef, inventory: InventoryIndex): TargetTexts {
   switch (target.object_type) {
     case 'database':
-      return [`DATABASE ${quoteIdent(requireName(target))}`];
+      return one('DATABASE', '', quoteIdent(requireName(target)));
     case 'schema': {
       // Schema-level keys carry the schema in `name`; accept `schema` too, never default it.
       const schema = target.name ?? target.schema;
       if (schema === null || schema.length === 0) {
         throw new SqlRenderError('missing_name', 'schema grant target must name a schema');
       }
-      return [`SCHEMA ${quoteIdent(schema)}`];
+      return one('SCHEMA', '', quoteIdent(schema));
     }
     case 'table':
     case 'view':
@@ -77,27 +105,24 @@ export function renderTargets(target: TargetRef, inventory: InventoryIndex): rea
     case 'type': {
       const schema = requireSchema(target);
       const name = requireName(target);
-      const prefix = `${target.object_type === 'type' ? 'TYPE' : 'TABLE'} ${quoteIdent(schema)}.`;
+      const keyword = target.object_type === 'type' ? 'TYPE' : 'TABLE';
+      const prefix = `${quoteIdent(schema)}.`;
       const names = name === WILDCARD ? inventoryNames(inventory, target.object_type, schema) : [name];
-      return names.map((n) => `${prefix}${quoteIdent(n)}`);
+      return { keyword, scope: schema, objects: names.map((n) => `${prefix}${quoteIdent(n)}`) };
     }
     case 'sequence': {
       const schema = requireSchema(target);
       const name = requireName(target);
-      return [
-        name === WILDCARD
-          ? `ALL SEQUENCES IN SCHEMA ${quoteIdent(schema)}`
-          : `SEQUENCE ${quoteQualified(schema, name)}`,
-      ];
+      return name === WILDCARD
+        ? one('ALL SEQUENCES IN SCHEMA', '', quoteIdent(schema))
+        : one('SEQUENCE', schema, quoteQualified(schema, name));
     }
     case 'function': {
       const schema = requireSchema(target);
       const name = requireName(target);
-      return [
-        name === WILDCARD
-          ? `ALL ROUTINES IN SCHEMA ${quoteIdent(schema)}`
-          : renderRoutineTarget(schema, name),
-      ];
+      return name === WILDCARD
+        ? one('ALL ROUTINES IN SCHEMA', '', quoteIdent(schema))
+        : one('ROUTINE', schema, renderRoutineTarget(schema, name));
     }
     default: {
       const unreachable: never = target.object_type;

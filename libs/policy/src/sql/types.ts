@@ -18,14 +18,26 @@ export interface SqlContext {
   readonly executorRole?: string | null;
 }
 
+/** How `renderSql` shapes the statements. */
+export interface RenderOptions {
+  /**
+   * `grouped` (default, what executes): compatible GRANT/REVOKE statements share one statement
+   * (several objects of one kind and schema, several grantees). `per_object`: one statement per object
+   * and grantee, as the changes expand (tests, the apply benchmark's floor).
+   */
+  readonly statements?: 'grouped' | 'per_object';
+}
+
 /** One statement, in execution order. */
 export interface Statement {
   /** Executable SQL, ending in `;`. May contain a password verifier. */
   readonly sql: string;
   /** The same statement safe to show, log and store (verifier replaced by `[REDACTED]`). */
   readonly redacted: string;
-  /** Index of the change that produced it. */
+  /** Index of the (first) change that produced it: `changeIndices[0]`. */
   readonly changeIndex: number;
+  /** Every change whose effects this statement carries, ascending (several when grouped). */
+  readonly changeIndices: readonly number[];
 }
 
 /** The rendered plan. */
@@ -35,7 +47,7 @@ export interface RenderedSql {
   readonly sql: string;
   /** Every `redacted` joined with `\n`: the preview. */
   readonly redactedSql: string;
-  /** Statements after wildcard expansion (may exceed the change count). */
+  /** Statements that run: after wildcard expansion and grouping (may exceed the change count). */
   readonly statementCount: number;
   /** Lowercase hex SHA-256 of `sql` (diagnostic, not approval identity). */
   readonly sqlHash: string;
