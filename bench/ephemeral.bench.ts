@@ -277,7 +277,10 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       ),
     };
 
-    // Floor: the same REVOKEs run directly, one statement at a time, after granting the edges again.
+    // Floor: the same REVOKEs run directly, one statement at a time, after granting the edges again, with the
+    // services stopped: a running planner removes the re-granted (now undeclared) edges itself, and its
+    // REVOKE racing ours failed the whole run ("tuple concurrently deleted").
+    await stack.stopServices();
     const floor: number[] = [];
     for (let d = 0; d < options.databases; d++) {
       const subjects = edges.filter((e) => e.db === d).map((e) => e.subject);
