@@ -8,7 +8,11 @@ import { inspectRequestContract } from './messages/inspect-request.js';
 import { k8sCommandContract } from './messages/k8s-command.js';
 import { resourceEventContract } from './messages/resource-event.js';
 import { resyncMarkerContract } from './messages/resync-marker.js';
-import { scopedExecuteRequestContract, scopedExecuteResultContract } from './messages/scoped-execute.js';
+import {
+  scopedExecuteRequestContract,
+  scopedExecuteResultContract,
+  scopedRevokeRequestContract,
+} from './messages/scoped-execute.js';
 
 /** Every contract of the spine. */
 export const SPINE_CONTRACTS: readonly MessageContract[] = [
@@ -20,6 +24,7 @@ export const SPINE_CONTRACTS: readonly MessageContract[] = [
   executeRequestContract,
   executeResultContract,
   scopedExecuteRequestContract,
+  scopedRevokeRequestContract,
   scopedExecuteResultContract,
   deadLetterContract,
 ];

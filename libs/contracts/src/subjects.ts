@@ -48,6 +48,11 @@ export const SUBJECTS = {
   executeResult: 'rp.execute.result',
   /** Ephemeral access plans (scope Activate/Revoke) for the executor (JetStream work queue, ADR 0008). */
   scopedExecuteRequest: 'rp.execute.scoped.request',
+  /**
+   * Revocations of ephemeral access (scope Revoke) for the executor: their own durable, so a revoke never
+   * waits behind activations (JetStream work queue, ADR 0013).
+   */
+  scopedRevokeRequest: 'rp.execute.scoped.revoke',
   /** What the executor did with a scoped plan, for the access-scheduler (JetStream). */
   scopedExecuteResult: 'rp.execute.scoped.result',
   /** Every execution-related subject. */

@@ -128,6 +128,15 @@ export const SPINE_CONSUMERS = {
       maxDeliver: 10,
       maxAckPending: 64,
     },
+    // Revocations: their own durable (and pull slots), so a revoke never waits behind activations (ADR 0013).
+    {
+      stream: STREAMS.execute,
+      durable: 'executor-scoped-revoke',
+      filterSubject: SUBJECTS.scopedRevokeRequest,
+      ackWaitMs: 120_000,
+      maxDeliver: 10,
+      maxAckPending: 64,
+    },
   ],
   'access-scheduler': [
     {

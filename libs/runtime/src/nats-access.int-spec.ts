@@ -283,6 +283,8 @@ describe('what each service must not do', () => {
       await cannotPublish('access-scheduler', SUBJECTS.executeRequest);
       await cannotPublish('access-scheduler', SUBJECTS.executeResult);
       await cannotPublish('executor', SUBJECTS.scopedExecuteRequest);
+      await cannotPublish('executor', SUBJECTS.scopedRevokeRequest);
+      await cannotPublish('planner', SUBJECTS.scopedRevokeRequest);
       await cannotPublish('planner', SUBJECTS.executeResult);
     },
     TIMEOUT_MS,

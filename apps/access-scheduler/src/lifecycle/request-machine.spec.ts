@@ -4,6 +4,7 @@
 import type { EphemeralAccessPolicy, EphemeralAccessRequest, PostgresPolicyPlan } from '@rolepolicy/kube';
 import { decideRequest, type RequestDecision } from './request-machine.js';
 import { resolveRequest, type FingerprintRead } from './resolution.js';
+import { planStatusOfResult } from './scoped-plan.js';
 import type { TargetView } from './target.js';
 import { FINGERPRINT, LIMITS, T0, accessPolicy, plan, request, target } from './test-support/fixtures.js';
 
@@ -413,6 +414,49 @@ describe('active access, expiry and revocation', () => {
     const ended = decide(retained, { activation: 'Applied', revoke: 'Applied', now: T0 + 30 * MIN });
     expect(ended.transition?.reason).toBe('MembershipBecamePermanent');
     expect(ended.status?.retainedMemberships).toEqual([{ role: 'reader', member: 'alice', inherit: true }]);
+  });
+
+  it('the revoke plan records what was kept: a request whose status never got the copy still ends right', () => {
+    // The scheduler died between the executor's result (written on the plan) and the request's final write.
+    const revoking = after(active(), decide(active(), { activation: 'Applied', now: T0 + 30 * MIN }));
+    const kept = [{ role: 'reader', member: 'alice', inherit: true }];
+    const base = plan(revoking, 'Revoke', 'Applied');
+    const revokePlan = {
+      ...base,
+      status: planStatusOfResult(
+        {
+          outcome: 'Applied',
+          operation: 'Revoke',
+          statements: [],
+          reason: 'MembershipsRevoked',
+          message: '0 statement(s)',
+          retained: kept,
+        },
+        '2026-11-25T12:30:01Z',
+      ),
+    } as unknown as PostgresPolicyPlan;
+    const ended = decideRequest({
+      request: revoking,
+      resolution: null,
+      target: target(),
+      activationPlan: plan(revoking, 'Activate', 'Applied'),
+      revokePlan,
+      now: T0 + 30 * MIN + 2000,
+    });
+    expect(ended.status?.phase).toBe('Ended');
+    expect(ended.transition?.reason).toBe('MembershipBecamePermanent');
+    expect(ended.status?.retainedMemberships).toEqual(kept);
+  });
+
+  it('an AlreadyApplied report never overwrites the record of the revoke that ran', () => {
+    const again = {
+      outcome: 'Applied' as const,
+      operation: 'Revoke' as const,
+      statements: [],
+      reason: 'AlreadyApplied',
+      message: 'the plan is already Applied; nothing was run again',
+    };
+    expect(planStatusOfResult(again, '2026-11-25T12:31:00Z')).toBeNull();
   });
 
   it('a failed revocation stays Revoking with lastError and re-arms the plan', () => {

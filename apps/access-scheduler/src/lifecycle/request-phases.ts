@@ -12,7 +12,7 @@ import {
   type PlanState,
 } from './request-checks.js';
 import type { RequestInput, RequestPhase, Step } from './request-types.js';
-import { foreignPlan } from './scoped-plan.js';
+import { foreignPlan, retainedOfPlan } from './scoped-plan.js';
 import { instant, timestamp } from './time.js';
 
 export function decideLive(
@@ -310,7 +310,8 @@ function finishRevoking(
       ...(failed === null ? {} : { error: `revocation failed, retrying: ${failed}` }),
     };
   }
-  const retained = input.request.status?.retainedMemberships ?? [];
+  // The revoke plan's record of what was kept is the truth; the status copy only covers older plans.
+  const retained = retainedOfPlan(input.revokePlan) ?? input.request.status?.retainedMemberships ?? [];
   const permanent = final.phase === 'Ended' && final.reason === 'MembershipsRevoked' && retained.length > 0;
   const reason = permanent ? 'MembershipBecamePermanent' : final.reason;
   return {
@@ -321,6 +322,6 @@ function finishRevoking(
       : final.message,
     actions: [],
     applied: { type: 'Applied', status: 'False', reason: 'MembershipsRevoked' },
-    patch: { endedAt: timestamp(input.now) },
+    patch: { endedAt: timestamp(input.now), retainedMemberships: retained },
   };
 }

@@ -107,6 +107,13 @@ export function foreignPlan(
     : `PostgresPolicyPlan ${plan.metadata.name} exists but is not the ${operation} plan of this request and bundle`;
 }
 
+/** One membership as a request's `retainedMemberships` lists it. */
+export interface RetainedMembership {
+  readonly role: string;
+  readonly member: string;
+  readonly inherit: boolean;
+}
+
 /** The outcome fields of an executor result the plan status records. */
 export interface ScopedOutcome {
   readonly outcome: 'Applied' | 'Failed' | 'Blocked';
@@ -114,6 +121,51 @@ export interface ScopedOutcome {
   readonly statements: readonly string[];
   readonly reason: string;
   readonly message: string;
+  /** Memberships a revoke kept because the base policy declares them. */
+  readonly retained?: readonly RetainedMembership[];
+}
+
+/** How a revoke plan's Applied condition message begins when it records the memberships it kept. */
+const RETAINED_PREFIX = 'kept because the base policy declares them: ';
+
+/**
+ * The message of a revoke plan's Applied condition: the memberships the executor kept, as JSON after a fixed
+ * prefix, so the request's `retainedMemberships` can be re-derived from the plan (a scheduler that dies
+ * between the result and the request's final write loses nothing). Role names carry no secret.
+ */
+export function retainedMessage(retained: readonly RetainedMembership[]): string {
+  const list = retained.map(({ role, member, inherit }) => ({ role, member, inherit }));
+  return `${RETAINED_PREFIX}${JSON.stringify(list)}`;
+}
+
+/**
+ * The memberships a revoke plan recorded as kept ([] when it kept none), or undefined when the plan is not
+ * an Applied revoke plan with that record (written before the record existed, or not applied yet).
+ */
+export function retainedOfPlan(plan: PostgresPolicyPlan | undefined): RetainedMembership[] | undefined {
+  if (plan?.status?.phase !== 'Applied') return undefined;
+  const applied = (plan.status.conditions as { type?: string; message?: string }[] | undefined)?.find(
+    (c) => c.type === 'Applied',
+  );
+  const message = applied?.message;
+  if (message === undefined || !message.startsWith(RETAINED_PREFIX)) return undefined;
+  try {
+    const parsed = JSON.parse(message.slice(RETAINED_PREFIX.length)) as unknown;
+    if (!Array.isArray(parsed)) return undefined;
+    const valid = parsed.every(
+      (m: unknown) =>
+        typeof m === 'object' &&
+        m !== null &&
+        typeof (m as RetainedMembership).role === 'string' &&
+        typeof (m as RetainedMembership).member === 'string' &&
+        typeof (m as RetainedMembership).inherit === 'boolean',
+    );
+    return valid
+      ? (parsed as RetainedMembership[]).map(({ role, member, inherit }) => ({ role, member, inherit }))
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const MAX_ERROR = 4096;
@@ -128,7 +180,8 @@ export function errorText(text: string): string {
  * asked again later). The SQL is membership grants and revokes only: role names, never a secret.
  */
 export function planStatusOfResult(result: ScopedOutcome, now: string): Json | null {
-  if (result.outcome === 'Blocked') return null;
+  // Blocked: asked again later. AlreadyApplied: the plan already records what ran; keep that record.
+  if (result.outcome === 'Blocked' || result.reason === 'AlreadyApplied') return null;
   const sql = result.statements.length === 0 ? '' : `${result.statements.join(';\n')};\n`;
   const scoped = { type: 'Scoped', status: 'True', reason: result.operation, last_transition_time: now };
   if (result.outcome === 'Applied') {
@@ -141,7 +194,13 @@ export function planStatusOfResult(result: ScopedOutcome, now: string): Json | n
       lastError: null,
       conditions: [
         scoped,
-        { type: 'Applied', status: 'True', reason: result.reason, last_transition_time: now },
+        {
+          type: 'Applied',
+          status: 'True',
+          reason: result.reason,
+          ...(result.operation === 'Revoke' ? { message: retainedMessage(result.retained ?? []) } : {}),
+          last_transition_time: now,
+        },
       ],
     };
   }

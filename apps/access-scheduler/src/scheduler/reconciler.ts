@@ -6,7 +6,8 @@ import {
   k8sCommandContract,
   k8sCommandSubject,
   scopedExecuteRequestContract,
-  SUBJECTS,
+  scopedRequestSubject,
+  scopedRevokeRequestContract,
   type CachedObject,
   type JetStreamPublisher,
   type K8sCommandV1,
@@ -163,13 +164,35 @@ export class AccessScheduler {
   async onTimer(job: TimerJob): Promise<void> {
     if (this.stopped) return;
     await this.queue.schedule(reqKey(job.namespace, job.name), () =>
-      this.slots.run(() => this.reconcileRequest(job.namespace, job.name)),
+      this.slots.run(
+        () => this.reconcileRequest(job.namespace, job.name),
+        () => true,
+      ),
     );
   }
 
   triggerRequest(ns: string, name: string): void {
     if (this.stopped) return;
-    void this.queue.schedule(reqKey(ns, name), () => this.slots.run(() => this.reconcileRequest(ns, name)));
+    void this.queue.schedule(reqKey(ns, name), () =>
+      this.slots.run(
+        () => this.reconcileRequest(ns, name),
+        () => this.due(ns, name),
+      ),
+    );
+  }
+
+  /**
+   * True for a request whose pass is a revocation in waiting: past its expiry while holding access, Revoking,
+   * or deleted while holding. Such a pass takes the next free slot ahead of the others (ADR 0013).
+   */
+  private due(ns: string, name: string): boolean {
+    const request = this.deps.cache.get('ephemeralaccessrequest', ns, name) as unknown as
+      EphemeralAccessRequest | undefined;
+    const phase = request?.status?.phase;
+    if (phase !== 'Applying' && phase !== 'Active' && phase !== 'Revoking') return false;
+    if (phase === 'Revoking' || request!.metadata.deletionTimestamp !== undefined) return true;
+    const expiresAt = instant(request!.status?.expiresAt);
+    return expiresAt !== undefined && this.now() >= expiresAt;
   }
 
   triggerAccessPolicy(ns: string, name: string): void {
@@ -218,8 +241,13 @@ export class AccessScheduler {
           const eap = o as unknown as EphemeralAccessPolicy;
           if (eap.spec.postgresPolicyRef.name !== change.name) continue;
           this.triggerAccessPolicy(ns, o.metadata.name);
-          for (const r of this.requestsOf(ns, o.metadata.name, meta(o).uid))
-            this.triggerRequest(ns, r.metadata.name ?? '');
+          // Only a request still being resolved or activated reads its target; an Active or Revoking one
+          // does not (the planner writes the target's status after every overlay change: no fan-out then).
+          for (const r of this.requestsOf(ns, o.metadata.name, meta(o).uid)) {
+            const phase = r.status?.phase ?? 'Pending';
+            if (phase === 'Pending' || phase === 'PendingApproval' || phase === 'Applying')
+              this.triggerRequest(ns, r.metadata.name ?? '');
+          }
         }
         return;
       case 'postgrespolicyplan': {
@@ -394,6 +422,7 @@ export class AccessScheduler {
         const name = planNameOf(request, action.operation);
         const created = this.createdPlans.get(`${ns}/${name}`);
         if (created !== undefined && now - created < OVERLAY_TTL_MS) return;
+        const fresh = this.plan(ns, name) === undefined;
         const view = this.planTarget(target, activationPlan);
         if (view === null) {
           this.deps.log.warn(
@@ -412,6 +441,11 @@ export class AccessScheduler {
         this.createdPlans.set(`${ns}/${name}`, now);
         this.planOverlay.delete(`${ns}/${name}`);
         this.lastSent.delete(`${ns}/${name}`);
+        // A new revoke plan: ask the executor at once; a revoke does not wait for its plan, which is only its
+        // record (ADR 0013). An activation is sent once the cache shows its plan (the provenance anchor): sent
+        // sooner it would wait on the gateway and spend its redeliveries. A re-armed plan waits for the cache.
+        if (fresh && action.operation === 'Revoke')
+          await this.sendScoped(request, action.operation, now, view.name);
         return;
       }
       case 'sendScoped':
@@ -444,22 +478,28 @@ export class AccessScheduler {
     };
   }
 
+  /**
+   * Asks the executor to run a scoped plan: one the cache shows, or (with `createdFor`, the target policy's
+   * name) one whose create command was just published.
+   */
   private async sendScoped(
     request: EphemeralAccessRequest,
     operation: ScopeOperation,
     now: number,
+    createdFor?: string,
   ): Promise<void> {
     const ns = request.metadata.namespace ?? '';
     const planName = planNameOf(request, operation);
     const key = `${ns}/${planName}`;
     const plan = this.deps.cache.get('postgrespolicyplan', ns, planName);
-    if (plan === undefined) return; // created, not visible yet: the executor must find it
+    if (plan === undefined && createdFor === undefined) return; // the executor must find it
     // JetStream keeps an unacked request and redelivers it itself: asking again is only for a request lost
     // (dead-lettered, or sent by a scheduler that died). Resending sooner would pile duplicates on a busy executor.
     const last = this.lastSent.get(key);
     if (last !== undefined && now - last < (this.deps.resendMs ?? RESEND_MS)) return;
     const resolved = request.status!.resolvedAccess!;
-    const policyName = (plan as unknown as PostgresPolicyPlan).spec.policyRef.name;
+    const policyName = createdFor ?? (plan as unknown as PostgresPolicyPlan).spec.policyRef.name;
+    const uid = plan === undefined || createdFor !== undefined ? undefined : meta(plan).uid;
     const idempotencyKey = `${request.metadata.uid}/${operation}/${resolved.bundleHash}`;
     const message: ScopedExecuteRequestV1 = {
       v: 1,
@@ -468,7 +508,7 @@ export class AccessScheduler {
         kind: 'PostgresPolicyPlan',
         namespace: ns,
         name: planName,
-        ...(meta(plan).uid ? { uid: meta(plan).uid! } : {}),
+        ...(uid ? { uid } : {}),
       },
       request: {
         apiVersion: API_VERSION,
@@ -489,9 +529,10 @@ export class AccessScheduler {
       idempotencyKey,
     };
     // A resend needs its own message id: JetStream drops a repeated id inside its duplicate window.
+    // Revocations on their own subject: the executor consumes them ahead of activations (ADR 0013).
     await this.deps.publisher.publish(
-      scopedExecuteRequestContract,
-      SUBJECTS.scopedExecuteRequest,
+      operation === 'Revoke' ? scopedRevokeRequestContract : scopedExecuteRequestContract,
+      scopedRequestSubject(operation),
       message,
       `${idempotencyKey}/${now}`,
     );
@@ -520,10 +561,8 @@ export class AccessScheduler {
       uid: result.request.uid,
     };
     if (sameRequest && result.outcome === 'Applied' && result.operation === 'Revoke') {
-      // Before the plan turns Applied, so the pass that ends the request sees what was kept.
-      if (result.retained.length > 0) {
-        await this.send(statusCommand(requestRef, { retainedMemberships: result.retained }));
-      }
+      // What was kept is recorded on the revoke plan (planStatusOfResult); the pass that ends the request
+      // copies it into retainedMemberships, so a scheduler dying in between loses nothing.
       const expiresAt = instant(requestObject.status?.expiresAt);
       const denied = requestObject.status?.conditions?.some(
         (c) => c.type === 'Denied' && c.status === 'True',

@@ -142,7 +142,8 @@ async function scopedRequestFor(planName: string): Promise<ScopedExecuteRequestV
       const info = await jsm.streams.info('RP_EXECUTE');
       for (let seq = info.state.last_seq; seq >= info.state.first_seq && seq > 0; seq--) {
         const m = await jsm.streams.getMessage('RP_EXECUTE', { seq }).catch(() => null);
-        if (m === null || m.subject !== SUBJECTS.scopedExecuteRequest) continue;
+        const scoped = [SUBJECTS.scopedExecuteRequest, SUBJECTS.scopedRevokeRequest] as string[];
+        if (m === null || !scoped.includes(m.subject)) continue;
         const body = JSON.parse(new TextDecoder().decode(m.data)) as ScopedExecuteRequestV1;
         if (body.plan.name === planName) return body;
       }

@@ -64,6 +64,39 @@ describe('KeyedMutex', () => {
   });
 });
 
+describe('KeyedMutex with urgent work', () => {
+  it('runs urgent work ahead of the non-urgent waiters, after the running one and earlier urgent work', async () => {
+    const mutex = new KeyedMutex();
+    const log: string[] = [];
+    const running = deferred();
+    const step = (name: string, gate?: Promise<void>) => async () => {
+      log.push(`start ${name}`);
+      await gate;
+      log.push(`end ${name}`);
+    };
+    const runs = [
+      mutex.run('db', step('activate-0', running.promise)),
+      mutex.run('db', step('activate-1')),
+      mutex.run('db', step('activate-2')),
+      mutex.run('db', step('revoke-0'), undefined, true),
+      mutex.run('db', step('revoke-1'), undefined, true),
+      mutex.run('other', step('elsewhere')),
+    ];
+    await Promise.resolve();
+    running.resolve();
+    await Promise.all(runs);
+    expect(log.filter((l) => l.startsWith('start') && !l.includes('elsewhere'))).toEqual([
+      'start activate-0',
+      'start revoke-0',
+      'start revoke-1',
+      'start activate-1',
+      'start activate-2',
+    ]);
+    expect(log.indexOf('start elsewhere')).toBeLessThan(log.indexOf('end activate-0'));
+    expect(mutex.busyKeys).toBe(0);
+  });
+});
+
 describe('databaseKey', () => {
   it('keys by namespace and connection reference', () => {
     const a = databaseKey({ policy: { namespace: 'x' }, target: 'x/db/url' });

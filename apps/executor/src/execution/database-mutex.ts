@@ -3,34 +3,46 @@
 // on waits here (no connection, no pool, no lock_timeout) instead of inside PostgreSQL, and requests for
 // other databases are not held up at all. The advisory lock stays the guarantee across replicas.
 
-/** Serialises work per key in arrival order; keys with nothing queued cost nothing. */
+type Waiter = { readonly urgent: boolean; readonly start: () => void };
+
+/**
+ * Serialises work per key: in arrival order, except that urgent work (a revocation, ADR 0013) goes ahead of
+ * every non-urgent waiter of its key (never ahead of the running one, nor of earlier urgent work). Keys with
+ * nothing queued cost nothing.
+ */
 export class KeyedMutex {
-  private readonly tails = new Map<string, Promise<void>>();
+  /** Per busy key: the waiters, in the order they will run (the running one is not in it). */
+  private readonly queues = new Map<string, Waiter[]>();
 
   /** Keys with work running or queued (for tests and metrics). */
   get busyKeys(): number {
-    return this.tails.size;
+    return this.queues.size;
   }
 
   /**
-   * Runs `fn` once every earlier `fn` of the same key has settled; `waited` is called with the time spent
-   * queued (milliseconds) just before `fn` starts.
+   * Runs `fn` once the key is free and every waiter ahead of it has run; `waited` is called with the time
+   * spent queued (milliseconds) just before `fn` starts. `urgent` work queues ahead of non-urgent work.
    */
-  async run<T>(key: string, fn: () => Promise<T>, waited?: (ms: number) => void): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const done = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => done);
-    this.tails.set(key, tail);
+  async run<T>(key: string, fn: () => Promise<T>, waited?: (ms: number) => void, urgent = false): Promise<T> {
     const queuedAt = performance.now();
+    const queue = this.queues.get(key);
+    if (queue === undefined) this.queues.set(key, []);
+    else {
+      await new Promise<void>((start) => {
+        const waiter: Waiter = { urgent, start };
+        const at = urgent ? queue.findIndex((w) => !w.urgent) : -1;
+        if (at < 0) queue.push(waiter);
+        else queue.splice(at, 0, waiter);
+      });
+    }
     try {
-      await previous;
       waited?.(performance.now() - queuedAt);
       return await fn();
     } finally {
-      release();
-      // Only the last in line removes the key; a later arrival has replaced the tail already.
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+      const rest = this.queues.get(key)!;
+      const next = rest.shift();
+      if (next === undefined) this.queues.delete(key);
+      else next.start();
     }
   }
 }

@@ -9,7 +9,29 @@ export interface ExecutionDispatch {
   readonly mutex: KeyedMutex;
   /** Records the time a request queued behind the same database (milliseconds). */
   observeWait(ms: number): void;
+  /** Records one hop of a scoped execution (milliseconds), see {@link SCOPED_STAGES}. */
+  observeScopedStage(operation: string, stage: ScopedStage, ms: number): void;
 }
+
+/**
+ * The hops of a scoped execution, in order: `queued` (published to handled), `visible` (waiting for the plan
+ * in the cache), `connect` (policy, Secret read, connection), `database_wait` (behind other work of the
+ * database in this replica), `lock_wait` (transaction and advisory lock), `decide` (re-verify, inspect,
+ * compute under the lock), `commit` (statements and commit), `report` (result published).
+ */
+export const SCOPED_STAGES = [
+  'queued',
+  'visible',
+  'connect',
+  'database_wait',
+  'lock_wait',
+  'decide',
+  'commit',
+  'report',
+] as const;
+
+/** One of {@link SCOPED_STAGES}. */
+export type ScopedStage = (typeof SCOPED_STAGES)[number];
 
 /** Injection token of the replica's {@link ExecutionDispatch}. */
 export const EXECUTION_DISPATCH = Symbol('rp.executor.dispatch');
@@ -25,8 +47,19 @@ export function createExecutionDispatch(metrics: ServiceMetrics | undefined): Ex
           buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
           registers: [metrics.registry],
         });
+  const stages =
+    metrics === undefined
+      ? undefined
+      : new Histogram({
+          name: 'rolepolicy_ephemeral_scoped_stage_seconds',
+          help: 'Time one scoped (ephemeral access) execution spent in each hop, by operation and stage',
+          labelNames: ['operation', 'stage'],
+          buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+          registers: [metrics.registry],
+        });
   return {
     mutex: new KeyedMutex(),
     observeWait: (ms) => histogram?.observe(ms / 1000),
+    observeScopedStage: (operation, stage, ms) => stages?.observe({ operation, stage }, ms / 1000),
   };
 }

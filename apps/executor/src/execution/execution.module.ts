@@ -36,6 +36,8 @@ export class ExecutionModule {
         executeController(options.requestSubject ?? SUBJECTS.executeRequest),
         // Ephemeral access plans (ADR 0008): same cluster view and advisory lock, own durable.
         scopedExecuteController(options.scopedRequestSubject ?? SUBJECTS.scopedExecuteRequest),
+        // Revocations on their own subject and durable: never behind activations (ADR 0013).
+        scopedExecuteController(options.scopedRevokeSubject ?? SUBJECTS.scopedRevokeRequest, 'Revoke'),
       ],
       providers: [
         { provide: EXECUTION_OPTIONS, useValue: options },
@@ -60,7 +62,9 @@ export class ExecutionModule {
           provide: DATABASE_SERIALIZER,
           inject: [EXECUTION_DISPATCH],
           useFactory: (dispatch: ExecutionDispatch): DatabaseSerializer => ({
-            run: (key, task) => dispatch.mutex.run(key, task, (ms) => dispatch.observeWait(ms)),
+            run: (key, task, urgent) =>
+              dispatch.mutex.run(key, task, (ms) => dispatch.observeWait(ms), urgent),
+            observeStage: (operation, stage, ms) => dispatch.observeScopedStage(operation, stage, ms),
           }),
         },
       ],

@@ -23,6 +23,8 @@ export interface ExecutionOptions {
   readonly resultSubject?: string;
   /** Scoped (ephemeral access) work subject (default `rp.execute.scoped.request`). */
   readonly scopedRequestSubject?: string;
+  /** Scoped revocations' own work subject (default `rp.execute.scoped.revoke`, ADR 0013). */
+  readonly scopedRevokeSubject?: string;
   /** Scoped result subject (default `rp.execute.scoped.result`). */
   readonly scopedResultSubject?: string;
   /**

@@ -38,6 +38,7 @@ import { connectionTarget } from '../execution/cluster-view.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
 import { classifyFailure } from '../execution/failures.js';
 import { EXECUTION_OPTIONS, type ExecutionOptions } from '../execution/options.js';
+import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
@@ -55,7 +56,23 @@ import {
  * the key policy executions use. The advisory lock below serializes across replicas either way.
  */
 export interface DatabaseSerializer {
-  run<T>(databaseKey: string, task: () => Promise<T>): Promise<T>;
+  /** `urgent` (a revocation) queues ahead of the non-urgent work waiting for the same database. */
+  run<T>(databaseKey: string, task: () => Promise<T>, urgent?: boolean): Promise<T>;
+  /** Records one hop of a scoped execution (the dispatch layer's histogram). */
+  observeStage?(operation: string, stage: ScopedStage, ms: number): void;
+}
+
+/** Milliseconds per hop of one scoped execution, filled in as it goes. */
+type Hops = Partial<Record<ScopedStage, number>>;
+
+/** Starts timing hops: `lap(stage)` records the time since the previous lap under `stage`. */
+function stopwatch(hops: Hops): (stage: ScopedStage) => void {
+  let last = performance.now();
+  return (stage) => {
+    const now = performance.now();
+    hops[stage] = Math.round((now - last) * 10) / 10;
+    last = now;
+  };
 }
 
 /** Injection token of an optional {@link DatabaseSerializer}. */
@@ -80,11 +97,13 @@ export class ScopedExecutionService {
    */
   async handle(
     request: ScopedExecuteRequestV1,
-    delivery: { readonly finalAttempt: boolean } = { finalAttempt: false },
+    delivery: { readonly finalAttempt: boolean; readonly queuedMs?: number } = { finalAttempt: false },
   ): Promise<ScopedExecuteResultV1> {
     let facts: ScopedFacts;
+    const hops: Hops = delivery.queuedMs === undefined ? {} : { queued: Math.round(delivery.queuedMs) };
+    const lap = stopwatch(hops);
     try {
-      facts = await this.execute(request, delivery.finalAttempt);
+      facts = await this.execute(request, delivery.finalAttempt, lap);
     } catch (error) {
       if (error instanceof ExecutionError) {
         facts = { outcome: 'Failed', reason: 'ExecutionFailed', message: error.message };
@@ -97,6 +116,32 @@ export class ScopedExecutionService {
             : { outcome: 'Failed', reason: failure.reason, message: failure.message };
       }
     }
+    const result = await this.report(request, facts);
+    lap('report');
+    for (const [stage, ms] of Object.entries(hops))
+      this.serializer?.observeStage?.(request.operation, stage as ScopedStage, ms);
+    // One line per execution with the time each hop took (docs/ephemeral-access.md, "Where the time goes").
+    this.logger.log({
+      msg:
+        `${request.plan.namespace}/${request.plan.name}: ${request.operation} ${result.outcome} ` +
+        `(${result.reason}, ${result.statements.length} statements)`,
+      operation: request.operation,
+      outcome: result.outcome,
+      ...Object.fromEntries(Object.entries(hops).map(([stage, ms]) => [`${camel(stage)}Ms`, ms])),
+    });
+    return result;
+  }
+
+  /** Reports a request refused before any work (e.g. an Activate on the revoke subject). */
+  async refuse(request: ScopedExecuteRequestV1, facts: ScopedFacts): Promise<ScopedExecuteResultV1> {
+    const result = await this.report(request, facts);
+    this.logger.warn(
+      `${request.plan.namespace}/${request.plan.name}: ${request.operation} refused: ${facts.reason}`,
+    );
+    return result;
+  }
+
+  private async report(request: ScopedExecuteRequestV1, facts: ScopedFacts): Promise<ScopedExecuteResultV1> {
     const result = scopedResultFor(request, facts, new Date());
     const subject = this.options.scopedResultSubject ?? SUBJECTS.scopedExecuteResult;
     await this.publisher.publish(
@@ -104,10 +149,6 @@ export class ScopedExecutionService {
       subject,
       result,
       scopedResultMessageId(result),
-    );
-    this.logger.log(
-      `${request.plan.namespace}/${request.plan.name}: ${request.operation} ${result.outcome} ` +
-        `(${result.reason}, ${result.statements.length} statements)`,
     );
     return result;
   }
@@ -137,12 +178,17 @@ export class ScopedExecutionService {
     const deadline = Date.now() + (this.options.cluster?.visibilityWaitMs ?? 5_000);
     for (;;) {
       const state = await this.state(request, cluster);
-      if (state.plan !== undefined || Date.now() >= deadline) return state;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (verifyScoped(request, state).kind !== 'not_visible' || Date.now() >= deadline) return state;
+      // The scheduler sends right after publishing the plan's create: woken by the next cache change.
+      await cluster.view.changed(100);
     }
   }
 
-  private async execute(request: ScopedExecuteRequestV1, finalAttempt: boolean): Promise<ScopedFacts> {
+  private async execute(
+    request: ScopedExecuteRequestV1,
+    finalAttempt: boolean,
+    lap: (stage: ScopedStage) => void,
+  ): Promise<ScopedFacts> {
     const cluster = this.cluster;
     if (cluster === null) {
       return {
@@ -152,6 +198,7 @@ export class ScopedExecutionService {
       };
     }
     const state = await this.visibleState(request, cluster);
+    lap('visible');
     const verdict = verifyScoped(request, state);
     if (verdict.kind === 'not_visible') {
       if (!finalAttempt) throw new PlanNotVisibleError(verdict.message);
@@ -201,13 +248,28 @@ export class ScopedExecutionService {
       }
       // The dispatch mutex's key of policy executions: namespace NUL the digest's target reference.
       const databaseKey = `${namespace}\u0000${resolved.target}`;
-      const run = (): Promise<ScopedFacts> =>
-        withRedaction(connection, () =>
-          executeUnderLock<ScopedFacts>(connection.db, () =>
-            this.underLock(request, cluster, connection, expansion.desired.memberships),
-          ),
+      lap('connect');
+      const run = async (): Promise<ScopedFacts> => {
+        lap('database_wait');
+        const facts = await withRedaction(connection, () =>
+          executeUnderLock<ScopedFacts>(connection.db, async () => {
+            lap('lock_wait');
+            const decision = await this.underLock(
+              request,
+              cluster,
+              connection,
+              expansion.desired.memberships,
+            );
+            lap('decide');
+            return decision;
+          }),
         );
-      return await (this.serializer === null ? run() : this.serializer.run(databaseKey, run));
+        lap('commit');
+        return facts;
+      };
+      // A revocation goes ahead of activations and policy executions waiting for the same database.
+      const urgent = request.operation === 'Revoke';
+      return await (this.serializer === null ? run() : this.serializer.run(databaseKey, run, urgent));
     } finally {
       await connection.close().catch(() => undefined);
     }
@@ -320,4 +382,9 @@ export class ScopedExecutionService {
       },
     };
   }
+}
+
+/** `database_wait` -> `databaseWait`. */
+function camel(stage: string): string {
+  return stage.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 }

@@ -102,8 +102,22 @@ describe('verifyScoped', () => {
     expect(reasonOf(message('Revoke'), state({}, 'Revoke'))).toBe('proceed');
   });
 
+  it('a Revoke does not wait for its plan (its record): the request checks alone decide', () => {
+    expect(reasonOf(message('Revoke'), state({ plan: undefined }, 'Revoke'))).toBe('proceed');
+    const withoutStatus = { ...plan('Revoke'), status: undefined };
+    expect(reasonOf(message('Revoke'), state({ plan: withoutStatus }, 'Revoke'))).toBe('proceed');
+    // Without the activation anchor it holds nothing, plan or not.
+    expect(reasonOf(message('Revoke'), state({ plan: undefined, activationPlan: undefined }, 'Revoke'))).toBe(
+      'NoActivationAnchor',
+    );
+    expect(reasonOf(message('Revoke'), state({ plan: undefined, request: undefined }, 'Revoke'))).toBe(
+      'RequestGone',
+    );
+  });
+
   it.each<[string, Partial<ScopedState>, string]>([
     ['the plan is not visible yet', { plan: undefined }, 'not_visible'],
+    ['the plan has no status yet', { plan: { ...plan('Activate'), status: undefined } }, 'not_visible'],
     ['the plan is already Applied', { plan: plan('Activate', 'Applied') }, 'applied'],
     ['the plan Failed', { plan: plan('Activate', 'Failed') }, 'PlanNotApplying'],
     ['the plan is for another operation', { plan: plan('Revoke') }, 'ScopeMismatch'],

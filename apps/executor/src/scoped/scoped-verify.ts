@@ -93,8 +93,15 @@ export function verifyScoped(message: ScopedExecuteRequestV1, state: ScopedState
       'a scoped execution request must carry the request uid and the policy uid',
     );
   }
-  const { plan, request, policy } = state;
-  if (plan === undefined) return { kind: 'not_visible', message: `${where} is not visible` };
+  const { plan } = state;
+  const revoke = message.operation === 'Revoke';
+  // An Activate runs only a plan the scheduler recorded (the provenance anchor). A Revoke does not wait for
+  // its plan, which is only its record (ADR 0013): it can only remove this request's bundle from its subject,
+  // and everything that proves that is checked on the request below.
+  if (plan === undefined) {
+    if (!revoke) return { kind: 'not_visible', message: `${where} is not visible` };
+    return verifyRequest(message, state, requestUid, policyUid);
+  }
   const expectedName = scopedPlanName(
     { name: message.request.name, uid: requestUid },
     message.operation,
@@ -121,12 +128,25 @@ export function verifyScoped(message: ScopedExecuteRequestV1, state: ScopedState
   }
   const phase = plan.status?.phase ?? null;
   if (phase === 'Applied') return { kind: 'applied' };
-  if (phase !== 'Applying') {
+  // Created, its status (phase Applying) not written yet: the gateway writes it right after the object.
+  if (phase === null && !revoke) return { kind: 'not_visible', message: `${where} has no status yet` };
+  if (phase !== 'Applying' && phase !== null) {
     return failed(
       'PlanNotApplying',
       `${where} is in phase ${phase ?? 'none'}, not Applying; nothing was run`,
     );
   }
+  return verifyRequest(message, state, requestUid, policyUid);
+}
+
+/** The request, snapshot, policy and anchor checks of {@link verifyScoped}. */
+function verifyRequest(
+  message: ScopedExecuteRequestV1,
+  state: ScopedState,
+  requestUid: string,
+  policyUid: string,
+): ScopedVerdict {
+  const { request, policy } = state;
   const who = `request ${message.request.namespace}/${message.request.name} (uid ${requestUid})`;
   if (request === undefined) return failed('RequestGone', `${who} no longer exists`);
   if (request.metadata.uid !== requestUid) {

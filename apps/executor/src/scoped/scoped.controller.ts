@@ -1,12 +1,19 @@
-// The thin JetStream handler of scoped execution work (durable `executor-scoped`): the transport validates
-// the payload and acks once the result is published; a throw means "retry later" (nak with a delay).
+// The thin JetStream handlers of scoped execution work (durables `executor-scoped` and, for revocations,
+// `executor-scoped-revoke`): the transport validates the payload and acks once the result is published; a
+// throw means "retry later" (nak with a delay).
 import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { JETSTREAM_TRANSPORT, JetStreamContext, type ScopedExecuteRequestV1 } from '@rolepolicy/contracts';
 import { ScopedExecutionService } from './scoped-execution.service.js';
 
-/** Builds the controller for `subject` (the spine's `rp.execute.scoped.request`, or a sandbox subject). */
-export function scopedExecuteController(subject: string): Type<unknown> {
+/**
+ * Builds the controller for `subject` (the spine's `rp.execute.scoped.request` or `rp.execute.scoped.revoke`,
+ * or a sandbox subject). With `only`, a request of another operation is refused (reported Failed).
+ */
+export function scopedExecuteController(
+  subject: string,
+  only?: ScopedExecuteRequestV1['operation'],
+): Type<unknown> {
   @Controller()
   class ScopedExecuteController {
     constructor(@Inject(ScopedExecutionService) private readonly scoped: ScopedExecutionService) {}
@@ -17,7 +24,17 @@ export function scopedExecuteController(subject: string): Type<unknown> {
       @Ctx() context: JetStreamContext,
     ): Promise<void> {
       const finalAttempt = context.getDeliveryCount() >= context.getConsumer().maxDeliver;
-      await this.scoped.handle(request, { finalAttempt });
+      if (only !== undefined && request.operation !== only) {
+        await this.scoped.refuse(request, {
+          outcome: 'Failed',
+          reason: 'WrongSubject',
+          message: `${subject} carries ${only} requests only; nothing was run`,
+        });
+        return;
+      }
+      // Time since the message reached the stream (the first delivery's queue, or every attempt so far).
+      const queuedMs = Date.now() - context.getMessage().info.timestampNanos / 1e6;
+      await this.scoped.handle(request, { finalAttempt, queuedMs });
     }
   }
   return ScopedExecuteController;

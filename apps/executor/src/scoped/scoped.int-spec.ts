@@ -15,6 +15,8 @@ import {
   SUBJECTS,
   decodePayload,
   scopedExecuteRequestContract,
+  scopedRequestSubject,
+  scopedRevokeRequestContract,
   scopedExecuteResultContract,
   type ScopedExecuteRequestV1,
   type ScopedExecuteResultV1,
@@ -222,6 +224,7 @@ async function execute(
   req: Req,
   operation: 'Activate' | 'Revoke',
   attempt = 1,
+  subject = scopedRequestSubject(operation),
 ): Promise<ScopedExecuteResultV1> {
   const ref = (kind: string, name: string, uid: string) => ({
     apiVersion: API_VERSION,
@@ -246,7 +249,13 @@ async function execute(
   };
   const seen = results.get(message.idempotencyKey)?.length ?? 0;
   const msgId = attempt === 1 ? message.idempotencyKey : `${message.idempotencyKey}/attempt-${attempt}`;
-  await publisher.publish(scopedExecuteRequestContract, SUBJECTS.scopedExecuteRequest, message, msgId);
+  // Revokes travel on their own subject and durable (ADR 0013).
+  await publisher.publish(
+    subject === SUBJECTS.scopedRevokeRequest ? scopedRevokeRequestContract : scopedExecuteRequestContract,
+    subject,
+    message,
+    msgId,
+  );
   return eventually(
     `the ${operation} result of ${req.name}`,
     () => results.get(message.idempotencyKey)?.[seen],
@@ -503,6 +512,19 @@ test(
     expect(condition(policy, 'Ready')).toMatchObject({ status: 'True', reason: 'Reconciled' });
     expect(await member(WRITER, BOB)).toBe(false);
     await patchStatus('EphemeralAccessRequest', 'escape', { phase: 'Failed' });
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'an Activate sent on the revocation subject is refused and grants nothing',
+  async () => {
+    const wrong = await createRequest('wrong', [{ role: AUDITOR, member: BOB, inherit: true }], 'Applying');
+    await createScopedPlan(wrong, 'Activate');
+    const result = await execute(wrong, 'Activate', 1, SUBJECTS.scopedRevokeRequest);
+    expect(result).toMatchObject({ outcome: 'Failed', reason: 'WrongSubject', statements: [] });
+    expect(await member(AUDITOR, BOB)).toBe(false);
+    await patchStatus('EphemeralAccessRequest', 'wrong', { phase: 'Failed' });
   },
   TIMEOUT_MS,
 );

@@ -52,6 +52,21 @@ export const scopedExecuteRequestContract = defineContract({
 });
 
 /**
+ * Contract of scoped revocations on their own subject (same payload; the executor refuses an Activate
+ * there). Revokes are consumed by their own durable, ahead of activations (ADR 0013).
+ */
+export const scopedRevokeRequestContract = defineContract({
+  name: 'scoped-revoke-request',
+  subject: SUBJECTS.scopedRevokeRequest,
+  versions: { 1: ScopedExecuteRequestV1 },
+});
+
+/** The subject a scoped execution request of `operation` is sent on: revokes have their own. */
+export function scopedRequestSubject(operation: (typeof SCOPE_OPERATIONS)[number]): string {
+  return operation === 'Revoke' ? SUBJECTS.scopedRevokeRequest : SUBJECTS.scopedExecuteRequest;
+}
+
+/**
  * `Applied`: the memberships are as the operation wants them (statements ran in one transaction, or none
  * were needed). `Failed`: a definitive refusal or a failed transaction; nothing was applied. `Blocked`:
  * not possible now (the target's fingerprint changed, for example); the sender keeps the request where it
