@@ -133,7 +133,7 @@ export const SPINE_CONSUMERS = {
       stream: STREAMS.execute,
       durable: 'executor-scoped-revoke',
       filterSubject: SUBJECTS.scopedRevokeRequest,
-      ackWaitMs: 120_000,
+      ackWaitMs: 30_000,
       maxDeliver: 10,
       maxAckPending: 64,
     },
