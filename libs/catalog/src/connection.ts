@@ -4,6 +4,8 @@
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 
+import { authProblem, type WorkloadIdentity } from './identity/workload-identity.js';
+import type { WorkloadAuth } from './identity/token-source.js';
 import type { TargetAddress } from './inspect.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 import { DatabaseError, redactError, SafeError } from './redaction.js';
@@ -19,6 +21,14 @@ export interface ConnectionParams {
   readonly username?: string | null;
   readonly password?: string | null;
   readonly sslMode?: string | null;
+  /** Cloud workload identity instead of a password: each new connection gets a fresh provider token. */
+  readonly auth?: WorkloadAuth | null;
+}
+
+/** What openConnection needs besides the spec. */
+export interface OpenOptions {
+  /** The service's cloud workload identity (CLOUD_IDENTITY_PROVIDER); null: `params.auth` is refused. */
+  readonly identity?: WorkloadIdentity | null;
 }
 
 /** A connection URL or structured params, plus pool options. */
@@ -97,7 +107,8 @@ export function quoteIdentifier(identifier: string): string {
  * with credentials redacted.
  * @example `const conn = openConnection({ url: process.env.DATABASE_URL!, setRole: 'rolepolicy_admin' });`
  */
-export function openConnection(spec: ConnectionSpec): CatalogConnection {
+export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}): CatalogConnection {
+  // Grows by the tokens a workload identity issues to this pool (errors are redacted of them too).
   const secrets = secretsOf(spec);
   if (spec.setRole != null && !SET_ROLE_PATTERN.test(spec.setRole)) {
     throw new DatabaseError(`setRole must match ${SET_ROLE_PATTERN.source}`, null);
@@ -118,6 +129,7 @@ export function openConnection(spec: ConnectionSpec): CatalogConnection {
       database: params.dbname,
       ...(params.username ? { user: params.username } : {}),
       ...(params.password ? { password: params.password } : {}),
+      ...(params.auth != null ? { password: tokenPassword(params, target.port, secrets, options) } : {}),
       ssl: sslOption(params.sslMode),
     };
   }
@@ -148,6 +160,34 @@ export function openConnection(spec: ConnectionSpec): CatalogConnection {
     }),
   });
   return { db, target, secrets, close: () => db.destroy() };
+}
+
+/**
+ * node-postgres calls a password function for every new connection: the token source answers from its
+ * cache until the refresh point, so a pool never opens a connection with an expired token.
+ */
+function tokenPassword(
+  params: ConnectionParams,
+  port: number,
+  secrets: string[],
+  options: OpenOptions,
+): () => Promise<string> {
+  const auth = params.auth!;
+  if (params.password) {
+    throw new DatabaseError('connection.params.auth and a password are mutually exclusive', null);
+  }
+  const identity = options.identity ?? null;
+  const target = { host: params.host, port, username: params.username, auth };
+  const problem = authProblem(identity?.provider ?? null, target);
+  if (problem !== null || identity === null) throw new DatabaseError(problem ?? 'no workload identity', null);
+  const source = identity.sourceFor(target);
+  return async () => {
+    const token = await source.token();
+    if (!secrets.includes(token)) secrets.push(token);
+    // Only tokens are listed here (a password is refused above); keep the last few.
+    while (secrets.length > 4) secrets.shift();
+    return token;
+  };
 }
 
 /** Runs `work` and rethrows any failure as a redacted DatabaseError (other error types pass through). */
