@@ -1,7 +1,7 @@
 // Opens a Kysely/pg pool on a connection URL or on structured params: statement/lock timeouts set,
 // `SET ROLE` run once per pooled connection, and every error redacted of credentials.
 
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
 
 import { authProblem, type WorkloadIdentity } from './identity/workload-identity.js';
@@ -115,6 +115,7 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   }
   let target: TargetAddress;
   let base: pg.PoolConfig;
+  let token: (() => Promise<string>) | null = null;
   if ('url' in spec) {
     target = targetOfUrl(spec.url);
     base = { connectionString: spec.url };
@@ -129,9 +130,12 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
       database: params.dbname,
       ...(params.username ? { user: params.username } : {}),
       ...(params.password ? { password: params.password } : {}),
-      ...(params.auth != null ? { password: tokenPassword(params, target.port, secrets, options) } : {}),
       ssl: sslOption(params.sslMode),
     };
+    if (params.auth != null) {
+      token = tokenPassword(params, target.port, secrets, options);
+      base.password = token;
+    }
   }
   const pool = new pg.Pool({
     ...base,
@@ -148,7 +152,7 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({
     dialect: new PostgresDialect({
-      pool,
+      pool: token === null ? pool : warmingPool(pool, token),
       onCreateConnection: async (connection) => {
         if (setRole === null) return;
         try {
@@ -163,6 +167,20 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
 }
 
 /**
+ * Gets the token before a new connection opens its socket, so the provider's latency never runs inside the
+ * server's authentication_timeout (the password function then answers from the token source's cache).
+ */
+function warmingPool(pool: pg.Pool, token: () => Promise<string>): PostgresPool {
+  return {
+    connect: async () => {
+      if (pool.idleCount === 0) await token();
+      return pool.connect();
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
  * node-postgres calls a password function for every new connection: the token source answers from its
  * cache until the refresh point, so a pool never opens a connection with an expired token.
  */
@@ -174,12 +192,14 @@ function tokenPassword(
 ): () => Promise<string> {
   const auth = params.auth!;
   if (params.password) {
-    throw new DatabaseError('connection.params.auth and a password are mutually exclusive', null);
+    throw new DatabaseError('connection.params.auth and a password are mutually exclusive', '28000');
   }
   const identity = options.identity ?? null;
   const target = { host: params.host, port, username: params.username, auth };
   const problem = authProblem(identity?.provider ?? null, target);
-  if (problem !== null || identity === null) throw new DatabaseError(problem ?? 'no workload identity', null);
+  // 28000 invalid_authorization_specification: permanent until the policy or the deployment changes.
+  if (problem !== null || identity === null)
+    throw new DatabaseError(problem ?? 'no workload identity', '28000');
   const source = identity.sourceFor(target);
   return async () => {
     const token = await source.token();

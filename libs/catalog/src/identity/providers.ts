@@ -93,9 +93,9 @@ export function azureIssuer(): TokenIssuer {
   };
 }
 
-/** Parses CLOUD_IDENTITY_PROVIDER (unset: null). */
+/** Parses CLOUD_IDENTITY_PROVIDER (unset or `none`: null). */
 export function cloudIdentityProvider(value: string | undefined): CloudIdentityProvider | null {
-  if (value === undefined || value === '') return null;
+  if (value === undefined || value === '' || value === 'none') return null;
   const found = CLOUD_IDENTITY_PROVIDERS.find((name) => name === value);
   if (found === undefined) {
     throw new Error(`CLOUD_IDENTITY_PROVIDER must be one of ${CLOUD_IDENTITY_PROVIDERS.join(', ')}`);
