@@ -1,10 +1,17 @@
 // Environment variables of the inspector, validated at start (see README "Configuration").
 // Shared ones come from baseEnvSpec; the inspector's own variables tune replies and target pools.
-import { baseEnvSpec, DEFAULT_HTTP_PORTS, env, type ConfigOf } from '@rolepolicy/runtime';
+import {
+  baseEnvSpec,
+  cloudIdentityEnvSpec,
+  DEFAULT_HTTP_PORTS,
+  env,
+  type ConfigOf,
+} from '@rolepolicy/runtime';
 
 /** Every variable the inspector reads. */
 export const inspectorEnvSpec = {
   ...baseEnvSpec(DEFAULT_HTTP_PORTS['inspector']),
+  ...cloudIdentityEnvSpec(),
   INSPECT_REQUEST_SUBJECT: env.text(
     'Subject the inspector answers snapshot requests on',
     'rp.inspect.request',

@@ -8,6 +8,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { workloadIdentityFromConfig } from '@rolepolicy/catalog';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { InspectorConfig } from './config.js';
@@ -33,7 +34,11 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
     @Inject(SERVICE_CONFIG) private readonly config: InspectorConfig,
     @Inject(SERVICE_METRICS) metrics: ServiceMetrics,
   ) {
-    const pools = new TargetPools(config.INSPECT_MAX_TARGET_POOLS);
+    const pools = new TargetPools(
+      config.INSPECT_MAX_TARGET_POOLS,
+      undefined,
+      workloadIdentityFromConfig(config),
+    );
     this.deps = {
       pools,
       store: new SnapshotStore(nats, config.INSPECT_OBJECT_BUCKET),

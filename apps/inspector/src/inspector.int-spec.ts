@@ -12,13 +12,14 @@ import {
   createPostgresSandbox,
   freePort,
   sandboxId,
+  startPrivatePostgres,
   type NatsSandbox,
   type PostgresSandbox,
+  type PrivatePostgres,
 } from '@rolepolicy/testing';
 import pg from 'pg';
 import { requestSnapshot, type SnapshotResult } from './inspect-client.js';
 import { inspectorService } from './service.js';
-import { startPrivatePostgres, type PrivatePostgres } from './test-support/private-postgres.js';
 
 const INLINE_MAX_BYTES = 16_384;
 const PASSWORD = 'Inspector-Pa55-Secret';

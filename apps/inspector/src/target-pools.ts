@@ -1,7 +1,12 @@
 // A bounded LRU of connection pools, one per target connection (URL or params + setRole): inspection of
 // the same database reuses warm connections; the least recently used pool is closed when the bound is hit.
 import { createHash } from 'node:crypto';
-import { openConnection, type CatalogConnection, type ConnectionSpec } from '@rolepolicy/catalog';
+import {
+  openConnection,
+  type CatalogConnection,
+  type ConnectionSpec,
+  type WorkloadIdentity,
+} from '@rolepolicy/catalog';
 
 /** Connections per pooled target: one inspection runs in one transaction, a second serves concurrency. */
 const CONNECTIONS_PER_TARGET = 2;
@@ -23,6 +28,7 @@ function targetKey(spec: ConnectionSpec): string {
           spec.params.password ?? null,
           spec.params.sslMode ?? null,
           spec.setRole ?? null,
+          spec.params.auth ?? null,
         ];
   return createHash('sha256').update(JSON.stringify(shape)).digest('hex');
 }
@@ -38,6 +44,8 @@ export class TargetPools {
   constructor(
     private readonly maxPools: number,
     private readonly applicationName = 'rolepolicy-inspector',
+    /** Token provider for targets with `params.auth` (CLOUD_IDENTITY_PROVIDER); null refuses them. */
+    private readonly identity: WorkloadIdentity | null = null,
   ) {}
 
   /** Number of open pools (for metrics and tests). */
@@ -54,11 +62,10 @@ export class TargetPools {
       this.pools.set(key, existing);
       return existing;
     }
-    const connection = openConnection({
-      ...spec,
-      maxConnections: CONNECTIONS_PER_TARGET,
-      applicationName: this.applicationName,
-    });
+    const connection = openConnection(
+      { ...spec, maxConnections: CONNECTIONS_PER_TARGET, applicationName: this.applicationName },
+      { identity: this.identity },
+    );
     this.pools.set(key, connection);
     while (this.pools.size > this.maxPools) {
       const oldest = this.pools.keys().next().value;

@@ -1,9 +1,11 @@
 // Opens a Kysely/pg pool on a connection URL or on structured params: statement/lock timeouts set,
 // `SET ROLE` run once per pooled connection, and every error redacted of credentials.
 
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
 
+import { authProblem, type WorkloadIdentity } from './identity/workload-identity.js';
+import type { WorkloadAuth } from './identity/token-source.js';
 import type { TargetAddress } from './inspect.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 import { DatabaseError, redactError, SafeError } from './redaction.js';
@@ -19,6 +21,14 @@ export interface ConnectionParams {
   readonly username?: string | null;
   readonly password?: string | null;
   readonly sslMode?: string | null;
+  /** Cloud workload identity instead of a password: each new connection gets a fresh provider token. */
+  readonly auth?: WorkloadAuth | null;
+}
+
+/** What openConnection needs besides the spec. */
+export interface OpenOptions {
+  /** The service's cloud workload identity (CLOUD_IDENTITY_PROVIDER); null: `params.auth` is refused. */
+  readonly identity?: WorkloadIdentity | null;
 }
 
 /** A connection URL or structured params, plus pool options. */
@@ -97,13 +107,15 @@ export function quoteIdentifier(identifier: string): string {
  * with credentials redacted.
  * @example `const conn = openConnection({ url: process.env.DATABASE_URL!, setRole: 'rolepolicy_admin' });`
  */
-export function openConnection(spec: ConnectionSpec): CatalogConnection {
+export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}): CatalogConnection {
+  // Grows by the tokens a workload identity issues to this pool (errors are redacted of them too).
   const secrets = secretsOf(spec);
   if (spec.setRole != null && !SET_ROLE_PATTERN.test(spec.setRole)) {
     throw new DatabaseError(`setRole must match ${SET_ROLE_PATTERN.source}`, null);
   }
   let target: TargetAddress;
   let base: pg.PoolConfig;
+  let token: (() => Promise<string>) | null = null;
   if ('url' in spec) {
     target = targetOfUrl(spec.url);
     base = { connectionString: spec.url };
@@ -120,6 +132,10 @@ export function openConnection(spec: ConnectionSpec): CatalogConnection {
       ...(params.password ? { password: params.password } : {}),
       ssl: sslOption(params.sslMode),
     };
+    if (params.auth != null) {
+      token = tokenPassword(params, target.port, secrets, options);
+      base.password = token;
+    }
   }
   const pool = new pg.Pool({
     ...base,
@@ -136,7 +152,7 @@ export function openConnection(spec: ConnectionSpec): CatalogConnection {
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({
     dialect: new PostgresDialect({
-      pool,
+      pool: token === null ? pool : warmingPool(pool, token),
       onCreateConnection: async (connection) => {
         if (setRole === null) return;
         try {
@@ -148,6 +164,50 @@ export function openConnection(spec: ConnectionSpec): CatalogConnection {
     }),
   });
   return { db, target, secrets, close: () => db.destroy() };
+}
+
+/**
+ * Gets the token before a new connection opens its socket, so the provider's latency never runs inside the
+ * server's authentication_timeout (the password function then answers from the token source's cache).
+ */
+function warmingPool(pool: pg.Pool, token: () => Promise<string>): PostgresPool {
+  return {
+    connect: async () => {
+      if (pool.idleCount === 0) await token();
+      return pool.connect();
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * node-postgres calls a password function for every new connection: the token source answers from its
+ * cache until the refresh point, so a pool never opens a connection with an expired token.
+ */
+function tokenPassword(
+  params: ConnectionParams,
+  port: number,
+  secrets: string[],
+  options: OpenOptions,
+): () => Promise<string> {
+  const auth = params.auth!;
+  if (params.password) {
+    throw new DatabaseError('connection.params.auth and a password are mutually exclusive', '28000');
+  }
+  const identity = options.identity ?? null;
+  const target = { host: params.host, port, username: params.username, auth };
+  const problem = authProblem(identity?.provider ?? null, target);
+  // 28000 invalid_authorization_specification: permanent until the policy or the deployment changes.
+  if (problem !== null || identity === null)
+    throw new DatabaseError(problem ?? 'no workload identity', '28000');
+  const source = identity.sourceFor(target);
+  return async () => {
+    const token = await source.token();
+    if (!secrets.includes(token)) secrets.push(token);
+    // Only tokens are listed here (a password is refused above); keep the last few.
+    while (secrets.length > 4) secrets.shift();
+    return token;
+  };
 }
 
 /** Runs `work` and rethrows any failure as a redacted DatabaseError (other error types pass through). */

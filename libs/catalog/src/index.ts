@@ -18,6 +18,7 @@ export {
   type CatalogConnection,
   type ConnectionParams,
   type ConnectionSpec,
+  type OpenOptions,
 } from './connection.js';
 export {
   executeStatements,
@@ -37,3 +38,24 @@ export {
   reviewFactsQueryOf,
   type ReviewFactsQuery,
 } from './review-facts.js';
+export {
+  authProblem,
+  AZURE_DEFAULT_SCOPE,
+  awsRdsIssuer,
+  azureIssuer,
+  CLOUD_IDENTITY_PROVIDERS,
+  CloudIdentityError,
+  cloudIdentityProvider,
+  DEFAULT_REFRESH,
+  GCP_DEFAULT_SCOPE,
+  gcpIssuer,
+  TokenSource,
+  WorkloadIdentity,
+  workloadIdentityFromConfig,
+  type CloudIdentityProvider,
+  type IssuedToken,
+  type RefreshPolicy,
+  type TokenIssuer,
+  type TokenRequest,
+  type WorkloadAuth,
+} from './identity/index.js';

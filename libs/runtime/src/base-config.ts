@@ -49,6 +49,28 @@ export function baseEnvSpec(port: number) {
   } as const;
 }
 
+/**
+ * Cloud workload identity (`connection.params.auth`), read by the services that open database connections
+ * (inspector, executor). The SDKs read their own variables too (docs/cloud-identity.md).
+ */
+export function cloudIdentityEnvSpec() {
+  return {
+    CLOUD_IDENTITY_PROVIDER: env.oneOf(
+      'Provider of short-lived database tokens for connections with params.auth (none refuses them)',
+      ['none', 'aws', 'gcp', 'azure'],
+      'none',
+    ),
+    CLOUD_IDENTITY_AWS_REGION: env.optionalText(
+      'AWS region the RDS tokens are signed for (unset: AWS_REGION or the SDK profile)',
+      64,
+    ),
+    CLOUD_IDENTITY_GCP_IAM_ENDPOINT: env.optionalText(
+      'IAM Credentials API base URL for impersonateServiceAccount (unset: https://iamcredentials.googleapis.com)',
+      512,
+    ),
+  } as const;
+}
+
 /** Configuration every service has. */
 export type BaseConfig = {
   readonly NATS_URL: readonly string[];

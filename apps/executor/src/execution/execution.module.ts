@@ -3,7 +3,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamPublisher, SUBJECTS } from '@rolepolicy/contracts';
-import { NATS_CONNECTION, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import { workloadIdentityFromConfig, type WorkloadIdentity } from '@rolepolicy/catalog';
+import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import { EXECUTION_DISPATCH, createExecutionDispatch, type ExecutionDispatch } from './dispatch.js';
 import { executeController } from './execute.controller.js';
 import {
@@ -13,7 +14,7 @@ import {
   type ExecutionCluster,
 } from './execution-cluster.js';
 import { ExecutionService } from './execution.service.js';
-import { EXECUTION_OPTIONS, type ExecutionOptions } from './options.js';
+import { EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from './options.js';
 import { scopedExecuteController } from '../scoped/scoped.controller.js';
 import {
   DATABASE_SERIALIZER,
@@ -41,6 +42,16 @@ export class ExecutionModule {
       ],
       providers: [
         { provide: EXECUTION_OPTIONS, useValue: options },
+        {
+          provide: WORKLOAD_IDENTITY,
+          inject: [{ token: SERVICE_CONFIG, optional: true }],
+          useFactory: (config?: Parameters<typeof workloadIdentityFromConfig>[0]): WorkloadIdentity | null =>
+            options.identity !== undefined
+              ? options.identity
+              : config === undefined
+                ? null
+                : workloadIdentityFromConfig(config),
+        },
         cluster === undefined
           ? { provide: EXECUTION_CLUSTER, useValue: null }
           : {

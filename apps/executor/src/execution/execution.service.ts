@@ -13,6 +13,7 @@ import {
   type ConnectionSpec,
   type ExecutableStatement,
   type LockedDecision,
+  type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
   JetStreamPublisher,
@@ -29,7 +30,12 @@ import { decideExecution } from './decide.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
 import { classifyFailure } from './failures.js';
 import { freshVerdict, planVisible, presenceVerdict, type FreshState } from './fresh-verdict.js';
-import { EXECUTION_OPTIONS, type ExecutionOptions, type LockHolderProbe } from './options.js';
+import {
+  EXECUTION_OPTIONS,
+  WORKLOAD_IDENTITY,
+  type ExecutionOptions,
+  type LockHolderProbe,
+} from './options.js';
 import {
   INCOMPLETE,
   changedWhileWaiting,
@@ -70,6 +76,7 @@ export class ExecutionService {
     @Inject(EXECUTION_OPTIONS) private readonly options: ExecutionOptions,
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
     @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
+    @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
   ) {
     const secrets = cluster?.view.secrets ?? options.secrets;
     if (secrets === undefined) throw new Error('the executor has no secret resolver');
@@ -182,11 +189,14 @@ export class ExecutionService {
     const prepared = await this.prepare(request, finalAttempt);
     if (!prepared.ok) return prepared.facts;
     // The transaction holding the lock uses one connection; inspection reads on another.
-    const connection = openConnection({
-      ...prepared.connection,
-      maxConnections: 4,
-      applicationName: 'rolepolicy-executor',
-    });
+    const connection = openConnection(
+      {
+        ...prepared.connection,
+        maxConnections: 4,
+        applicationName: 'rolepolicy-executor',
+      },
+      { identity: this.identity },
+    );
     const probe = this.options.probe?.around(request);
     try {
       return await withRedaction(connection, () =>

@@ -1,6 +1,6 @@
 // Sorts a failure outside SQL execution: transient ones (target unreachable, timeouts, lock waits) are
 // retried by redelivery; permanent ones, and transient ones on the last delivery, become a Failed result.
-import { DatabaseError, SafeError } from '@rolepolicy/catalog';
+import { CloudIdentityError, DatabaseError, SafeError } from '@rolepolicy/catalog';
 import { InvalidConnectionError, PlanNotVisibleError, SecretUnavailableError } from './secrets.js';
 
 /** How the executor reacts to a failure that happened before or around the SQL. */
@@ -47,6 +47,10 @@ export function classifyFailure(error: unknown): ClassifiedFailure {
   }
   if (error instanceof InvalidConnectionError) {
     return { class: 'permanent', reason: 'InvalidConnection', message: error.message };
+  }
+  if (error instanceof CloudIdentityError) {
+    // The provider's token endpoint is down or refused: retried like an unreachable database.
+    return { class: 'transient', reason: 'DatabaseUnavailable', message: error.message };
   }
   if (error instanceof DatabaseError) {
     const timeout = error.code === null && /timeout|timed out/i.test(error.message);

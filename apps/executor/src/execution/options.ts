@@ -1,6 +1,6 @@
 // Options of the execution module: subjects (sandboxed in tests), the secret resolver and a test-only
 // probe. Production uses the spine subjects and the gateway resolver.
-import type { ExecutableStatement } from '@rolepolicy/catalog';
+import type { ExecutableStatement, WorkloadIdentity } from '@rolepolicy/catalog';
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import type { ExecutionSecretResolver } from './secrets.js';
 
@@ -39,6 +39,11 @@ export interface ExecutionOptions {
    */
   readonly cluster?: ClusterOptions;
   readonly probe?: LockHolderProbe;
+  /**
+   * Token provider for connections with `params.auth`. Unset: built from the service configuration
+   * (CLOUD_IDENTITY_PROVIDER); null: such connections are refused.
+   */
+  readonly identity?: WorkloadIdentity | null;
 }
 
 /** Where the cluster's objects and commands live (defaults: subject root `rp`, stream `RP_RESOURCES`). */
@@ -51,6 +56,9 @@ export interface ClusterOptions {
    */
   readonly visibilityWaitMs?: number;
 }
+
+/** Injection token of the executor's WorkloadIdentity (or null). */
+export const WORKLOAD_IDENTITY = Symbol('rp.executor.workload-identity');
 
 /** Injection token of the resolved {@link ExecutionOptions}. */
 export const EXECUTION_OPTIONS = Symbol('rp.executor.options');

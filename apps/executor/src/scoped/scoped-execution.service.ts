@@ -12,6 +12,7 @@ import {
   withRedaction,
   type CatalogConnection,
   type LockedDecision,
+  type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
   JetStreamPublisher,
@@ -37,7 +38,7 @@ import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js
 import { connectionTarget } from '../execution/cluster-view.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
 import { classifyFailure } from '../execution/failures.js';
-import { EXECUTION_OPTIONS, type ExecutionOptions } from '../execution/options.js';
+import { EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
@@ -88,6 +89,7 @@ export class ScopedExecutionService {
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
     @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
     @Optional() @Inject(DATABASE_SERIALIZER) private readonly serializer: DatabaseSerializer | null = null,
+    @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
   ) {}
 
   /**
@@ -229,11 +231,14 @@ export class ScopedExecutionService {
       target: connectionTarget(namespace, policy.spec.connection as Connection) ?? '',
     });
     // Resolved before the lock (a bad credential never holds the lock), checked against the snapshot's target.
-    const connection = openConnection({
-      ...resolved.connection,
-      maxConnections: 2,
-      applicationName: 'rolepolicy-executor-scoped',
-    });
+    const connection = openConnection(
+      {
+        ...resolved.connection,
+        maxConnections: 2,
+        applicationName: 'rolepolicy-executor-scoped',
+      },
+      { identity: this.identity },
+    );
     try {
       const { host, port, database } = connection.target;
       const fingerprint = logicalFingerprint(host, port, database);

@@ -35,6 +35,23 @@ export const InspectConnectionParams = Type.Object(
         Type.Null(),
       ]),
     ),
+    /** Cloud workload identity: the inspector gets a short-lived token from its provider (no secret here). */
+    auth: Type.Optional(
+      Type.Union([
+        Type.Object(
+          {
+            type: Type.Literal('cloud_workload_identity'),
+            impersonateServiceAccount: Type.Union([
+              Type.String({ minLength: 1, maxLength: 253 }),
+              Type.Null(),
+            ]),
+            scope: Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()]),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ]),
+    ),
   },
   { additionalProperties: false },
 );

@@ -256,16 +256,42 @@ describe('resolveConnection with params', () => {
     });
   });
 
-  it('refuses cloud workload identity with a clear message', () => {
+  it('passes cloud workload identity through to the catalog and names it in the target', () => {
+    const auth = {
+      type: 'cloud_workload_identity' as const,
+      impersonateServiceAccount: 'db@p.iam.gserviceaccount.com',
+      scope: 'https://www.googleapis.com/auth/sqlservice.login',
+    };
     const r = resolveConnection(
       'n',
-      { params: { host: 'h', dbname: 'd', auth: { type: 'cloud_workload_identity' } } },
+      { params: { host: 'h', dbname: 'd', username: 'app', auth } },
       lookup({}),
+    );
+    expect(r).toMatchObject({ ok: true, connection: { params: { password: null, username: 'app', auth } } });
+    expect(r.ok && r.target).toBe(
+      'n/params:host=h;port=5432;dbname=d;username=app;auth=cloud_workload_identity;' +
+        'impersonateServiceAccount=db%40p.iam.gserviceaccount.com;' +
+        'scope=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fsqlservice.login',
+    );
+  });
+
+  it('refuses cloud workload identity next to a password', () => {
+    const r = resolveConnection(
+      'n',
+      {
+        params: {
+          host: 'h',
+          dbname: 'd',
+          passwordSecret: { name: 'creds', key: 'pass' },
+          auth: { type: 'cloud_workload_identity' },
+        },
+      },
+      lookup({ creds }),
     );
     expect(r).toMatchObject({
       ok: false,
       reason: 'InvalidConnection',
-      message: expect.stringContaining('cloud_workload_identity is not supported'),
+      message: 'connection.params.auth and password/passwordSecret are mutually exclusive',
     });
   });
 

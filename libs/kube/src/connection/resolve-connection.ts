@@ -25,6 +25,15 @@ export interface ResolvedParams {
   readonly username: string | null;
   readonly password: string | null;
   readonly sslMode: string | null;
+  /** `params.auth` as written: the catalog asks the service's workload identity for a token per connection. */
+  readonly auth?: WorkloadAuth | null;
+}
+
+/** The spec's `connection.params.auth` (assignable to `@rolepolicy/catalog` WorkloadAuth). */
+export interface WorkloadAuth {
+  readonly type: 'cloud_workload_identity';
+  readonly impersonateServiceAccount: string | null;
+  readonly scope: string | null;
 }
 
 /** What the catalog opens (assignable to `@rolepolicy/catalog` ConnectionSpec). Holds credentials. */
@@ -100,10 +109,9 @@ function isPostgresUrl(value: string): boolean {
 }
 
 function resolveParams(namespace: string, params: Params, lookupSecret: SecretLookup): ConnectionResolution {
-  if (params.auth != null) {
-    return invalid(
-      `connection.params.auth type ${params.auth.type} is not supported by this deployment; use password or passwordSecret`,
-    );
+  if (params.auth != null && (params.password != null || params.passwordSecret != null)) {
+    // A token replaces the password; both would leave it unclear which one the server checks.
+    return invalid('connection.params.auth and password/passwordSecret are mutually exclusive');
   }
   const values: Partial<Record<Part, string>> = {};
   const versions: Record<string, string> = {};
@@ -151,11 +159,21 @@ function resolveParams(namespace: string, params: Params, lookupSecret: SecretLo
         username: values.username ?? null,
         password: values.password ?? null,
         sslMode: values.sslMode ?? null,
+        // Only present with auth: a password connection's shape (and inspect request) is unchanged.
+        ...(params.auth == null ? {} : { auth: authOf(params.auth) }),
       },
       setRole: params.setRole ?? null,
     },
     target: paramsTarget(namespace, params),
     secretVersions: sortedRecord(versions),
+  };
+}
+
+function authOf(auth: NonNullable<Params['auth']>): WorkloadAuth {
+  return {
+    type: auth.type,
+    impersonateServiceAccount: auth.impersonateServiceAccount ?? null,
+    scope: auth.scope ?? null,
   };
 }
 
@@ -169,7 +187,8 @@ function parsePort(text: string): number | null {
  * The canonical target reference of params: `namespace/params:` then `part=value` joined by `;` in the
  * order host, port, dbname, username, password, sslMode, setRole. A literal is URI-encoded, a Secret
  * reference is `secret:<name>/<key>`, a literal password is only `password=literal` (never its value),
- * and an unset port is `port=5432`. Unset parts are left out.
+ * and an unset port is `port=5432`. Unset parts are left out. With `auth`, `auth=<type>` then
+ * `impersonateServiceAccount=` and `scope=` when set follow (who connects is part of the target).
  */
 export function paramsTarget(namespace: string, params: Params): string {
   const parts: string[] = [];
@@ -183,6 +202,12 @@ export function paramsTarget(namespace: string, params: Params): string {
     else if (part === 'port') parts.push(`port=${DEFAULT_PORT}`);
   }
   if (params.setRole != null) parts.push(`setRole=${encodeURIComponent(params.setRole)}`);
+  if (params.auth != null) {
+    parts.push(`auth=${params.auth.type}`);
+    const { impersonateServiceAccount: as, scope } = params.auth;
+    if (as != null) parts.push(`impersonateServiceAccount=${encodeURIComponent(as)}`);
+    if (scope != null) parts.push(`scope=${encodeURIComponent(scope)}`);
+  }
   return `${namespace}/params:${parts.join(';')}`;
 }
 

@@ -10,3 +10,5 @@ export * from './nats-server.js';
 export * from './ts-child.js';
 export * from './tcp-proxy.js';
 export * from './nats-access.js';
+export * from './private-postgres.js';
+export * from './token-issuer.js';

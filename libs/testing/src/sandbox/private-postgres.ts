@@ -5,7 +5,7 @@ import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, waitForPort } from '@rolepolicy/testing';
+import { freePort, waitForPort } from './nats-server.js';
 
 /** A running private cluster; `dispose()` stops it and removes its files. */
 export type PrivatePostgres = {

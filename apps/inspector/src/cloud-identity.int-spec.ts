@@ -1,0 +1,168 @@
+// The inspector as deployed (startService, configuration from the environment) reading a policy's target
+// whose connection uses cloud workload identity: CLOUD_IDENTITY_PROVIDER=gcp, the GKE metadata server played
+// by a local issuer whose every token becomes the role's password on a scram-sha-256 server. No token may
+// reach a reply or anything the service prints.
+import type { INestApplication } from '@nestjs/common';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { managedScopePayload, type InspectRequestV1 } from '@rolepolicy/contracts';
+import type { ManagedScope } from '@rolepolicy/policy';
+import { startService } from '@rolepolicy/runtime';
+import {
+  createNatsSandbox,
+  freePort,
+  startPrivatePostgres,
+  startTokenIssuer,
+  type NatsSandbox,
+  type PrivatePostgres,
+  type TokenIssuerSandbox,
+} from '@rolepolicy/testing';
+import pg from 'pg';
+import { requestSnapshot } from './inspect-client.js';
+import { inspectorService } from './service.js';
+
+const ADMIN_PASSWORD = 'Admin-Pa55-cloud-identity';
+const ROLE = 'orders_iam';
+
+let server: PrivatePostgres;
+let issuer: TokenIssuerSandbox;
+let admin: pg.Client;
+let nats: NatsSandbox;
+let client: NatsConnection;
+let app: INestApplication;
+let subject: string;
+const savedMetadataHost = process.env['GCE_METADATA_HOST'];
+
+const printed: string[] = [];
+const writes = { out: process.stdout.write, err: process.stderr.write };
+function capture(stream: NodeJS.WriteStream, original: typeof process.stdout.write): void {
+  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+    printed.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk));
+    return stream === process.stderr
+      ? (original as (c: string | Uint8Array, ...r: unknown[]) => boolean).call(stream, chunk, ...rest)
+      : true;
+  }) as typeof process.stdout.write;
+}
+
+const scope: ManagedScope = {
+  roles: [ROLE],
+  membership_grantors: [],
+  schemas: ['app'],
+  owned_schemas: [],
+  wildcards: [],
+  public_objects: [],
+  default_privilege_scopes: [],
+  include_database_privileges: false,
+  database_targets: [],
+  function_signatures: [],
+};
+
+function request(username: string): InspectRequestV1 {
+  return {
+    v: 1,
+    requestId: `req-${Math.random().toString(36).slice(2)}`,
+    source: {
+      apiVersion: 'rolepolicy.io/v1alpha1',
+      kind: 'PostgresPolicy',
+      namespace: 'team-a',
+      name: 'orders',
+    },
+    generation: 1,
+    connection: {
+      params: {
+        host: '127.0.0.1',
+        port: server.port,
+        dbname: 'postgres',
+        username,
+        sslMode: 'disable',
+        auth: { type: 'cloud_workload_identity', impersonateServiceAccount: null, scope: null },
+      },
+      setRole: null,
+    },
+    scope: managedScopePayload(scope),
+  };
+}
+
+beforeAll(async () => {
+  server = await startPrivatePostgres(ADMIN_PASSWORD);
+  admin = new pg.Client({
+    host: '127.0.0.1',
+    port: server.port,
+    user: 'postgres',
+    password: ADMIN_PASSWORD,
+    database: 'postgres',
+  });
+  await admin.connect();
+  await admin.query(
+    `CREATE ROLE ${ROLE} LOGIN; CREATE SCHEMA app; CREATE TABLE app.orders (id int);
+     GRANT USAGE ON SCHEMA app TO ${ROLE}; GRANT SELECT ON app.orders TO ${ROLE}`,
+  );
+  issuer = await startTokenIssuer({
+    lifetimeSeconds: 3600,
+    onToken: async (token) => {
+      await admin.query(`ALTER ROLE ${ROLE} PASSWORD '${token}'`);
+    },
+  });
+  // The SDK's own variable: where the metadata server is (the service reads it from its environment).
+  process.env['GCE_METADATA_HOST'] = issuer.host;
+  nats = await createNatsSandbox();
+  subject = nats.subject('inspect.request');
+  capture(process.stdout, writes.out);
+  capture(process.stderr, writes.err);
+  app = await startService(inspectorService, {
+    env: {
+      NATS_URL: nats.url,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: String(await freePort()),
+      LOG_LEVEL: 'verbose',
+      INSPECT_REQUEST_SUBJECT: subject,
+      INSPECT_OBJECT_BUCKET: `sbx-${nats.id}-snapshots`,
+      CLOUD_IDENTITY_PROVIDER: 'gcp',
+    },
+    topology: { streams: [], consumers: [] },
+  });
+  client = await connect({ servers: nats.url });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  process.stdout.write = writes.out;
+  process.stderr.write = writes.err;
+  if (savedMetadataHost === undefined) delete process.env['GCE_METADATA_HOST'];
+  else process.env['GCE_METADATA_HOST'] = savedMetadataHost;
+  await client?.close();
+  await nats?.cleanup();
+  await admin?.end();
+  await issuer?.close();
+  await server?.dispose();
+}, 60_000);
+
+describe('inspector with CLOUD_IDENTITY_PROVIDER=gcp', () => {
+  it('reads the target with the workload token, and reports an unreachable provider without a token', async () => {
+    const result = await requestSnapshot(client, request(ROLE), { subject, timeoutMs: 60_000 });
+    expect(result).toMatchObject({ ok: true, via: 'inline' });
+    if (!result.ok) return;
+    expect(result.snapshot.schemas.map((s) => s.name)).toEqual(['app']);
+    expect(issuer.calls).toContainEqual({
+      kind: 'gcp-metadata-token',
+      scopes: 'https://www.googleapis.com/auth/sqlservice.login',
+    });
+
+    issuer.setDown(true);
+    const failed = await requestSnapshot(client, request('someone_else'), { subject, timeoutMs: 60_000 });
+    issuer.setDown(false);
+    expect(failed).toMatchObject({
+      ok: false,
+      error: {
+        class: 'transient',
+        code: '08001',
+        message: expect.stringContaining(
+          `cloud workload identity (gcp) for user someone_else at 127.0.0.1:${server.port}: no token:`,
+        ),
+      },
+    });
+
+    expect(issuer.issued.length).toBeGreaterThan(0);
+    const seen = printed.join('') + JSON.stringify([result, failed]);
+    for (const token of issuer.issued) expect(seen).not.toContain(token);
+  }, 120_000);
+});

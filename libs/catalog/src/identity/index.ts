@@ -1,0 +1,3 @@
+export * from './token-source.js';
+export * from './workload-identity.js';
+export * from './providers.js';
