@@ -31,24 +31,25 @@ FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY($1::text[]);
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(c.oid, (SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = "c"."relnamespace"), c.relname, c.relkind,
+SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(c.oid, n.nspname, c.relname, c.relkind,
   pg_catalog.pg_get_userbyid(c.relowner), c.relacl))::text, 0)::numeric), 0) AS d
-FROM pg_catalog.pg_class c
-WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S') AND "c"."relnamespace" IN (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY($1::text[]));
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "c"."relnamespace" AND n.nspname = ANY($1::text[])
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S');
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(p.oid, (SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = "p"."pronamespace"), p.proname,
+SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(p.oid, n.nspname, p.proname,
   pg_catalog.pg_get_function_identity_arguments(p.oid), p.prokind,
   pg_catalog.pg_get_userbyid(p.proowner), p.proacl))::text, 0)::numeric), 0) AS d
-FROM pg_catalog.pg_proc p WHERE "p"."pronamespace" IN (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY($1::text[]));
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = "p"."pronamespace" AND n.nspname = ANY($1::text[]);
 
 -- parts
 
-    SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(t.oid, (SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = "t"."typnamespace"), t.typname,
+    SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(t.oid, n.nspname, t.typname,
       pg_catalog.pg_get_userbyid(t.typowner), t.typacl))::text, 0)::numeric), 0) AS d
-    FROM pg_catalog.pg_type t WHERE "t"."typnamespace" IN (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY($1::text[])) AND t.typtype <> 'p'
-AND t.oid NOT IN (SELECT e.typarray FROM pg_catalog.pg_type e)
+    FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = "t"."typnamespace" AND n.nspname = ANY($1::text[]) WHERE t.typtype <> 'p'
+AND NOT (t.typelem <> 0 AND EXISTS (
+  SELECT 1 FROM pg_catalog.pg_type e WHERE e.oid = t.typelem AND e.typarray = t.oid))
 AND (t.typrelid = 0 OR EXISTS (
   SELECT 1 FROM pg_catalog.pg_class tc WHERE tc.oid = t.typrelid AND tc.relkind = 'c'));
 
@@ -59,10 +60,11 @@ FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database();
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(da.oid, pg_catalog.pg_get_userbyid(da.defaclrole), (SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = "da"."defaclnamespace"),
+SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(da.oid, pg_catalog.pg_get_userbyid(da.defaclrole), n.nspname,
   da.defaclobjtype, da.defaclacl))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_default_acl da
-WHERE "da"."defaclnamespace" IN (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY($1::text[]))
+LEFT JOIN pg_catalog.pg_namespace n ON n.oid = da.defaclnamespace AND n.nspname = ANY($1::text[])
+WHERE n.oid IS NOT NULL
    OR (da.defaclnamespace = 0 AND pg_catalog.pg_get_userbyid(da.defaclrole) = ANY($2::text[]));
 
 -- verifiers

@@ -286,7 +286,7 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
         }),
         { numRuns: RUNS },
       );
-    });
+    }, 600_000); // about 50 s on a loaded 2-core machine
 
     it('answers unchanged only for the fingerprint of the state it reads, and the full read carries it', async () => {
       const full = await inspectUnlessUnchanged(connection.db, scope, null);

@@ -34,12 +34,13 @@ export interface FingerprintRow {
 }
 
 /**
- * The ACL and inventory reads' type filter (no array, pseudo or table row types), with the array test as
- * a hashed NOT IN instead of a correlated NOT EXISTS (pg_type.typarray has no index); `typarray` is never
- * null (0 = none), so both select the same types.
+ * The ACL and inventory reads' type filter (no array, pseudo or table row types), or a superset of it:
+ * an array type is recognised through its element (`typelem`, then the element's `typarray`, both by
+ * index) instead of a scan of every type's `typarray` (pg_type.typarray has no index).
  */
 const MODELLED_TYPE = sql<boolean>`t.typtype <> 'p'
-    AND t.oid NOT IN (SELECT e.typarray FROM pg_catalog.pg_type e)
+    AND NOT (t.typelem <> 0 AND EXISTS (
+      SELECT 1 FROM pg_catalog.pg_type e WHERE e.oid = t.typelem AND e.typarray = t.oid))
     AND (t.typrelid = 0 OR EXISTS (
       SELECT 1 FROM pg_catalog.pg_class tc WHERE tc.oid = t.typrelid AND tc.relkind = 'c'))`;
 
@@ -68,10 +69,9 @@ export class FingerprintRepository {
     // over a shared CTE it was several times slower than the sum of the parts).
     const part = async (query: RawBuilder<{ d: string }>): Promise<string> =>
       (await query.execute(this.db)).rows[0]?.d ?? ''; // an aggregate always returns one row
-    const inSchemas = (column: string): RawBuilder<boolean> =>
-      sql<boolean>`${sql.ref(column)} IN (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY(${schemas}::text[]))`;
-    const nspname = (column: string): RawBuilder<string> =>
-      sql<string>`(SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = ${sql.ref(column)})`;
+    // The family's rows joined to the scope's schemas (`n`), as the inspection's own reads join them.
+    const inSchemas = (column: string): RawBuilder<unknown> =>
+      sql`JOIN pg_catalog.pg_namespace n ON n.oid = ${sql.ref(column)} AND n.nspname = ANY(${schemas}::text[])`;
     return {
       roles: await part(sql`
         SELECT ${DIGEST(sql`ROW(r.*, d.description)`)} AS d
@@ -95,27 +95,28 @@ export class FingerprintRepository {
         SELECT ${DIGEST(sql`ROW(n.oid, n.nspname, pg_catalog.pg_get_userbyid(n.nspowner), n.nspacl)`)} AS d
         FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY(${schemas}::text[])`),
       relations: await part(sql`
-        SELECT ${DIGEST(sql`ROW(c.oid, ${nspname('c.relnamespace')}, c.relname, c.relkind,
+        SELECT ${DIGEST(sql`ROW(c.oid, n.nspname, c.relname, c.relkind,
           pg_catalog.pg_get_userbyid(c.relowner), c.relacl)`)} AS d
-        FROM pg_catalog.pg_class c
-        WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S') AND ${inSchemas('c.relnamespace')}`),
+        FROM pg_catalog.pg_class c ${inSchemas('c.relnamespace')}
+        WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S')`),
       functions: await part(sql`
-        SELECT ${DIGEST(sql`ROW(p.oid, ${nspname('p.pronamespace')}, p.proname,
+        SELECT ${DIGEST(sql`ROW(p.oid, n.nspname, p.proname,
           pg_catalog.pg_get_function_identity_arguments(p.oid), p.prokind,
           pg_catalog.pg_get_userbyid(p.proowner), p.proacl)`)} AS d
-        FROM pg_catalog.pg_proc p WHERE ${inSchemas('p.pronamespace')}`),
+        FROM pg_catalog.pg_proc p ${inSchemas('p.pronamespace')}`),
       types: await part(sql`
-        SELECT ${DIGEST(sql`ROW(t.oid, ${nspname('t.typnamespace')}, t.typname,
+        SELECT ${DIGEST(sql`ROW(t.oid, n.nspname, t.typname,
           pg_catalog.pg_get_userbyid(t.typowner), t.typacl)`)} AS d
-        FROM pg_catalog.pg_type t WHERE ${inSchemas('t.typnamespace')} AND ${MODELLED_TYPE}`),
+        FROM pg_catalog.pg_type t ${inSchemas('t.typnamespace')} WHERE ${MODELLED_TYPE}`),
       database_acl: await part(sql`
         SELECT ${DIGEST(sql`ROW(d.oid, d.datname, pg_catalog.pg_get_userbyid(d.datdba), d.datacl)`)} AS d
         FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()`),
       default_acls: await part(sql`
-        SELECT ${DIGEST(sql`ROW(da.oid, pg_catalog.pg_get_userbyid(da.defaclrole), ${nspname('da.defaclnamespace')},
+        SELECT ${DIGEST(sql`ROW(da.oid, pg_catalog.pg_get_userbyid(da.defaclrole), n.nspname,
           da.defaclobjtype, da.defaclacl)`)} AS d
         FROM pg_catalog.pg_default_acl da
-        WHERE ${inSchemas('da.defaclnamespace')}
+        LEFT JOIN pg_catalog.pg_namespace n ON n.oid = da.defaclnamespace AND n.nspname = ANY(${schemas}::text[])
+        WHERE n.oid IS NOT NULL
            OR (da.defaclnamespace = 0 AND pg_catalog.pg_get_userbyid(da.defaclrole) = ANY(${owners}::text[]))`),
     };
   }
