@@ -6,12 +6,14 @@ import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
+import { inspect, openConnection, readFingerprint } from '@rolepolicy/catalog';
 import type { PostgresPolicy, PostgresPolicyPlan } from '@rolepolicy/kube';
+import { deriveManagedScope, expandPolicy, type PolicyContent } from '@rolepolicy/policy';
 import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import pg from 'pg';
 
 import { condition, sleep, startStack, waitFor, type ServiceName, type Stack } from '../e2e/stack.js';
-import { BENCH_ADMIN_URL, mixedRelationsLoop, round, writeResult } from './pg-bench-support.js';
+import { BENCH_ADMIN_URL, median, mixedRelationsLoop, round, writeResult } from './pg-bench-support.js';
 
 const RELATIONS = 50;
 const NAMESPACE = 'bench';
@@ -133,7 +135,7 @@ async function noopReconcile(stack: Stack, options: Options): Promise<Record<str
   console.log(`catalog: ${schemas} schemas x ${RELATIONS} relations built in ${round(buildSeconds)} s`);
 
   started = performance.now();
-  await stack.resources.createPolicy('catalog', {
+  const content = {
     connection: db.connection,
     mode: 'apply',
     approval: 'auto',
@@ -149,7 +151,8 @@ async function noopReconcile(stack: Stack, options: Options): Promise<Record<str
       },
     },
     schemas: Array.from({ length: schemas }, (_, s) => ({ name: `bench_s${s}`, profiles: ['reader'] })),
-  });
+  };
+  await stack.resources.createPolicy('catalog', content);
   const converged = await waitFor(
     'the catalog policy to report Ready=True/Reconciled',
     async () => {
@@ -196,6 +199,10 @@ async function noopReconcile(stack: Stack, options: Options): Promise<Record<str
   const finalPlans = await stack.resources.plans('catalog');
   const latency = stats(samples);
   console.log(`no-op reconcile over ${options.runs} runs: ${JSON.stringify(latency)} ms`);
+  const floor = await inspectionFloor(db.url, content, options.runs);
+  console.log(
+    `managed-scope inspection alone: ${floor.inspectMs} ms, fingerprint alone: ${floor.fingerprintMs} ms`,
+  );
   return {
     schemas,
     relationsPerSchema: RELATIONS,
@@ -206,6 +213,12 @@ async function noopReconcile(stack: Stack, options: Options): Promise<Record<str
     runs: options.runs,
     latencyMs: latency,
     samplesMs: samples.map(round),
+    // The floor, same run: inspect() of the policy's managed scope straight on the database (median), and the
+    // catalog fingerprint alone (what a converged pass reads); the ratio is the no-op p50 over the inspection.
+    inspectMs: floor.inspectMs,
+    fingerprintMs: floor.fingerprintMs,
+    p50OverInspect: round(latency.p50 / floor.inspectMs),
+    fullInspectionEvery: Number(process.env['PLANNER_FULL_INSPECTION_EVERY'] ?? 12),
     stillReconciled: isReconciled(finalPolicy),
     plansCreatedDuringRuns: finalPlans.length - initialPlans.length,
     // Means over the measured runs from the services' own histograms: the planner pass includes the
@@ -213,6 +226,48 @@ async function noopReconcile(stack: Stack, options: Options): Promise<Record<str
     plannerHistograms: histogramDelta(before.planner, after.planner),
     inspectorHistograms: histogramDelta(before.inspector, after.inspector),
   };
+}
+
+/**
+ * The managed-scope inspection alone, and the fingerprint alone, on the bench database: medians of `runs`
+ * reads after one warm-up, each on a pooled connection as the inspector has them.
+ */
+async function inspectionFloor(
+  url: string,
+  content: Record<string, unknown>,
+  runs: number,
+): Promise<{ inspectMs: number; fingerprintMs: number }> {
+  const expansion = expandPolicy(content as unknown as PolicyContent, { policyName: 'catalog' });
+  if (!expansion.ok) throw new Error('the bench policy does not expand');
+  const scope = deriveManagedScope(expansion.desired);
+  const connection = openConnection({ url });
+  try {
+    const inspectRead = (): Promise<unknown> => inspect(connection.db, scope, connection.target);
+    const fingerprintRead = (): Promise<unknown> =>
+      connection.db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute((trx) => readFingerprint(trx, scope));
+    const timed = async (read: () => Promise<unknown>): Promise<number> => {
+      const t0 = performance.now();
+      await read();
+      return performance.now() - t0;
+    };
+    await inspectRead();
+    await fingerprintRead();
+    // Interleaved, so a change of load on the shared machine hits both alike.
+    const inspections: number[] = [];
+    const fingerprints: number[] = [];
+    for (let i = 0; i < Math.max(3, Math.min(runs, 10)); i++) {
+      inspections.push(await timed(inspectRead));
+      fingerprints.push(await timed(fingerprintRead));
+    }
+    const inspectMs = round(median(inspections));
+    const fingerprintMs = round(median(fingerprints));
+    return { inspectMs, fingerprintMs };
+  } finally {
+    await connection.close();
+  }
 }
 
 /** Small realistic content for policy `i`: two profiles over two schemas, a login app role, a reporting role. */

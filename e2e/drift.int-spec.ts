@@ -1,6 +1,7 @@
 // End to end, level-triggered convergence: drift injected by raw SQL behind the product's back is found
 // and repaired at the policy's next interval with no edit or annotation; and of two policies claiming the
 // same role on one database, the later one yields with a Conflict condition until the claim is dropped.
+// Drift behind a converged policy confirmed by catalog fingerprint is found the same way.
 import { condition, sleep, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 
 let stack: Stack;
@@ -9,7 +10,8 @@ let db: TargetDatabase;
 beforeAll(async () => {
   stack = await startStack();
   db = await stack.createDatabase('drift');
-  await db.sql('CREATE SCHEMA ledger; CREATE TABLE ledger.entries (id int)');
+  await db.sql(`CREATE SCHEMA ledger; CREATE TABLE ledger.entries (id int);
+                CREATE SCHEMA books; CREATE TABLE books.pages (id int)`);
 }, 45_000);
 
 afterAll(async () => {
@@ -17,6 +19,14 @@ afterAll(async () => {
 });
 
 const policyStatus = (name: string) => () => stack.resources.policy(name).then((p) => p?.status);
+
+/** How many inspections the inspector answered `unchanged` (a converged pass confirmed by fingerprint). */
+async function unchangedInspections(): Promise<number> {
+  const url = stack.services.find((s) => s.name === 'inspector')!.url;
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const match = /^rp_inspect_requests_total\{[^}]*outcome="unchanged"[^}]*\} (\d+)/m.exec(text);
+  return Number(match?.[1] ?? 0);
+}
 
 async function roleExists(role: string): Promise<boolean> {
   return (await db.sql('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).length === 1;
@@ -125,3 +135,51 @@ test('two policies claiming one role: the later yields with Conflict and plans n
   expect(condition(cleared.status?.conditions, 'Conflict')?.status ?? 'False').toBe('False');
   expect(await roleExists(onlyLater)).toBe(true);
 }, 60_000);
+
+test('drift behind a converged policy confirmed by fingerprint (a new table in a wildcard schema, a revoke) is repaired', async () => {
+  const reader = stack.role('books_reader');
+  await stack.resources.createPolicy('books', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    interval: '1s',
+    roles: [{ name: reader, login: false }],
+    grants: [
+      { role: reader, object: { type: 'schema', name: 'books' }, privileges: ['USAGE'] },
+      { role: reader, object: { type: 'table', schema: 'books', name: '*' }, privileges: ['SELECT'] },
+    ],
+  });
+  await stack.reconciled('books');
+  // Passes confirmed by fingerprint alone: the converged policy's catalog is no longer transferred or diffed.
+  const confirmed = await unchangedInspections();
+  await waitFor(
+    'a pass confirmed by fingerprint',
+    async () => (await unchangedInspections()) >= confirmed + 2,
+    {
+      timeoutMs: 20_000,
+      describe: policyStatus('books'),
+    },
+  );
+
+  await db.sql(`CREATE TABLE books.chapters (id int); REVOKE SELECT ON books.pages FROM "${reader}"`);
+  const repaired = await waitFor(
+    'the new table granted and the revoke repaired',
+    async () => {
+      const [row] = await db.sql<{ chapters: boolean; pages: boolean }>(
+        `SELECT has_table_privilege($1, 'books.chapters', 'SELECT') AS chapters,
+                has_table_privilege($1, 'books.pages', 'SELECT') AS pages`,
+        [reader],
+      );
+      return row?.chapters && row.pages ? row : undefined;
+    },
+    { timeoutMs: 30_000, describe: policyStatus('books') },
+  );
+  expect(repaired).toEqual({ chapters: true, pages: true });
+  const applied = (await stack.resources.plans('books')).filter((p) => p.status?.phase === 'Applied');
+  expect(applied.some((p) => (p.status?.changeSummary?.grants_added ?? 0) >= 2)).toBe(true);
+  // And converged again, the policy goes back to fingerprint-only passes.
+  const after = await unchangedInspections();
+  await waitFor('fingerprint-only passes again', async () => (await unchangedInspections()) > after, {
+    timeoutMs: 20_000,
+  });
+}, 90_000);

@@ -24,8 +24,13 @@ export type SnapshotResult =
       readonly snapshot: CatalogSnapshot;
       readonly via: 'inline' | 'object';
       readonly reviewFacts?: ReviewFacts;
+      /** The catalog fingerprint of the state the snapshot was read from, when the request asked. */
+      readonly fingerprint?: string;
     }
   | { readonly ok: false; readonly error: ClassifiedError };
+
+/** What {@link requestSnapshotUnlessUnchanged} adds: the recorded fingerprint still holds, nothing was read. */
+export type UnchangedResult = { readonly ok: true; readonly unchanged: true; readonly fingerprint: string };
 
 /** Options of {@link requestSnapshot}. */
 export type RequestSnapshotOptions = {
@@ -43,6 +48,21 @@ export async function requestSnapshot(
   request: InspectRequestV1,
   options: RequestSnapshotOptions = {},
 ): Promise<SnapshotResult> {
+  const { unlessFingerprint: _ignored, ...unconditional } = request;
+  const result = await requestSnapshotUnlessUnchanged(nats, unconditional, options);
+  if ('unchanged' in result) throw new Error('invalid inspect reply: unchanged to an unconditional request');
+  return result;
+}
+
+/**
+ * {@link requestSnapshot} for a request that may carry `unlessFingerprint`: the reply may also be that the
+ * scope's fingerprint still equals it (then no snapshot was read).
+ */
+export async function requestSnapshotUnlessUnchanged(
+  nats: NatsConnection,
+  request: InspectRequestV1,
+  options: RequestSnapshotOptions = {},
+): Promise<SnapshotResult | UnchangedResult> {
   const msg = await nats.request(
     options.subject ?? SUBJECTS.inspectRequest,
     encodePayload(inspectRequestContract, request),
@@ -51,13 +71,15 @@ export async function requestSnapshot(
   const decoded = decodePayload(inspectReplyContract, msg.data);
   if (!decoded.ok) throw new Error(`invalid inspect reply: ${decoded.detail}`);
   const reply = decoded.value;
-  const facts =
-    reply.status !== 'error' && reply.reviewFacts !== undefined
-      ? { reviewFacts: reply.reviewFacts as unknown as ReviewFacts }
-      : {};
+  if (reply.status === 'unchanged') return { ok: true, unchanged: true, fingerprint: reply.fingerprint };
+  if (reply.status === 'error') return { ok: false, error: reply.error };
+  const extras = {
+    ...(reply.reviewFacts === undefined ? {} : { reviewFacts: reply.reviewFacts as unknown as ReviewFacts }),
+    ...(reply.fingerprint === undefined ? {} : { fingerprint: reply.fingerprint }),
+  };
   switch (reply.status) {
     case 'inline':
-      return { ok: true, snapshot: reply.snapshot as unknown as CatalogSnapshot, via: 'inline', ...facts };
+      return { ok: true, snapshot: reply.snapshot as unknown as CatalogSnapshot, via: 'inline', ...extras };
     case 'object': {
       const bytes = await readStoredSnapshot(nats, reply.object.bucket, reply.object.name);
       if (bytes === null) {
@@ -70,11 +92,9 @@ export async function requestSnapshot(
         ok: true,
         snapshot: JSON.parse(new TextDecoder().decode(bytes)) as CatalogSnapshot,
         via: 'object',
-        ...facts,
+        ...extras,
       };
     }
-    case 'error':
-      return { ok: false, error: reply.error };
     default: {
       const unreachable: never = reply;
       return unreachable;

@@ -1,6 +1,12 @@
 // The inspector's one job, kept thin: decode the request, run libs/catalog's inspect() on the target's
 // pooled connection, encode the reply (inline, or by object-store reference when large, or a classified error).
-import { inspect, inspectWithReviewFacts, withRedaction, type ConnectionSpec } from '@rolepolicy/catalog';
+import {
+  inspect,
+  inspectUnlessUnchanged,
+  inspectWithReviewFacts,
+  withRedaction,
+  type ConnectionSpec,
+} from '@rolepolicy/catalog';
 import {
   decodePayload,
   encodePayload,
@@ -21,7 +27,7 @@ export type InspectDeps = {
 };
 
 /** How a request ended, for metrics: the reply status, with errors split by class. */
-export type InspectOutcome = 'inline' | 'object' | 'transient' | 'permanent';
+export type InspectOutcome = 'inline' | 'object' | 'unchanged' | 'transient' | 'permanent';
 
 /** The encoded reply and its outcome. */
 export type InspectAnswer = { readonly bytes: Uint8Array; readonly outcome: InspectOutcome };
@@ -50,14 +56,41 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
   try {
     return await deps.pools.use(spec, async (connection) => {
       secrets = connection.secrets;
-      // With `review`, the review facts come from the snapshot's own transaction (one instant for both).
+      // With `review`, the review facts come from the snapshot's own transaction (one instant for both); with a
+      // fingerprint asked for, so does the fingerprint, which alone answers when it equals `unlessFingerprint`.
       const query = request.review;
-      const { snapshot, facts } = await withRedaction(connection, async () =>
-        query === undefined
-          ? { snapshot: await inspect(connection.db, request.scope, connection.target), facts: undefined }
-          : inspectWithReviewFacts(connection.db, request.scope, connection.target, query),
-      );
-      const reviewFacts = facts === undefined ? {} : { reviewFacts: facts as never };
+      const read = await withRedaction(connection, async () => {
+        if (request.withFingerprint === true || request.unlessFingerprint !== undefined) {
+          return inspectUnlessUnchanged(connection.db, request.scope, connection.target, {
+            ...(request.unlessFingerprint === undefined ? {} : { unless: request.unlessFingerprint }),
+            ...(query === undefined ? {} : { review: query }),
+          });
+        }
+        return query === undefined
+          ? {
+              kind: 'snapshot' as const,
+              snapshot: await inspect(connection.db, request.scope, connection.target),
+              fingerprint: null,
+            }
+          : {
+              kind: 'snapshot' as const,
+              fingerprint: null,
+              ...(await inspectWithReviewFacts(connection.db, request.scope, connection.target, query)),
+            };
+      });
+      if (read.kind === 'unchanged') {
+        return reply({
+          v: 1,
+          requestId: request.requestId,
+          status: 'unchanged',
+          fingerprint: read.fingerprint,
+        });
+      }
+      const { snapshot, facts } = read;
+      const reviewFacts = {
+        ...(facts === undefined ? {} : { reviewFacts: facts as never }),
+        ...(read.fingerprint === null ? {} : { fingerprint: read.fingerprint }),
+      };
       const json = new TextEncoder().encode(JSON.stringify(snapshot));
       if (json.byteLength <= deps.inlineMaxBytes) {
         return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot, ...reviewFacts });

@@ -47,7 +47,7 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
     const registers = [metrics.registry];
     this.requests = new Counter({
       name: 'rp_inspect_requests_total',
-      help: 'Snapshot requests answered, by outcome (inline, object, transient, permanent)',
+      help: 'Snapshot requests answered, by outcome (inline, object, unchanged, transient, permanent)',
       labelNames: ['outcome'] as const,
       registers,
     });

@@ -18,7 +18,7 @@ import {
   type PrivatePostgres,
 } from '@rolepolicy/testing';
 import pg from 'pg';
-import { requestSnapshot, type SnapshotResult } from './inspect-client.js';
+import { requestSnapshot, requestSnapshotUnlessUnchanged, type SnapshotResult } from './inspect-client.js';
 import { inspectorService } from './service.js';
 
 const INLINE_MAX_BYTES = 16_384;
@@ -220,6 +220,35 @@ describe('inspector: snapshot requests over NATS', () => {
     expect(large).toMatchObject({ ok: true, via: 'object', reviewFacts: expected });
   }, 60_000);
 
+  it('with a fingerprint asked for, the snapshot carries it, and the same fingerprint answers unchanged until drift', async () => {
+    const options = { subject, timeoutMs: 30_000 };
+    const scope = smallScope();
+    const first = await requestSnapshotUnlessUnchanged(
+      client,
+      { ...request({ url: db.url }, scope), withFingerprint: true },
+      options,
+    );
+    if (!first.ok || 'unchanged' in first) throw new Error('expected a snapshot');
+    expect(first.snapshot).toEqual(await inspect(direct.db, scope, direct.target));
+    expect(first.fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const again = await requestSnapshotUnlessUnchanged(
+      client,
+      { ...request({ url: db.url }, scope), unlessFingerprint: first.fingerprint! },
+      options,
+    );
+    expect(again).toEqual({ ok: true, unchanged: true, fingerprint: first.fingerprint });
+    await sql(db.url, `CREATE TABLE app.late (id int)`);
+    const drifted = await requestSnapshotUnlessUnchanged(
+      client,
+      { ...request({ url: db.url }, scope), unlessFingerprint: first.fingerprint! },
+      options,
+    );
+    if (!drifted.ok || 'unchanged' in drifted) throw new Error('expected a snapshot after drift');
+    expect(drifted.fingerprint).not.toBe(first.fingerprint);
+    expect(drifted.snapshot).toEqual(await inspect(direct.db, scope, direct.target));
+    await sql(db.url, `DROP TABLE app.late`);
+  }, 60_000);
+
   it('a wrong password is a permanent error whose message carries no password', async () => {
     const wrong = `Wrong-${PASSWORD}`;
     const viaParams = await ask(
@@ -311,7 +340,7 @@ describe('inspector: snapshot requests over NATS', () => {
 
   it('/metrics counts requests by outcome', async () => {
     const text = await (await fetch(readyUrl.replace('/readyz', '/metrics'))).text();
-    for (const outcome of ['inline', 'object', 'transient', 'permanent'])
+    for (const outcome of ['inline', 'object', 'unchanged', 'transient', 'permanent'])
       expect(text).toMatch(new RegExp(`rp_inspect_requests_total\\{[^}]*outcome="${outcome}"[^}]*\\} [1-9]`));
     expect(text).toContain('rp_inspect_target_pools');
   });

@@ -32,6 +32,14 @@ export const plannerEnvSpec = {
     'Promoted or Superseded candidates kept per policy (older ones are deleted with their plans)',
     10,
   ),
+  PLANNER_FULL_INSPECTION_EVERY: env.positiveInt(
+    'A converged policy is confirmed by catalog fingerprint; every Nth pass in a row reads and diffs in full (1: always full)',
+    12,
+  ),
+  PLANNER_FULL_INSPECTION_AFTER_SECONDS: env.positiveInt(
+    'A converged policy whose last full inspection is older than this is read and diffed in full',
+    3600,
+  ),
   PLANNER_INSPECT_TIMEOUT_MS: env.positiveInt('How long the planner waits for an inspector reply', 60_000),
   PLANNER_LEASE_DURATION_MS: env.positiveInt(
     'How long the leader may go without renewing its lease (rp-leaders KV) before a standby takes over',

@@ -10,6 +10,14 @@ export {
   type TargetAddress,
 } from './inspect.js';
 export {
+  CATALOG_FINGERPRINT_VERSION,
+  fingerprintScopeOf,
+  inspectUnlessUnchanged,
+  readFingerprint,
+  type ConditionalInspection,
+  type ConditionalInspectionOptions,
+} from './fingerprint.js';
+export {
   openConnection,
   quoteIdentifier,
   SET_ROLE_PATTERN,

@@ -130,7 +130,8 @@ export async function inspectWithReviewFacts(
     });
 }
 
-async function readPhysicalIdentity(trx: Transaction<PgCatalog>): Promise<string | null> {
+/** The system identifier, or null when the server does not expose it to us (42883/42501). */
+export async function readPhysicalIdentity(trx: Transaction<PgCatalog>): Promise<string | null> {
   // A failed statement aborts the transaction; the savepoint keeps the other reads usable.
   await sql`SAVEPOINT rolepolicy_identity`.execute(trx);
   try {
@@ -144,7 +145,8 @@ async function readPhysicalIdentity(trx: Transaction<PgCatalog>): Promise<string
   }
 }
 
-async function readScope(
+/** Reads the snapshot inside the caller's transaction (see {@link inspect}). */
+export async function readScope(
   trx: Transaction<PgCatalog>,
   scope: ManagedScope,
   target: TargetAddress | null,

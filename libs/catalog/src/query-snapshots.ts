@@ -4,6 +4,7 @@
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 
 import { DefaultPrivilegeRepository } from './default-privilege.repository.js';
+import { FingerprintRepository } from './fingerprint.repository.js';
 import { InventoryRepository } from './inventory.repository.js';
 import { MembershipRepository } from './membership.repository.js';
 import { ObjectAclRepository } from './object-acl.repository.js';
@@ -70,6 +71,19 @@ const REPOSITORIES: Readonly<Record<string, readonly Call[]>> = {
     ['executorEdges (PostgreSQL 15)', (db) => new ReviewFactsRepository(db).executorEdges(150000)],
     ['executorEdges (PostgreSQL 16+)', (db) => new ReviewFactsRepository(db).executorEdges(160000)],
     ['dropRoleFacts', (db) => new ReviewFactsRepository(db).dropRoleFacts(ROLES)],
+  ],
+  'fingerprint.repository': [
+    [
+      'parts',
+      (db) =>
+        new FingerprintRepository(db).parts({
+          roles: ROLES,
+          granted: ROLES,
+          schemas: SCHEMAS,
+          globalDefaultOwners: ['app_owner'],
+        }),
+    ],
+    ['verifiers', (db) => new FingerprintRepository(db).verifiers(ROLES)],
   ],
   'server.repository': [
     ['server', (db) => new ServerRepository(db).server().catch(() => null)],

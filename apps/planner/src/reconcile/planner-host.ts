@@ -208,6 +208,10 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
       },
       inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
+      convergedMemo: {
+        fullEveryPasses: this.config.PLANNER_FULL_INSPECTION_EVERY,
+        fullAfterMs: this.config.PLANNER_FULL_INSPECTION_AFTER_SECONDS * 1000,
+      },
       candidateSettings: {
         ttlSeconds: this.config.PLANNER_CANDIDATE_TTL_SECONDS,
         budget: this.config.PLANNER_CANDIDATE_BUDGET,

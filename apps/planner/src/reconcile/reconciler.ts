@@ -18,7 +18,7 @@ import {
 } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
 import type { MembershipEdge } from '@rolepolicy/policy';
-import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
+import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-client.js';
 import {
   API_VERSION,
   decideAfterExecution,
@@ -40,6 +40,7 @@ import {
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '../lifecycle/index.js';
+import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
@@ -47,7 +48,7 @@ import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
 import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
-import { inspectFailure, planFromSnapshot } from './planning.js';
+import { inspectFailure, planFromSnapshot, type PlanningInput } from './planning.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
@@ -79,7 +80,12 @@ export interface ReconcilerDeps {
   readonly onCandidateInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
+  /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
+  readonly convergedMemo?: ConvergedMemoSettings;
 }
+
+/** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
+export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 12, fullAfterMs: 3_600_000 };
 
 /** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
 const OVERLAY_TTL_MS = 30_000;
@@ -134,6 +140,8 @@ export class Reconciler {
   /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
   private readonly overlays = new Map<string, readonly MembershipEdge[]>();
   private readonly candidates: CandidatePlanner;
+  /** Per policy key: the last full pass that found nothing to change (the fingerprint path's reference). */
+  private readonly converged: ConvergedMemo;
   /** Candidate key -> signature (uid, generation, deletion): the candidate's own status writes never wake. */
   private readonly candidateSignatures = new Map<string, string>();
   private sequence = 0;
@@ -141,6 +149,7 @@ export class Reconciler {
   private stopped = false;
 
   constructor(private readonly deps: ReconcilerDeps) {
+    this.converged = new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
     this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
       versionOf(deps.cache.get('secret', namespace, name)),
     );
@@ -288,6 +297,7 @@ export class Reconciler {
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
     this.overlays.delete(key);
+    this.converged.forget(key);
   }
 
   /** Queues a pass for the policy (merged with one already queued). */
@@ -507,11 +517,52 @@ export class Reconciler {
     return state.awaiting.size > 0;
   }
 
+  /** Every planning input but the snapshot, with `desired` as composed with the ephemeral overlay. */
+  private planningInputs(
+    policy: PostgresPolicy,
+    prepared: Prepared,
+    desired: Prepared['desired'],
+  ): Omit<PlanningInput, 'snapshot' | 'snapshotRequestedAt'> {
+    return {
+      namespace: policy.metadata.namespace,
+      spec: policy.spec,
+      desired,
+      scope: prepared.scope,
+      target: prepared.target,
+      connection: prepared.connection,
+      passwordSources: prepared.passwordSources,
+      appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
+      allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
+    };
+  }
+
+  /**
+   * The fingerprint path (docs/planner.md §1): when the last full pass found nothing to change and every
+   * planning input (overlay included) is the same, the inspector is asked to confirm the catalog
+   * fingerprint only. Null: the pass is full.
+   */
+  private fingerprintShortcut(
+    key: string,
+    policy: PostgresPolicy,
+    prepared: Prepared,
+  ): { fingerprint: string; inputs: string; edges: readonly MembershipEdge[] } | null {
+    const usable = this.converged.usable(key, Date.now());
+    if (usable === null) return null;
+    const ref = { namespace: policy.metadata.namespace, uid: policy.metadata.uid };
+    const overlay = policyOverlay(this.deps.cache, ref, prepared.desired, usable.logicalFingerprint);
+    if (!overlay.ok) return null;
+    const inputs = planningInputsDigest(ref.uid, this.planningInputs(policy, prepared, overlay.desired));
+    if (inputs === null || !this.converged.matches(key, inputs)) return null;
+    return { fingerprint: usable.fingerprint, inputs, edges: overlay.edges };
+  }
+
   private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {
     const snapshotRequestedAt = new Date().toISOString();
+    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
+    const shortcut = this.fingerprintShortcut(key, policy, prepared);
     let result;
     try {
-      result = await requestSnapshot(
+      result = await requestSnapshotUnlessUnchanged(
         this.deps.nats,
         {
           v: 1,
@@ -527,6 +578,8 @@ export class Reconciler {
           connection: prepared.connection as never,
           scope: managedScopePayload(prepared.scope),
           review: reviewQueryOf(prepared.desired),
+          withFingerprint: true,
+          ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
         },
         { timeoutMs: this.deps.inspectTimeoutMs },
       );
@@ -541,7 +594,23 @@ export class Reconciler {
         },
       };
     }
-    if (!result.ok) return { kind: 'failed', error: inspectFailure(result.error) };
+    if (!result.ok) {
+      this.converged.forget(key);
+      return { kind: 'failed', error: inspectFailure(result.error) };
+    }
+    if ('unchanged' in result) {
+      const reused =
+        shortcut === null
+          ? null
+          : this.converged.confirm(key, shortcut.inputs, result.fingerprint, snapshotRequestedAt);
+      if (reused !== null) {
+        this.overlays.set(key, shortcut!.edges);
+        return reused;
+      }
+      // Never expected (`unchanged` only answers the fingerprint we sent): forget it and read in full.
+      this.converged.forget(key);
+      return this.inspectAndPlan(policy, prepared);
+    }
     // Memberships that anchored ephemeral access holds join the desired state; a conflict blocks the pass.
     const overlay = policyOverlay(
       this.deps.cache,
@@ -549,30 +618,28 @@ export class Reconciler {
       prepared.desired,
       result.snapshot.identity.logical_fingerprint,
     );
-    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
     if (!overlay.ok) {
       this.overlays.delete(key);
+      this.converged.forget(key);
       return {
         kind: 'failed',
         error: { class: 'permanent', reason: EPHEMERAL_ACCESS_CONFLICT, message: overlay.message },
       };
     }
     this.overlays.set(key, overlay.edges);
-    const planning = {
-      namespace: policy.metadata.namespace,
-      spec: policy.spec,
-      desired: overlay.desired,
-      scope: prepared.scope,
-      target: prepared.target,
-      connection: prepared.connection,
-      passwordSources: prepared.passwordSources,
-      appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
-      allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
-      snapshot: result.snapshot,
-      snapshotRequestedAt,
-    };
+    const inputs = this.planningInputs(policy, prepared, overlay.desired);
+    const planning = { ...inputs, snapshot: result.snapshot, snapshotRequestedAt };
     this.review.noteInspection(key, planning, result.reviewFacts ?? null);
-    return planFromSnapshot(planning);
+    const outcome = planFromSnapshot(planning);
+    this.converged.record(
+      key,
+      planningInputsDigest(policy.metadata.uid, inputs),
+      result.fingerprint,
+      result.snapshot.identity.logical_fingerprint,
+      outcome,
+      Date.now(),
+    );
+    return outcome;
   }
 
   /** Sends the decision's steps in order; each publish is acked by JetStream before the next. */

@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
+import { CatalogFingerprint } from './inspect-request.js';
 
 /**
  * A CatalogSnapshot (libs/policy model). Only its head is checked on the wire; the inspector builds it
@@ -53,6 +54,8 @@ export const InspectReplyV1 = Type.Union([
       status: Type.Literal('inline'),
       snapshot: SnapshotPayload,
       reviewFacts: Type.Optional(ReviewFactsPayload),
+      /** With `withFingerprint`/`unlessFingerprint`: the fingerprint of the state the snapshot was read from. */
+      fingerprint: Type.Optional(CatalogFingerprint),
     },
     { additionalProperties: false },
   ),
@@ -63,6 +66,17 @@ export const InspectReplyV1 = Type.Union([
       status: Type.Literal('object'),
       object: SnapshotObjectRef,
       reviewFacts: Type.Optional(ReviewFactsPayload),
+      fingerprint: Type.Optional(CatalogFingerprint),
+    },
+    { additionalProperties: false },
+  ),
+  /** The scope's fingerprint equals the request's `unlessFingerprint`: no snapshot was read. */
+  Type.Object(
+    {
+      v: Type.Literal(1),
+      requestId: Type.String({ minLength: 1, maxLength: 128 }),
+      status: Type.Literal('unchanged'),
+      fingerprint: CatalogFingerprint,
     },
     { additionalProperties: false },
   ),

@@ -148,6 +148,9 @@ export const InspectReviewQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** A catalog fingerprint (libs/catalog `readFingerprint`): `sha256:` and 64 lowercase hex digits. */
+export const CatalogFingerprint = Type.String({ pattern: '^sha256:[0-9a-f]{64}$' });
+
 /** Version 1 of an inspection request. */
 export const InspectRequestV1 = Type.Object(
   {
@@ -161,6 +164,13 @@ export const InspectRequestV1 = Type.Object(
     scope: ManagedScopeSchema,
     /** Optional: also read the review facts (the reply then carries `reviewFacts`). */
     review: Type.Optional(InspectReviewQuery),
+    /** Optional: the snapshot reply also carries the catalog fingerprint of the state it was read from. */
+    withFingerprint: Type.Optional(Type.Boolean()),
+    /**
+     * Optional: the fingerprint recorded at the requester's last convergence. When the scope's fingerprint
+     * still equals it, the reply is `unchanged` and nothing else is read (docs/inspector.md).
+     */
+    unlessFingerprint: Type.Optional(CatalogFingerprint),
   },
   { additionalProperties: false },
 );
