@@ -231,14 +231,15 @@ test('retained memberships: an edge the base policy declared meanwhile stays, Me
     'orders',
     basePolicy([{ role: reader, members: [{ name: alice, inherit: true }] }]),
   );
-  await stack.reconciled('orders');
+  // Convergence waits here allow for a loaded CI machine running two test files at once.
+  await stack.reconciled('orders', 60_000);
   const ended = await eph.phase('becomes-permanent', 'Ended', 60_000);
   expect(ended.status?.retainedMemberships).toEqual([{ role: reader, member: alice, inherit: true }]);
   expect(condition(ended.status?.conditions, 'Ready')?.message ?? '').toContain('kept');
   expect(await isMember(reader, alice)).toBe(true);
   await stack.resources.patchPolicySpec('orders', basePolicy([]));
-  await stack.reconciled('orders');
-}, 120_000);
+  await stack.reconciled('orders', 60_000);
+}, 200_000);
 
 test('admission: request spec is immutable, resolvedAccess is write-once, condition types are declared', async () => {
   const ended = await eph.phase('auto-1', 'Ended');

@@ -10,14 +10,23 @@ const SERVICES = ['k8s-gateway', 'inspector', 'planner', 'executor', 'access-sch
 describe('npm run demo', () => {
   it('boots the five services against the local servers and prints each one healthy with its metrics URL', async () => {
     const base = await freePort();
+    // The services' streams, durables and leader lease on a private broker: integration files run side by
+    // side, and the shared one on 4222 may hold other runs' consumers and leases.
+    const nats = await startPrivateNatsServer();
     const lines: string[] = [];
     const child = spawnTs(DEMO, {
       args: ['--exit-when-healthy'],
       // A loaded CI machine compiles five processes from source at once; the 30 s default is for `npm run demo`.
-      env: { DEMO_HTTP_PORT_BASE: String(base), DEMO_HEALTH_TIMEOUT_MS: '150000', LOG_LEVEL: 'error' },
+      env: {
+        NATS_URL: nats.url,
+        DEMO_HTTP_PORT_BASE: String(base),
+        DEMO_HEALTH_TIMEOUT_MS: '150000',
+        LOG_LEVEL: 'error',
+      },
       onLine: (line) => lines.push(line),
     });
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    await nats.dispose();
     const output = lines.join('\n');
 
     expect(output).toContain('5/5 services healthy');
