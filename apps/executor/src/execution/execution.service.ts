@@ -266,6 +266,7 @@ export class ExecutionService {
       { namespace: request.policy.namespace, uid: fresh.policy?.metadata.uid },
       expanded,
       snapshot.identity.logical_fingerprint,
+      snapshot.memberships,
     );
     if (!overlaid.ok) return { run: false, result: overlaid.facts };
     const { plan, digest } = replan(request, overlaid.expanded, snapshot, inputs);

@@ -24,6 +24,7 @@ export function withPolicyOverlay(
   policy: { readonly namespace: string; readonly uid: string | undefined },
   expanded: Extract<Expanded, { ok: true }>,
   targetFingerprint: string | null,
+  live?: readonly { readonly role: string; readonly member: string }[],
 ): Overlaid {
   if (reader === null || policy.uid === undefined) return { ok: true, expanded };
   const overlay = policyOverlay(
@@ -31,6 +32,7 @@ export function withPolicyOverlay(
     { namespace: policy.namespace, uid: policy.uid },
     expanded.desired,
     targetFingerprint,
+    live,
   );
   if (!overlay.ok) {
     return {

@@ -91,6 +91,21 @@ describe('policyOverlay', () => {
     ]);
   });
 
+  it('with the live memberships, keeps only held edges the database has: the base policy never grants one', () => {
+    const a = request('a', 'Applying', ['writer']);
+    const sources = reader({ requests: [a.object], plans: [a.plan] });
+    const before = policyOverlay(sources, POLICY, desired(), FP, [{ role: 'reader', member: 'alice' }]);
+    expect(before).toEqual({ ok: true, desired: desired(), edges: [] });
+    const after = policyOverlay(sources, POLICY, desired(), FP, [
+      { role: 'reader', member: 'alice' },
+      { role: 'writer', member: 'alice' },
+    ]);
+    expect(after.ok && after.desired.memberships.map((m) => `${m.role}/${m.member}`)).toEqual([
+      'reader/alice',
+      'writer/alice',
+    ]);
+  });
+
   it('a forged request (no activation plan), a Revoking one and one for another policy add nothing', () => {
     const forged = request('forged', 'Active', ['writer']);
     const revoking = request('revoking', 'Revoking', ['writer']);

@@ -36,12 +36,17 @@ export type OverlayReader = Pick<ResourceCache, 'get' | 'list'>;
  * Composes the overlay of the requests holding access on the policy (`namespace`, `uid`) into `desired`.
  * `targetFingerprint` is the logical fingerprint of the policy's current connection (the snapshot's
  * `identity.logical_fingerprint`); null (unknown) conflicts with every holder, never silently drops one.
+ * `live` (the snapshot's memberships) keeps only the overlay edges the database has: the base policy never
+ * revokes a held edge, but it never grants one either. Only the request's own Activate plan grants it (its
+ * provenance); otherwise a base pass that ran while the activation was `Applying` granted the edge itself,
+ * the activation found nothing to do and the revocation then had nothing to revoke.
  */
 export function policyOverlay(
   reader: OverlayReader,
   policy: { readonly namespace: string; readonly uid: string },
   desired: DesiredState,
   targetFingerprint: string | null,
+  live?: readonly Pick<MembershipEdge, 'role' | 'member'>[],
 ): PolicyOverlay {
   const requests = reader
     .list('ephemeralaccessrequest', policy.namespace)
@@ -63,9 +68,12 @@ export function policyOverlay(
   if (overlay.conflicts.length > 0) {
     return { ok: false, conflicts: overlay.conflicts, message: overlayConflictMessage(overlay.conflicts) };
   }
+  const present = live === undefined ? null : new Set(live.map((e) => `${e.role}\u0000${e.member}`));
+  const edges =
+    present === null ? overlay.edges : overlay.edges.filter((e) => present.has(`${e.role}\u0000${e.member}`));
   return {
     ok: true,
-    desired: { ...desired, memberships: withOverlay(desired.memberships, overlay) },
-    edges: overlay.edges,
+    desired: { ...desired, memberships: withOverlay(desired.memberships, { edges }) },
+    edges,
   };
 }

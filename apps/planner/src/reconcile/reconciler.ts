@@ -617,6 +617,7 @@ export class Reconciler {
       { namespace: policy.metadata.namespace, uid: policy.metadata.uid },
       prepared.desired,
       result.snapshot.identity.logical_fingerprint,
+      result.snapshot.memberships,
     );
     if (!overlay.ok) {
       this.overlays.delete(key);
