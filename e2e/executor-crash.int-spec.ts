@@ -8,12 +8,11 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import pg from 'pg';
-import { SUBJECTS, type ExecuteResultV1 } from '@rolepolicy/contracts';
 import type { PostgresPolicyPlan } from '@rolepolicy/kube';
 import { freePort, spawnTs, startTcpProxy, type TcpProxy } from '@rolepolicy/testing';
 import { condition, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+import { watchExecuteResults, type ExecuteResultWatch } from './support/stream.js';
 
 const EXECUTOR_MAIN = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -30,23 +29,15 @@ END $$;
 CREATE EVENT TRIGGER rp_commit_log ON ddl_command_end EXECUTE FUNCTION public.rp_commit_log();`;
 
 let stack: Stack;
-let nats: NatsConnection;
-let subscription: Subscription;
-const results: ExecuteResultV1[] = [];
+let watch: ExecuteResultWatch;
 
 beforeAll(async () => {
   stack = await startStack();
-  nats = await connect({ servers: stack.nats.url });
-  subscription = nats.subscribe(SUBJECTS.executeResult, {
-    callback: (err, msg) => {
-      if (!err) results.push(msg.json<ExecuteResultV1>());
-    },
-  });
+  watch = await watchExecuteResults(stack.nats.url);
 }, 45_000);
 
 afterAll(async () => {
-  subscription?.unsubscribe();
-  await nats?.close();
+  await watch?.close();
   await stack?.stop();
 });
 
@@ -130,7 +121,8 @@ async function granted(db: TargetDatabase, prefix: string): Promise<boolean> {
 }
 
 const executedCount = (plan: string): number =>
-  results.filter((r) => r.plan.name === plan && r.phase === 'Applied' && r.reason === 'Executed').length;
+  watch.results.filter((r) => r.plan.name === plan && r.phase === 'Applied' && r.reason === 'Executed')
+    .length;
 
 test('the executor killed (SIGKILL) while its plan is Applying: rolled back, then applied once by the next executor', async () => {
   const db = await stack.createDatabase('killed');

@@ -3,9 +3,8 @@
 // keeps a lock-holder log written by an event trigger inside each executing transaction (one row per DDL
 // statement with the transaction id), so the test sees from the databases themselves that no two
 // executions on one database ever overlapped, and from the result stream that every plan ran exactly once.
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { SUBJECTS, type ExecuteResultV1 } from '@rolepolicy/contracts';
 import { startStack, type Stack, type TargetDatabase } from './stack.js';
+import { watchExecuteResults, type ExecuteResultWatch } from './support/stream.js';
 
 const DATABASES = 20;
 const POLICIES_PER_DATABASE = 2;
@@ -20,23 +19,15 @@ END $$;
 CREATE EVENT TRIGGER rp_lock_log ON ddl_command_end EXECUTE FUNCTION public.rp_lock_log();`;
 
 let stack: Stack;
-let nats: NatsConnection;
-let subscription: Subscription;
-const results: ExecuteResultV1[] = [];
+let watch: ExecuteResultWatch;
 
 beforeAll(async () => {
   stack = await startStack({ executors: 2, env: { EXECUTOR_CONCURRENCY: '4' } });
-  nats = await connect({ servers: stack.nats.url });
-  subscription = nats.subscribe(SUBJECTS.executeResult, {
-    callback: (err, msg) => {
-      if (!err) results.push(msg.json<ExecuteResultV1>());
-    },
-  });
+  watch = await watchExecuteResults(stack.nats.url);
 }, 45_000);
 
 afterAll(async () => {
-  subscription?.unsubscribe();
-  await nats?.close();
+  await watch?.close();
   await stack?.stop();
 });
 
@@ -92,7 +83,7 @@ test(`two executors x ${DATABASES} databases: no overlapping executions on a dat
 
   // Every policy's plan is Applied, and each plan was executed (SQL run) exactly once.
   const executed = new Map<string, number>();
-  for (const r of results) {
+  for (const r of watch.results) {
     if (r.phase === 'Applied' && r.reason === 'Executed') {
       executed.set(r.plan.name, (executed.get(r.plan.name) ?? 0) + 1);
     }

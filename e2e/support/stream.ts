@@ -5,6 +5,8 @@ import { connect } from '@nats-io/transport-node';
 import {
   resourceSubject,
   STREAMS,
+  SUBJECTS,
+  type ExecuteResultV1,
   type ResourceEventV1,
   type ResourceKindToken,
 } from '@rolepolicy/contracts';
@@ -52,4 +54,28 @@ export async function recordResourceEvents(
   });
   await nc.flush();
   return { events: () => [...events], stop: () => nc.close() };
+}
+
+/** Every execution result the executors publish, as a plain subscriber sees them (beside the planner's durable). */
+export type ExecuteResultWatch = {
+  readonly results: ExecuteResultV1[];
+  close(): Promise<void>;
+};
+
+/** Subscribes to `rp.execute.result` on the stack's broker and collects the results in arrival order. */
+export async function watchExecuteResults(natsUrl: string): Promise<ExecuteResultWatch> {
+  const nc = await connect({ servers: natsUrl });
+  const results: ExecuteResultV1[] = [];
+  const subscription = nc.subscribe(SUBJECTS.executeResult, {
+    callback: (err, msg) => {
+      if (!err) results.push(msg.json<ExecuteResultV1>());
+    },
+  });
+  return {
+    results,
+    close: async () => {
+      subscription.unsubscribe();
+      await nc.close();
+    },
+  };
 }
