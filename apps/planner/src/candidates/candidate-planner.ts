@@ -32,8 +32,18 @@ import {
 } from './lifecycle.js';
 import { withOverlay } from './overlay.js';
 import { recognisePromotion, type PromotionRecognition } from './promotion.js';
-import { CANDIDATE_KIND, fromKubeCandidate, type Candidate, type CandidateSettings } from './resources.js';
+import {
+  CANDIDATE_KIND,
+  fromKubeCandidate,
+  type Candidate,
+  type CandidateSettings,
+  type CandidateStatus,
+} from './resources.js';
+import type { CandidateStep } from './steps.js';
 import { candidateView, previewTarget } from './view.js';
+
+/** How long a candidate status this planner wrote stands in for a cache that has not shown it yet. */
+const OWN_WRITE_TTL_MS = 30_000;
 
 /** What the candidate pass needs from the planner. */
 export interface CandidatePlannerDeps {
@@ -101,6 +111,17 @@ export class CandidatePlanner {
    * base policy and password sources reuses its outcome instead of diffing the catalog again.
    */
   private readonly memo = new Map<string, { readonly key: string; readonly outcome: CandidateOutcome }>();
+  /**
+   * Read-your-writes for candidate status: uid -> the status this planner last wrote and the resourceVersion
+   * it was computed from. Status writes replace the whole status, so a pass that read the cache before it
+   * showed the previous write (promotion recognition, then the candidate pass of the same reconcile) would
+   * otherwise put the old conditions back. Dropped once the cache shows a newer version of the candidate, or
+   * after {@link OWN_WRITE_TTL_MS} (a write the gateway never applied must not hide the stored status).
+   */
+  private readonly written = new Map<
+    string,
+    { readonly baseVersion: string; readonly status: CandidateStatus; readonly at: number }
+  >();
 
   constructor(private readonly deps: CandidatePlannerDeps) {}
 
@@ -109,7 +130,34 @@ export class CandidatePlanner {
     return this.deps.cache
       .list('postgrespolicycandidate', policy.metadata.namespace)
       .map((o: CachedObject) => fromKubeCandidate(o as unknown as Kube.PostgresPolicyCandidate))
-      .filter((c): c is Candidate => c !== null && c.spec.policyRef?.name === policy.metadata.name);
+      .filter((c): c is Candidate => c !== null && c.spec.policyRef?.name === policy.metadata.name)
+      .map((c) => this.withOwnWrite(c));
+  }
+
+  /** The candidate as this planner last wrote it while the cache still shows the version it was read at. */
+  private withOwnWrite(candidate: Candidate): Candidate {
+    const own = this.written.get(candidate.metadata.uid);
+    if (own === undefined) return candidate;
+    const expired = Date.now() - own.at > OWN_WRITE_TTL_MS;
+    if (expired || own.baseVersion !== (candidate.metadata.resourceVersion ?? '')) {
+      this.written.delete(candidate.metadata.uid);
+      return candidate;
+    }
+    return { ...candidate, status: own.status };
+  }
+
+  /** Sends one step's commands and Events, remembering a status write for {@link withOwnWrite}. */
+  private async sendStep(step: CandidateStep, policy: PostgresPolicy): Promise<void> {
+    for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
+    for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event);
+    if (step.kind === 'writeCandidateStatus') {
+      const { metadata } = step.candidate;
+      const known = this.written.get(metadata.uid);
+      // A step computed from our own overlay keeps the version the overlay was based on.
+      const baseVersion = known?.baseVersion ?? metadata.resourceVersion ?? '';
+      this.written.set(metadata.uid, { baseVersion, status: step.status, at: Date.now() });
+    }
+    if (step.kind === 'deleteCandidate') this.written.delete(step.candidate.metadata.uid);
   }
 
   /** Promotion recognition for the policy's decision (its reports are sent right away). */
@@ -120,10 +168,7 @@ export class CandidatePlanner {
     const candidates = this.candidatesOf(policy);
     if (candidates.length === 0) return { handOver: null, previous: null, reports: [] };
     const recognition = recognisePromotion(policy, candidates, plans, new Date().toISOString());
-    for (const step of recognition.reports) {
-      for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
-      for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event);
-    }
+    for (const step of recognition.reports) await this.sendStep(step, policy);
     return recognition;
   }
 
@@ -143,8 +188,7 @@ export class CandidatePlanner {
     const outcomes = await this.outcomes(policy, plannable(input), context.overlay);
     const steps = decideCandidates(input, outcomes);
     for (const step of steps) {
-      for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
-      for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event);
+      await this.sendStep(step, policy);
       if (step.kind === 'createPlan') this.deps.planCreated(step.plan);
     }
     if (steps.length > 0) {

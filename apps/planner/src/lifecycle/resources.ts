@@ -38,6 +38,8 @@ export interface ObjectMeta {
   readonly generation?: number;
   /** RFC 3339, set by the API server. */
   readonly creationTimestamp?: string;
+  /** Set by the API server on every write; compared only for equality (read-your-writes overlays). */
+  readonly resourceVersion?: string;
   /** RFC 3339; set once deletion has started (the object is going away). */
   readonly deletionTimestamp?: string;
   readonly annotations?: Readonly<Record<string, string>>;
