@@ -6,7 +6,7 @@ import type { CachedObject } from '@rolepolicy/contracts';
 import { policy as basePolicy } from '../lifecycle/test-support/fixtures.js';
 import type { UnkeyedCommand } from '../reconcile/gateway-commands.js';
 import { CandidatePlanner, type CandidatePlannerDeps } from './candidate-planner.js';
-import { DEFAULT_CANDIDATE_SETTINGS } from './resources.js';
+import { DEFAULT_CANDIDATE_SETTINGS, type CandidateStatus } from './resources.js';
 
 const original = { roles: [{ name: 'app', login: false }] };
 const proposed = { roles: [{ name: 'app', login: true }] };
@@ -48,7 +48,7 @@ const merged = basePolicy(
   { content_digest: contentDigest(original).digest },
 );
 
-const promotedReason = (status: { conditions?: readonly { type: string; reason: string }[] } | undefined) =>
+const promotedReason = (status: CandidateStatus | undefined) =>
   status?.conditions?.find((c) => c.type === 'Promoted')?.reason;
 
 describe('candidate status read-your-writes', () => {
