@@ -10,3 +10,4 @@ export * from './health.controller.js';
 export * from './runtime.module.js';
 export * from './bootstrap.js';
 export * from './logging.js';
+export * from './keyed-mutex.js';

@@ -1,8 +1,7 @@
 // Per-replica dispatch state shared by the request handler: the per-database mutex and the metric of how
 // long requests queued behind another execution of the same database.
 import { Histogram } from 'prom-client';
-import type { ServiceMetrics } from '@rolepolicy/runtime';
-import { KeyedMutex } from './database-mutex.js';
+import { KeyedMutex, type ServiceMetrics } from '@rolepolicy/runtime';
 
 /** What the request handler needs besides the service. */
 export interface ExecutionDispatch {
