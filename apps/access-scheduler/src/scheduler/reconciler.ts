@@ -361,7 +361,7 @@ export class AccessScheduler {
     const ref: Ref = { kind: 'EphemeralAccessRequest', namespace: ns, name, uid: request.metadata.uid };
 
     const current = decision.status === null ? request : { ...request, status: decision.status };
-    // A plan first (the gateway applies commands in order): the executor can be asked one write sooner, and a
+    // A plan first (the gateway applies one request's commands in order): the executor can be asked one write sooner, and a
     // plan never depends on this status write (an activation plan is only made once Applying is persisted).
     // Finalizers after it: they move the resourceVersion the status write is bound to.
     const plans = decision.actions.filter((a) => a.kind === 'createPlan');
@@ -369,16 +369,15 @@ export class AccessScheduler {
     if (decision.status !== null) {
       await this.send(
         statusCommand(ref, replacingPatch(request.status, decision.status), request.metadata.resourceVersion),
+        ref,
       );
       this.pendingWrites.set(key, { rv: request.metadata.resourceVersion ?? '', at: now });
     }
     if (decision.transition !== null) {
-      await this.send({
-        v: 1,
-        command: 'record-event',
-        target: refOf(ref),
-        event: transitionEvent(decision.transition),
-      });
+      await this.send(
+        { v: 1, command: 'record-event', target: refOf(ref), event: transitionEvent(decision.transition) },
+        ref,
+      );
       this.deps.audit(
         auditRecord(request, decision.transition, timestamp(now), decision.status ?? undefined),
       );
@@ -413,10 +412,10 @@ export class AccessScheduler {
     const ns = ref.namespace;
     switch (action.kind) {
       case 'addFinalizer':
-        await this.send(finalizerCommand(ref, REQUEST_FINALIZER, true));
+        await this.send(finalizerCommand(ref, REQUEST_FINALIZER, true), ref);
         return;
       case 'removeFinalizer':
-        await this.send(finalizerCommand(ref, REQUEST_FINALIZER, false));
+        await this.send(finalizerCommand(ref, REQUEST_FINALIZER, false), ref);
         return;
       case 'createPlan': {
         const name = planNameOf(request, action.operation);
@@ -437,7 +436,7 @@ export class AccessScheduler {
           action.operation,
           timestamp(now),
         );
-        await this.send(createPlanCommand(ns, name, built.object, built.status));
+        await this.send(createPlanCommand(ns, name, built.object, built.status), ref);
         this.createdPlans.set(`${ns}/${name}`, now);
         this.planOverlay.delete(`${ns}/${name}`);
         this.lastSent.delete(`${ns}/${name}`);
@@ -575,6 +574,7 @@ export class AccessScheduler {
         statusCommand(requestRef, {
           lastError: errorText(`${result.operation} blocked (${result.reason}): ${result.message}`),
         }),
+        requestRef,
       );
       // Ask again after BLOCKED_RETRY_MS (the condition may clear, e.g. the original target restored).
       this.lastSent.set(
@@ -589,6 +589,7 @@ export class AccessScheduler {
           { kind: 'PostgresPolicyPlan', namespace: ns, name: result.plan.name, uid: result.plan.uid },
           patch,
         ),
+        requestRef,
       );
       this.planOverlay.set(`${ns}/${result.plan.name}`, { status: patch, at: now });
     }
@@ -616,7 +617,7 @@ export class AccessScheduler {
     if (policy.metadata.deletionTimestamp !== undefined) {
       if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) return;
       if (requests.length === 0) {
-        await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, false));
+        await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, false), ref);
         return;
       }
       // Deleting the requests revokes what they hold (their finalizers), then this finalizer goes.
@@ -635,6 +636,7 @@ export class AccessScheduler {
             name: r.metadata.name ?? '',
             uid: r.metadata.uid,
           }),
+          ref,
         );
       }
       return;
@@ -666,20 +668,25 @@ export class AccessScheduler {
     if (!sameJson(policy.status, status)) {
       await this.send(
         statusCommand(ref, replacingPatch(policy.status, status), policy.metadata.resourceVersion),
+        ref,
       );
       this.pendingWrites.set(key, { rv: policy.metadata.resourceVersion ?? '', at: now });
     }
-    // After the status write: the gateway applies commands in order, so this does not make it stale.
+    // After the status write: the gateway applies one access policy's commands in order, so this does not make it stale.
     if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) {
-      await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, true));
+      await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, true), ref);
     }
   }
 
-  /** Publishes one gateway command with a unique idempotency key. */
-  private async send(command: UnkeyedCommand): Promise<void> {
+  /**
+   * Publishes one gateway command with a unique idempotency key, in the ordering of `owner` (the request or
+   * access policy whose pass sends it): the gateway applies one owner's commands in the order sent.
+   */
+  private async send(command: UnkeyedCommand, owner: Ref): Promise<void> {
     this.sequence += 1;
     const idempotencyKey = `access-scheduler/${command.target.namespace}/${command.target.name}/${command.command}/${this.session}-${this.sequence}`;
-    const full = { ...command, idempotencyKey } as K8sCommandV1;
+    const orderingKey = `${owner.kind}/${owner.namespace}/${owner.name}`;
+    const full = { ...command, idempotencyKey, orderingKey } as K8sCommandV1;
     try {
       await this.deps.publisher.publish(
         k8sCommandContract,

@@ -4,6 +4,7 @@ import {
   JetStreamPublisher,
   SUBJECT_ROOT,
   k8sCommandContract,
+  policyOrderingKey,
   type ExecuteRequestV2,
 } from '@rolepolicy/contracts';
 import { appliedPatch, applyingPatch, failedPatch } from '../../../planner/src/lifecycle/plan-patches.js';
@@ -54,6 +55,8 @@ export function gatewayPlanStatus(
           target: request.plan,
           status: patch.status as Record<string, unknown>,
           idempotencyKey,
+          // In the order of the planner's writes about the same policy (its plan create came first).
+          orderingKey: policyOrderingKey(request.policy.namespace, request.policy.name),
         },
         idempotencyKey,
       );

@@ -1,6 +1,8 @@
 // Pulls k8s-gateway commands from their durable JetStream consumer, but only while this replica leads:
-// a standby pulls nothing, so commands never bounce between replicas. Validation, ack, nak with
-// backoff and dead letters follow the spine's transport rules (libs/contracts).
+// a standby pulls nothing, so commands never bounce between replicas. Up to `concurrency` commands are in
+// flight; commands with the same ordering key are applied one at a time in stream order (a per-key queue),
+// commands with different keys side by side. Validation, ack, nak with backoff and dead letters follow the
+// spine's transport rules (libs/contracts).
 import { jetstream, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
@@ -16,7 +18,7 @@ import {
   type MessageOutcome,
   type OutcomeObserver,
 } from '@rolepolicy/contracts';
-import { logRecord, type LogRecord } from '@rolepolicy/runtime';
+import { KeyedMutex, logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { describeOutcome, dispositionOf, type CommandOutcome } from './command-outcome.js';
 
 /** Options of {@link CommandConsumer}. */
@@ -37,7 +39,12 @@ export type CommandConsumerOptions = {
   };
   /** Metrics feed (the runtime's message counters); must not throw. */
   readonly observe?: OutcomeObserver;
+  /** Commands in flight at once (default 1: strictly one at a time in stream order). */
+  readonly concurrency?: number;
 };
+
+/** The queue of commands sent without an ordering key: applied in stream order among themselves. */
+const UNKEYED = '';
 
 const RESTART_DELAY_MS = 1_000;
 
@@ -47,6 +54,12 @@ export class CommandConsumer {
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
   private stopped = true;
+  /** One queue per ordering key. */
+  private readonly order = new KeyedMutex();
+  /** Commands received and not yet acked, nakked or dead-lettered. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Resolves the wait for a free slot. */
+  private slotFreed: (() => void) | undefined;
 
   constructor(
     connection: NatsConnection,
@@ -61,22 +74,38 @@ export class CommandConsumer {
     this.loop = this.run();
   }
 
-  /** Stops pulling; the message in flight finishes first. */
+  /** Stops pulling; the messages in flight finish first. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.messages?.stop();
+    this.slotFreed?.();
     await this.loop;
+    await Promise.all([...this.inFlight]);
+  }
+
+  private get concurrency(): number {
+    const n = this.options.concurrency ?? 1;
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`command concurrency must be a positive integer, got ${n}`);
+    return n;
   }
 
   private async run(): Promise<void> {
     const def = this.options.consumer;
+    const slots = this.concurrency;
     while (!this.stopped) {
       try {
         const consumer = await this.js.consumers.get(def.stream, def.durable);
-        this.messages = await consumer.consume({ max_messages: 1 });
+        this.messages = await consumer.consume({ max_messages: slots });
         // stop() may have run while consume() was pending; it could not stop what did not exist yet.
         if (this.stopped) this.messages.stop();
-        for await (const m of this.messages) await this.process(m);
+        for await (const m of this.messages) {
+          this.admit(m);
+          // Take the next message only with a slot free (the consumer's buffer holds at most `slots`).
+          while (this.inFlight.size >= slots && !this.stopped) {
+            await new Promise<void>((resolve) => (this.slotFreed = resolve));
+          }
+        }
       } catch (err) {
         if (this.stopped) break;
         this.options.log.warn(`command consumer ${def.durable} stopped (${String(err)}); restarting`);
@@ -85,23 +114,38 @@ export class CommandConsumer {
     }
   }
 
-  private async process(m: JsMsg): Promise<void> {
+  /** Queues one received message behind its ordering key; it holds a slot until it is settled. */
+  private admit(m: JsMsg): void {
+    // In progress from receipt: a command waiting behind its key must not reach ack_wait and be redelivered.
+    const heartbeat = setInterval(
+      () => m.working(),
+      Math.max(250, Math.floor(this.options.consumer.ackWaitMs / 3)),
+    );
+    const settled = this.settle(m)
+      .catch((err: unknown) => {
+        // Left to ack_wait redelivery; the loop and the other keys go on.
+        this.options.log.error(`command #${m.seq} on ${m.subject}: unexpected failure: ${String(err)}`);
+      })
+      .finally(() => {
+        clearInterval(heartbeat);
+        this.inFlight.delete(settled);
+        this.slotFreed?.();
+      });
+    this.inFlight.add(settled);
+  }
+
+  private async settle(m: JsMsg): Promise<void> {
     const decoded = decodePayload(this.options.contract, m.data);
     if (!decoded.ok) {
       await this.deadLetter(m, 'invalid_payload', `${decoded.reason}: ${decoded.detail}`);
       return;
     }
     const command = decoded.value as K8sCommandV1;
-    const heartbeat = setInterval(
-      () => m.working(),
-      Math.max(250, Math.floor(this.options.consumer.ackWaitMs / 3)),
-    );
-    let outcome: CommandOutcome;
-    try {
-      outcome = await this.options.apply(command, m.seq);
-    } finally {
-      clearInterval(heartbeat);
-    }
+    await this.order.run(command.orderingKey ?? UNKEYED, () => this.process(m, command));
+  }
+
+  private async process(m: JsMsg, command: K8sCommandV1): Promise<void> {
+    const outcome = await this.options.apply(command, m.seq);
     const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
     const fields = {
       command: command.command,

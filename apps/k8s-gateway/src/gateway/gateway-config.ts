@@ -25,6 +25,13 @@ export const gatewayEnvSpec = {
   LEASE_RETRY_MS: env.positiveInt('How often the Lease is renewed (leader) or checked (standby)', 2000),
   RESYNC_INTERVAL_MS: env.positiveInt('How often every watched object is republished', 300_000),
   CONFLICT_RETRIES: env.positiveInt('Attempts of one command against 409 Conflict before redelivery', 5),
+  GATEWAY_COMMAND_CONCURRENCY: env.intInRange(
+    'Commands the leader applies at once; commands with the same ordering key (one policy, request or ' +
+      'access policy) still go one at a time in the order sent',
+    1,
+    64,
+    8,
+  ),
   CLUSTER_ID: env.text(
     'Identity of the cluster on resync markers; empty reads the uid of the kube-system namespace',
     '',

@@ -117,6 +117,7 @@ function config(namespace: string, identity: string): GatewayConfig {
     LEASE_RETRY_MS: 250,
     RESYNC_INTERVAL_MS: 3_600_000,
     CONFLICT_RETRIES: 5,
+    GATEWAY_COMMAND_CONCURRENCY: 8,
     FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
     CLUSTER_ID: '',
   };

@@ -222,6 +222,7 @@ export class Gateway {
         (await applier.apply(command)),
       report: (command, outcome) => this.report(command, outcome),
       log: this.log,
+      concurrency: this.config.GATEWAY_COMMAND_CONCURRENCY,
       ...(this.observe ? { observe: this.observe } : {}),
     });
     this.consumer.start();

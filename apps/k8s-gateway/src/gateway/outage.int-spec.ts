@@ -83,6 +83,7 @@ test('changes made while NATS is down reach consumers once it is back, deletes i
     LEASE_RETRY_MS: 250,
     RESYNC_INTERVAL_MS: 3_600_000,
     CONFLICT_RETRIES: 5,
+    GATEWAY_COMMAND_CONCURRENCY: 8,
     CLUSTER_ID: '',
     FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
   };

@@ -2,7 +2,7 @@
 // plans, their SQL ConfigMaps and candidate status (and retention deletes). A Secret, a policy or anything
 // else is refused before it is sent, and there is no execution request in this vocabulary at all.
 import type { PostgresPolicy } from '../lifecycle/index.js';
-import { commandsOf, type UnkeyedCommand } from '../reconcile/gateway-commands.js';
+import { commandsOf, orderedBy, type UnkeyedCommand } from '../reconcile/gateway-commands.js';
 import { candidateRef } from './resources.js';
 import type { CandidateStep } from './steps.js';
 
@@ -41,19 +41,21 @@ export function candidateCommandsOf(step: CandidateStep, policy: PostgresPolicy)
       ).map(candidateCommand);
     case 'writeCandidateStatus':
       return [
-        candidateCommand({
-          v: 1,
-          command: 'patch-status',
-          target: candidateRef(step.candidate),
-          status: replacing(step.candidate.status, step.status),
-        }),
+        candidateCommand(
+          orderedBy(policy, {
+            v: 1,
+            command: 'patch-status',
+            target: candidateRef(step.candidate),
+            status: replacing(step.candidate.status, step.status),
+          }),
+        ),
       ];
     case 'deleteCandidate':
       return [
         ...step.plans.flatMap((p) =>
           commandsOf({ kind: 'deletePlan', planName: p.planName, configMapName: p.configMapName }, policy),
         ),
-        { v: 1 as const, command: 'delete-resource' as const, target: candidateRef(step.candidate) },
+        orderedBy(policy, { v: 1, command: 'delete-resource', target: candidateRef(step.candidate) }),
       ].map(candidateCommand);
     default: {
       const unreachable: never = step;

@@ -1,6 +1,7 @@
-// Lifecycle steps as k8s-gateway commands (pure): the gateway applies them one at a time in publication
-// order, which keeps the decision's order (ConfigMap, plan with status, supersede, policy status).
-import type { K8sCommandV1 } from '@rolepolicy/contracts';
+// Lifecycle steps as k8s-gateway commands (pure). Every command about a policy carries the policy's
+// ordering key, so the gateway applies them one at a time in publication order, which keeps the decision's
+// order (ConfigMap, plan with status, supersede, policy status), while other policies' commands go side by side.
+import { policyOrderingKey, type K8sCommandV1 } from '@rolepolicy/contracts';
 import {
   API_VERSION,
   toKubePlan,
@@ -41,8 +42,17 @@ export type UnkeyedCommand = K8sCommandV1 extends infer C
     : never
   : never;
 
-/** The commands of one step, in order; `requestExecution` has none (it goes to the executor). */
+/** `command` in the ordering of `policy`'s commands. */
+export function orderedBy(policy: PostgresPolicy, command: UnkeyedCommand): UnkeyedCommand {
+  return { ...command, orderingKey: policyOrderingKey(policy.metadata.namespace, policy.metadata.name) };
+}
+
+/** The commands of one step, in order, in the policy's ordering; `requestExecution` has none. */
 export function commandsOf(step: ReconcileStep, policy: PostgresPolicy): readonly UnkeyedCommand[] {
+  return stepCommands(step, policy).map((command) => orderedBy(policy, command));
+}
+
+function stepCommands(step: ReconcileStep, policy: PostgresPolicy): readonly UnkeyedCommand[] {
   const namespace = policy.metadata.namespace;
   switch (step.kind) {
     case 'createPlan': {
@@ -82,7 +92,7 @@ export function commandsOf(step: ReconcileStep, policy: PostgresPolicy): readonl
 
 /** The status write of a policy, bound to its uid so a recreated same-name policy is never touched. */
 export function policyStatusCommand(policy: PostgresPolicy, status: PostgresPolicyStatus): UnkeyedCommand {
-  return {
+  return orderedBy(policy, {
     v: 1,
     command: 'patch-status',
     target: {
@@ -93,7 +103,7 @@ export function policyStatusCommand(policy: PostgresPolicy, status: PostgresPoli
       uid: policy.metadata.uid,
     },
     status: replacingPatch(policy.status, toKubePolicyStatus(status) as object),
-  };
+  });
 }
 
 function createConfigMap(configMap: ConfigMap): UnkeyedCommand {

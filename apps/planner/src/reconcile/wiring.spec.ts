@@ -97,6 +97,11 @@ describe('gateway commands', () => {
         ? Infinity
         : order.indexOf('patch-status:PostgresPolicy'),
     );
+    // All of them in the policy's ordering (ADR 0016): the gateway keeps their order, other policies' go aside.
+    const key = `policy/${self.metadata.namespace}/${self.metadata.name}`;
+    expect([...commands, statusWrite].map((c) => c.orderingKey)).toEqual(
+      [...commands, statusWrite].map(() => key),
+    );
   });
 });
 

@@ -43,6 +43,19 @@ export const CommandFence = Type.Object(
 /** Typed {@link CommandFence}. */
 export type CommandFence = Static<typeof CommandFence>;
 
+/**
+ * Commands with the same ordering key are applied in stream order, one at a time; commands with different
+ * keys may be applied side by side (`GATEWAY_COMMAND_CONCURRENCY`). Senders key by what their writes must stay
+ * ordered within, the PostgresPolicy they concern (`<namespace>/<name>`, {@link policyOrderingKey}).
+ * Commands without a key are applied in stream order with respect to each other.
+ */
+export const OrderingKey = Type.String({ minLength: 1, maxLength: 512 });
+
+/** The ordering key of commands about one PostgresPolicy (its plans, candidates, requests and Events). */
+export function policyOrderingKey(namespace: string, policyName: string): string {
+  return `policy/${namespace}/${policyName}`;
+}
+
 /** Version 1 of a k8s-gateway command (a discriminated union on `command`). */
 export const K8sCommandV1 = Type.Union([
   Type.Object(
@@ -56,6 +69,7 @@ export const K8sCommandV1 = Type.Union([
       resourceVersion: Type.Optional(Type.String({ minLength: 1 })),
       idempotencyKey: IdempotencyKey,
       fence: Type.Optional(CommandFence),
+      orderingKey: Type.Optional(OrderingKey),
     },
     { additionalProperties: false },
   ),
@@ -88,6 +102,7 @@ export const K8sCommandV1 = Type.Union([
       status: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
       idempotencyKey: IdempotencyKey,
       fence: Type.Optional(CommandFence),
+      orderingKey: Type.Optional(OrderingKey),
     },
     { additionalProperties: false },
   ),
@@ -100,6 +115,7 @@ export const K8sCommandV1 = Type.Union([
       event: KubeEventBody,
       idempotencyKey: IdempotencyKey,
       fence: Type.Optional(CommandFence),
+      orderingKey: Type.Optional(OrderingKey),
     },
     { additionalProperties: false },
   ),
@@ -116,6 +132,7 @@ export const K8sCommandV1 = Type.Union([
       present: Type.Boolean(),
       idempotencyKey: IdempotencyKey,
       fence: Type.Optional(CommandFence),
+      orderingKey: Type.Optional(OrderingKey),
     },
     { additionalProperties: false },
   ),
@@ -126,6 +143,7 @@ export const K8sCommandV1 = Type.Union([
       target: ObjectRef,
       idempotencyKey: IdempotencyKey,
       fence: Type.Optional(CommandFence),
+      orderingKey: Type.Optional(OrderingKey),
     },
     { additionalProperties: false },
   ),

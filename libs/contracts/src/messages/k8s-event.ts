@@ -14,7 +14,10 @@ export type EventRegarding = Extract<K8sCommandV1, { command: 'record-event' }>[
 /** Longest message an Event keeps (the events.k8s.io limit); longer ones are cut with `…`. */
 export const MAX_EVENT_MESSAGE = 1024;
 
-/** The command that records `event` about `regarding`; the message is redacted and bounded here. */
+/**
+ * The command that records `event` about `regarding`; the message is redacted and bounded here. Events about
+ * one object keep their order (the Event they count up is per object), Events about others go side by side.
+ */
 export function recordEventCommand(
   regarding: EventRegarding,
   event: KubeEventBody,
@@ -23,7 +26,14 @@ export function recordEventCommand(
   const redacted = redactSecrets(event.message);
   const message =
     redacted.length <= MAX_EVENT_MESSAGE ? redacted : `${redacted.slice(0, MAX_EVENT_MESSAGE - 1)}…`;
-  return { v: 1, command: 'record-event', target: regarding, event: { ...event, message }, idempotencyKey };
+  return {
+    v: 1,
+    command: 'record-event',
+    target: regarding,
+    event: { ...event, message },
+    idempotencyKey,
+    orderingKey: `event/${regarding.namespace}/${regarding.kind}/${regarding.name}`,
+  };
 }
 
 /**
