@@ -53,9 +53,9 @@ test('kubectl describe shows a plan computed, approved and applied', async () =>
     roles: [{ name: role, login: false }],
   });
   const plan = await pendingPlan('evented');
-  await describedWith(plan, /PlanComputed/);
+  await describedWith(plan, /Normal\s+PlanComputed\s/);
   await stack.resources.approve(plan);
-  const described = await describedWith(plan, /PlanApplied/);
+  const described = await describedWith(plan, /Normal\s+PlanApplied\s/);
 
   expect(described).toMatch(/Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message/);
   expect(described).toMatch(
@@ -110,7 +110,7 @@ test('kubectl describe shows a Warning when an approved plan fails, without secr
   });
   const plan = await pendingPlan('failing');
   await stack.resources.approve(plan);
-  const described = await describedWith(plan, /PlanFailed/);
+  const described = await describedWith(plan, /Warning\s+PlanFailed\s/);
 
   expect(described).toMatch(
     /Warning\s+PlanFailed\s+\S+\s+rolepolicy-planner\s+ExecutionFailed: .*\(SQLSTATE 42501\): permission denied to create role/,

@@ -36,6 +36,8 @@ type Planner = {
   readonly ledAt: Map<number, number>;
   /** Its last log lines (printed when a wait on it times out). */
   readonly lines: string[];
+  /** Set once it logged that it joined the election (kept: `lines` rolls over). */
+  readonly joined: { value: boolean };
 };
 
 let stack: Stack;
@@ -46,6 +48,7 @@ async function startPlanner(identity: string): Promise<Planner> {
   const port = await freePort();
   const ledAt = new Map<number, number>();
   const lines: string[] = [];
+  const joined = { value: false };
   const child = spawnTs(MAIN, {
     env: {
       NATS_URL: stack.nats.url,
@@ -63,13 +66,14 @@ async function startPlanner(identity: string): Promise<Planner> {
       if (process.env['E2E_LOG_LEVEL']) console.log(`[${identity}] ${line}`);
       lines.push(line);
       if (lines.length > 40) lines.shift();
+      if (line.includes('joined the election')) joined.value = true;
       const led = / leads \(epoch (\d+)\)/.exec(line);
       if (led) ledAt.set(Number(led[1]), Date.parse((JSON.parse(line) as { time: string }).time));
     },
   });
   if (process.env['E2E_LOG_LEVEL'])
     child.stderr?.on('data', (chunk) => console.log(`[${identity}] ${String(chunk)}`));
-  const planner = { identity, child, url: `http://127.0.0.1:${port}`, ledAt, lines };
+  const planner = { identity, child, url: `http://127.0.0.1:${port}`, ledAt, lines, joined };
   planners.push(planner);
   return planner;
 }
@@ -131,9 +135,7 @@ test('the leader killed mid-reconcile: the standby takes over within one lease p
   await waitFor('both planners ready', async () => (await readyz(a)) === 200 && (await readyz(b)) === 200, {
     timeoutMs: 120_000,
   });
-  await waitFor('both planners in the election', () =>
-    [a, b].every((p) => p.lines.some((line) => line.includes('joined the election'))),
-  );
+  await waitFor('both planners in the election', () => [a, b].every((p) => p.joined.value));
   const [leader, standby] = await waitFor(
     'one planner leading',
     async () => {

@@ -52,8 +52,8 @@ export interface CandidatePlannerDeps {
   readonly secrets: SecretReader;
   /** Sends one gateway command (the reconciler's `send`); only candidate-vocabulary commands reach it. */
   readonly send: (command: UnkeyedCommand) => Promise<void>;
-  /** Records one Event, best effort (the reconciler's recorder: never throws). */
-  readonly recordEvent: (event: PlanEvent) => Promise<void>;
+  /** Records one Event in the policy's ordering, best effort (the reconciler's recorder: never throws). */
+  readonly recordEvent: (event: PlanEvent, policy: PostgresPolicy) => Promise<void>;
   /** Read-your-writes: a plan this pass created, so the next pass sees it before the cache does. */
   readonly planCreated: (plan: PostgresPolicyPlan) => void;
   readonly settings: CandidateSettings;
@@ -149,7 +149,7 @@ export class CandidatePlanner {
   /** Sends one step's commands and Events, remembering a status write for {@link withOwnWrite}. */
   private async sendStep(step: CandidateStep, policy: PostgresPolicy): Promise<void> {
     for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
-    for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event);
+    for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event, policy);
     if (step.kind === 'writeCandidateStatus') {
       const { metadata } = step.candidate;
       const known = this.written.get(metadata.uid);

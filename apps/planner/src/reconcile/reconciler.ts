@@ -9,6 +9,7 @@ import {
   k8sCommandContract,
   k8sCommandSubject,
   managedScopePayload,
+  policyOrderingKey,
   recordEvent,
   type CachedObject,
   type ExecuteResultV1,
@@ -159,7 +160,7 @@ export class Reconciler {
       nats: deps.nats,
       secrets: deps.secrets,
       send: (command) => this.send(command),
-      recordEvent: (event) => this.recordEvent(event),
+      recordEvent: (event, policy) => this.recordEvent(event, policy),
       planCreated: (plan) =>
         this.createdPlans.set(policyKey(plan.metadata.namespace, plan.metadata.name), {
           plan,
@@ -694,17 +695,22 @@ export class Reconciler {
         continue;
       }
       for (const command of commandsOf(step, policy)) await this.send(command);
-      for (const planEvent of planEventsOf(step, policy)) await this.recordEvent(planEvent);
+      for (const planEvent of planEventsOf(step, policy)) await this.recordEvent(planEvent, policy);
     }
   }
 
-  /** Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. */
-  private async recordEvent({ regarding, event }: PlanEvent): Promise<void> {
-    await recordEvent(this.deps.publisher, regarding, event, (error) =>
-      this.deps.log.warn(
-        `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
-      ),
-    );
+  /**
+   * Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. In the
+   * policy's ordering (ADR 0016), so an Event about a plan created in this pass follows the plan's create.
+   */
+  private async recordEvent({ regarding, event }: PlanEvent, policy: PostgresPolicy): Promise<void> {
+    await recordEvent(this.deps.publisher, regarding, event, {
+      orderingKey: policyOrderingKey(policy.metadata.namespace, policy.metadata.name),
+      onError: (error) =>
+        this.deps.log.warn(
+          `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
+        ),
+    });
   }
 
   private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
@@ -716,7 +722,8 @@ export class Reconciler {
       state.written = { status, at: Date.now() };
       state.settled = settledReady(status, settled);
     }
-    for (const policyEvent of policyStatusEvents(base, status, settled)) await this.recordEvent(policyEvent);
+    for (const policyEvent of policyStatusEvents(base, status, settled))
+      await this.recordEvent(policyEvent, base);
   }
 
   private nextSequence(): string {
@@ -793,7 +800,7 @@ export class Reconciler {
       });
       if (decision.status !== null) await this.writeStatus(policy, decision.status);
       const executionEvent = planExecutionEvent(result);
-      if (executionEvent !== undefined) await this.recordEvent(executionEvent);
+      if (executionEvent !== undefined) await this.recordEvent(executionEvent, policy);
       this.deps.log.log(
         logRecord(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`, {
           kind: 'PostgresPolicyPlan',

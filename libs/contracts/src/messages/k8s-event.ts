@@ -14,14 +14,23 @@ export type EventRegarding = Extract<K8sCommandV1, { command: 'record-event' }>[
 /** Longest message an Event keeps (the events.k8s.io limit); longer ones are cut with `…`. */
 export const MAX_EVENT_MESSAGE = 1024;
 
-/**
- * The command that records `event` about `regarding`; the message is redacted and bounded here. Events about
- * one object keep their order (the Event they count up is per object), Events about others go side by side.
- */
+/** How an Event's command is sent. */
+export interface EventCommandOptions {
+  /** Default: a fresh `event/<component>/<uuid>`. */
+  readonly idempotencyKey?: string;
+  /**
+   * The sender's ordering (ADR 0016): an Event about an object created in the same pass must not be applied
+   * before that object exists, so it takes the key of the pass's other commands. Default: the object's own
+   * key (Events about one object keep their order; the Event they count up is per object).
+   */
+  readonly orderingKey?: string;
+}
+
+/** The command that records `event` about `regarding`; the message is redacted and bounded here. */
 export function recordEventCommand(
   regarding: EventRegarding,
   event: KubeEventBody,
-  idempotencyKey: string = `event/${event.component}/${randomUUID()}`,
+  options: EventCommandOptions = {},
 ): Extract<K8sCommandV1, { command: 'record-event' }> {
   const redacted = redactSecrets(event.message);
   const message =
@@ -31,8 +40,8 @@ export function recordEventCommand(
     command: 'record-event',
     target: regarding,
     event: { ...event, message },
-    idempotencyKey,
-    orderingKey: `event/${regarding.namespace}/${regarding.kind}/${regarding.name}`,
+    idempotencyKey: options.idempotencyKey ?? `event/${event.component}/${randomUUID()}`,
+    orderingKey: options.orderingKey ?? `event/${regarding.namespace}/${regarding.kind}/${regarding.name}`,
   };
 }
 
@@ -45,9 +54,9 @@ export async function recordEvent(
   publisher: Pick<JetStreamPublisher, 'publish'>,
   regarding: EventRegarding,
   event: KubeEventBody,
-  onError?: (error: Error) => void,
+  options: Pick<EventCommandOptions, 'orderingKey'> & { readonly onError?: (error: Error) => void } = {},
 ): Promise<boolean> {
-  const command = recordEventCommand(regarding, event);
+  const command = recordEventCommand(regarding, event, options);
   try {
     await publisher.publish(
       k8sCommandContract,
@@ -57,7 +66,7 @@ export async function recordEvent(
     );
     return true;
   } catch (error) {
-    onError?.(error instanceof Error ? error : new Error(String(error)));
+    options.onError?.(error instanceof Error ? error : new Error(String(error)));
     return false;
   }
 }
