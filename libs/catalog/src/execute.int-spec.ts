@@ -131,3 +131,42 @@ describe('plan execution', () => {
     expect(order).toEqual(['first prepares', 'first released', 'first runs', 'second prepares']);
   });
 });
+
+describe('two databases of one server', () => {
+  it('granting the same membership from both at once: the loser fails as a concurrent update, nothing kept', async () => {
+    const other = await createPostgresSandbox('execute_other');
+    const otherConnection = openConnection({ url: other.url });
+    const holder = new pg.Client({ connectionString: sandbox.url });
+    try {
+      await runSql(sandbox.url, `CREATE ROLE "${r('shared_role')}"; CREATE ROLE "${r('shared_member')}";`);
+      // The first session grants without committing; the per-database lock of the other database does not
+      // see it, so the second grant waits on the catalog's unique index and fails once the first commits.
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query(`GRANT "${r('shared_role')}" TO "${r('shared_member')}"`);
+      const second = executeStatements(otherConnection.db, [
+        plain(`CREATE ROLE "${r('second_only')}"`),
+        plain(`GRANT "${r('shared_role')}" TO "${r('shared_member')}"`),
+      ]).catch((e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await holder.query('COMMIT');
+      const error = await second;
+      expect(error).toBeInstanceOf(ExecutionError);
+      expect((error as ExecutionError).sqlState).toBe('23505');
+      expect((error as ExecutionError).concurrentUpdate).toBe(true);
+      // Rolled back as a whole: running it again is safe.
+      expect(await roleExists(r('second_only'))).toBe(false);
+    } finally {
+      await holder.end();
+      await otherConnection.close();
+      await other.drop();
+    }
+  });
+
+  it('a statement that fails on its own is not a concurrent update', async () => {
+    const error = await executeStatements(connection.db, [
+      plain(`GRANT "${r('no_such_role')}" TO "${r('nobody')}"`),
+    ]).catch((e: unknown) => e);
+    expect((error as ExecutionError).concurrentUpdate).toBe(false);
+  });
+});

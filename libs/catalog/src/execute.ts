@@ -25,6 +25,18 @@ export class ExecutionError extends SafeError {
   ) {
     super(message);
   }
+
+  /**
+   * True when the statement collided with another session's concurrent write rather than with anything in
+   * the plan: a unique violation (23505) in a catalog index (roles and memberships are cluster-wide, and two
+   * databases of one server do not share the per-database lock), a serialization failure or deadlock, or a
+   * catalog tuple updated concurrently. Nothing was committed: running the whole transaction again, after a
+   * fresh look under the lock, is safe.
+   */
+  get concurrentUpdate(): boolean {
+    if (this.sqlState === '23505' || this.sqlState === '40001' || this.sqlState === '40P01') return true;
+    return this.sqlState === 'XX000' && /tuple concurrently (updated|deleted)/.test(this.message);
+  }
 }
 
 /** What `prepare` decides once the lock is held: run these statements, or refuse with a reason. */

@@ -206,6 +206,8 @@ export class ExecutionService {
       );
     } catch (error) {
       if (!(error instanceof ExecutionError)) throw error;
+      // A collision with another session is retried by redelivery (classifyFailure), except on the last one.
+      if (error.concurrentUpdate && !finalAttempt) throw error;
       return executionFailed(request, error, probe?.before.length ?? 0);
     } finally {
       await connection.close().catch(() => undefined);

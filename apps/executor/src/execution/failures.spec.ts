@@ -1,5 +1,5 @@
 // Which failures outside SQL are retried and which become a Failed result at once.
-import { DatabaseError, InspectionError } from '@rolepolicy/catalog';
+import { DatabaseError, ExecutionError, InspectionError } from '@rolepolicy/catalog';
 import { classifyFailure } from './failures.js';
 import { SecretUnavailableError } from './secrets.js';
 
@@ -31,6 +31,20 @@ describe('classifyFailure', () => {
     const failure = classifyFailure(new TypeError('postgres://u:secret@h/db'));
     expect(failure).toMatchObject({ class: 'transient', reason: 'PreparationFailed' });
     expect(failure.message).not.toContain('secret');
+  });
+
+  it('a statement that collided with another session is retried; one that failed on its own is not', () => {
+    const collided = new ExecutionError(
+      'statement 1 of 1 failed (SQLSTATE 23505)',
+      0,
+      'GRANT "a" TO "b"',
+      '23505',
+    );
+    expect(classifyFailure(collided)).toMatchObject({ class: 'transient', reason: 'DatabaseError' });
+    const updated = new ExecutionError('tuple concurrently updated', 0, 'ALTER ROLE "a"', 'XX000');
+    expect(classifyFailure(updated).class).toBe('transient');
+    const denied = new ExecutionError('permission denied (SQLSTATE 42501)', 0, 'CREATE ROLE "a"', '42501');
+    expect(classifyFailure(denied).class).toBe('permanent');
   });
 
   it('an inspection error is permanent', () => {

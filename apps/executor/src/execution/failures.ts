@@ -1,6 +1,6 @@
 // Sorts a failure outside SQL execution: transient ones (target unreachable, timeouts, lock waits) are
 // retried by redelivery; permanent ones, and transient ones on the last delivery, become a Failed result.
-import { CloudIdentityError, DatabaseError, SafeError } from '@rolepolicy/catalog';
+import { CloudIdentityError, DatabaseError, ExecutionError, SafeError } from '@rolepolicy/catalog';
 import { InvalidConnectionError, PlanNotVisibleError, SecretUnavailableError } from './secrets.js';
 
 /** How the executor reacts to a failure that happened before or around the SQL. */
@@ -58,6 +58,11 @@ export function classifyFailure(error: unknown): ClassifiedFailure {
     return transientCode(error.code) || timeout
       ? { class: 'transient', reason: 'DatabaseUnavailable', message }
       : { class: 'permanent', reason: 'DatabaseError', message };
+  }
+  if (error instanceof ExecutionError && error.concurrentUpdate) {
+    // Rolled back after colliding with another session (e.g. the same role granted from another database of
+    // the server): redelivered, and the next attempt looks again under the lock.
+    return { class: 'transient', reason: 'DatabaseError', message: error.message };
   }
   if (error instanceof SafeError)
     return { class: 'permanent', reason: 'PreparationFailed', message: error.message };

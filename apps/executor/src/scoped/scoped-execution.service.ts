@@ -107,7 +107,8 @@ export class ScopedExecutionService {
     try {
       facts = await this.execute(request, delivery.finalAttempt, lap);
     } catch (error) {
-      if (error instanceof ExecutionError) {
+      const collided = error instanceof ExecutionError && error.concurrentUpdate;
+      if (error instanceof ExecutionError && !(collided && !delivery.finalAttempt)) {
         facts = { outcome: 'Failed', reason: 'ExecutionFailed', message: error.message };
       } else {
         const failure = classifyFailure(error);
