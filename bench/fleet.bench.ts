@@ -280,16 +280,52 @@ function hopsOf(
   };
 }
 
+/**
+ * When each stage of the fleet's policies happened, in seconds since creation began (p50 and max over the
+ * policies): the plan computed, its SQL started, committed, and the policy's `Ready` written. Shows which
+ * stage a fleet queues in (planning, or execution).
+ */
+function fleetTimeline(wallStart: number, listed: Listed): Record<string, { p50: number; max: number }> {
+  const at = (iso: string | null | undefined): number => (iso ? (Date.parse(iso) - wallStart) / 1000 : NaN);
+  const stages: Record<string, number[]> = { computed: [], applying: [], committed: [], ready: [] };
+  for (const policy of listed.policies.filter((p) => p.metadata.name!.startsWith('fleet-'))) {
+    const plan = listed.plans.find(
+      (q) => q.status?.phase === 'Applied' && q.metadata.ownerReferences?.[0]?.uid === policy.metadata.uid,
+    );
+    const ready = (policy.status?.conditions ?? []).find((c) => c.type === 'Ready') as
+      { last_transition_time?: string } | undefined;
+    const values = {
+      computed: at(plan?.status?.computedAt),
+      applying: at(plan?.status?.applyingSince),
+      committed: at(plan?.status?.appliedAt),
+      ready: at(ready?.last_transition_time),
+    };
+    for (const [stage, value] of Object.entries(values))
+      if (Number.isFinite(value)) stages[stage]!.push(value);
+  }
+  return Object.fromEntries(
+    Object.entries(stages).map(([stage, v]) => [
+      stage,
+      { p50: round(percentile(v, 50)), max: round(v.length === 0 ? NaN : Math.max(...v)) },
+    ]),
+  );
+}
+
 /** One fleet run: all policies created at once; seconds until all are Ready with an Applied plan. */
 async function fleetRun(
   product: ProductProcesses,
   dbs: FleetDatabases,
   count: number,
   prefix: string,
-): Promise<{ seconds: number; sqlByDatabase: Map<number, string> }> {
+): Promise<{
+  seconds: number;
+  sqlByDatabase: Map<number, string>;
+  timeline: Record<string, { p50: number; max: number }>;
+}> {
   const kc = product.emulator.kubeConfig(NAMESPACE);
   const resources = new PolicyResources(kc, NAMESPACE);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const wallStart = Date.now();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: count }, (_, i) =>
@@ -336,7 +372,7 @@ async function fleetRun(
     const index = uidToIndex.get(plan.metadata.ownerReferences?.[0]?.uid ?? '');
     if (index !== undefined) sqlByDatabase.set(index, plan.status.sqlInline);
   }
-  return { seconds, sqlByDatabase };
+  return { seconds, sqlByDatabase, timeline: fleetTimeline(wallStart, listed) };
 }
 
 /** The floor: `psql -1 -f` of each database's SQL, `concurrency` processes at a time. */
@@ -407,6 +443,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     console.log(`${options.databases + extra} databases in ${round((performance.now() - started) / 1000)} s`);
     const seconds: Record<string, number> = {};
     const rss: Record<string, Record<string, number>> = {};
+    const timelines: Record<string, Record<string, { p50: number; max: number }>> = {};
     let sqlOfFirst: Map<number, string> | undefined;
     let firstPrefix = '';
     for (const executors of options.executors) {
@@ -445,10 +482,12 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         started = performance.now();
         const run = await fleetRun(product, dbs, options.databases, prefix);
         seconds[String(executors)] = round(run.seconds);
+        timelines[String(executors)] = run.timeline;
         rss[String(executors)] = product.peakRssMiB();
         console.log(
           `${executors} executor(s): ${round(run.seconds)} s, peak RSS ${JSON.stringify(rss[String(executors)])}`,
         );
+        console.log(`  stages (s since creation): ${JSON.stringify(run.timeline)}`);
         if (sqlOfFirst === undefined) {
           sqlOfFirst = run.sqlByDatabase;
           firstPrefix = prefix;
@@ -469,6 +508,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       a === undefined || b === undefined ? null : Math.round((a / b) * 100) / 100;
     Object.assign(report, {
       seconds,
+      timelineSeconds: timelines,
       floorSeconds: floor['2'] ?? floor[String(options.executors[0])],
       floorSecondsByExecutors: floor,
       floorSpeedup2: ratio(floor['1'], floor['2']),

@@ -90,7 +90,15 @@ export async function startProductProcesses(options: {
       const port = await freePort();
       const child = spawn(
         process.execPath,
-        ['--import', `${ROOT}/tools/register-aliases.mjs`, `${ROOT}/dist/apps/${name}/src/main.js`],
+        [
+          // BENCH_CPU_PROF=<dir>: each service writes a V8 CPU profile there when it stops.
+          ...(process.env['BENCH_CPU_PROF']
+            ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`]
+            : []),
+          '--import',
+          `${ROOT}/tools/register-aliases.mjs`,
+          `${ROOT}/dist/apps/${name}/src/main.js`,
+        ],
         {
           cwd: ROOT,
           stdio: ['ignore', 'ignore', 'inherit'],

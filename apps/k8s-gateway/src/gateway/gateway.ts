@@ -30,6 +30,7 @@ import {
 import { serveSecretAccess } from '@rolepolicy/contracts';
 import { CommandApplier } from './command-apply.js';
 import { CommandConsumer } from './command-consumer.js';
+import { withConnectionReuse } from './connection-reuse.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
 import type { GatewayConfig } from './gateway-config.js';
 import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
@@ -83,7 +84,7 @@ export function kubeConfigFrom(config: Pick<GatewayConfig, 'KUBECONFIG'>): KubeC
   const kc = new KubeConfig();
   if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
   else kc.loadFromDefault();
-  return kc;
+  return withConnectionReuse(kc);
 }
 
 /** A gateway replica. */

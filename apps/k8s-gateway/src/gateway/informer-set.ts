@@ -12,7 +12,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { nakDelayMs, type BackoffPolicy, type ResyncMarkerV1 } from '@rolepolicy/contracts';
-import { ownedByRolepolicy, referencedSecretNames } from './references.js';
+import { ownedByRolepolicy, SecretReferenceIndex } from './references.js';
 import { WATCHED_KINDS, collectionPath, listFunction, type WatchedKind } from './watched-kinds.js';
 
 /** Why an object is being passed on. */
@@ -96,8 +96,8 @@ export class InformerSet {
   private running: Running[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private stopped = true;
-  /** `namespace/name` of every Secret some rolepolicy.io object names. */
-  private referenced = new Set<string>();
+  /** Every Secret some rolepolicy.io object names, updated one informer event at a time. */
+  private readonly references = new SecretReferenceIndex();
   private starting: Promise<void> = Promise.resolve();
   /** Latest unsent state per object (or marker per kind), in the order to send; a newer state moves to the end. */
   private readonly pending = new Map<string, Outgoing>();
@@ -136,6 +136,7 @@ export class InformerSet {
     for (const r of this.running) if (r.restart) clearTimeout(r.restart);
     await Promise.all(this.running.map((r) => r.informer.stop()));
     this.running = [];
+    this.references.clear();
   }
 
   /** Passes every cached object on again, then a marker per kind; resolves once the queue is empty. */
@@ -212,15 +213,11 @@ export class InformerSet {
   }
 
   /**
-   * Whether a rolepolicy.io object in `namespace` names Secret `name`, asked of the informers' caches now
-   * (not of the last refresh, so a policy created a moment ago already counts).
+   * Whether a rolepolicy.io object in `namespace` names Secret `name`, as the informers' caches have it now
+   * (the index follows every informer event, so a policy created a moment ago already counts).
    */
   isReferenced(namespace: string, name: string): boolean {
-    return this.running.some(
-      (r) =>
-        !r.kind.filtered &&
-        r.informer.list(namespace).some((object) => referencedSecretNames(object).has(name)),
-    );
+    return this.references.has(namespace, name);
   }
 
   private create(kind: WatchedKind): Running {
@@ -274,7 +271,7 @@ export class InformerSet {
   private changed(kind: WatchedKind, reason: ChangeReason, object: KubernetesObject): void {
     if (!kind.filtered) {
       this.emit(kind, reason, object);
-      this.refreshReferences();
+      this.updateReferences(kind, reason, object);
       return;
     }
     if (this.shouldPublish(kind, object)) this.emit(kind, reason, object);
@@ -283,21 +280,18 @@ export class InformerSet {
   private shouldPublish(kind: WatchedKind, object: KubernetesObject): boolean {
     if (!kind.filtered) return true;
     if (ownedByRolepolicy(object)) return true;
-    return kind.kind === 'Secret' && this.referenced.has(keyOf(object));
+    const meta = object.metadata ?? {};
+    return kind.kind === 'Secret' && this.references.has(meta.namespace ?? '', meta.name ?? '');
   }
 
-  /** Recomputes referenced Secrets; those newly referenced are passed on from the cache at once. */
-  private refreshReferences(): void {
-    const next = new Set<string>();
-    for (const r of this.running) {
-      if (r.kind.filtered) continue;
-      for (const object of r.informer.list()) {
-        for (const name of referencedSecretNames(object))
-          next.add(`${object.metadata?.namespace ?? ''}/${name}`);
-      }
+  /** Follows one object's Secret references; Secrets newly referenced are passed on from the cache at once. */
+  private updateReferences(kind: WatchedKind, reason: ChangeReason, object: KubernetesObject): void {
+    const key = this.keyFor(kind, object);
+    if (reason === 'delete') {
+      this.references.remove(key);
+      return;
     }
-    const added = [...next].filter((key) => !this.referenced.has(key));
-    this.referenced = next;
+    const added = this.references.set(key, object.metadata?.namespace ?? '', object);
     if (added.length === 0) return;
     const secrets = this.running.find((r) => r.kind.kind === 'Secret');
     for (const key of added) {

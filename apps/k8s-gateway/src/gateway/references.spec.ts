@@ -1,5 +1,5 @@
 // The gateway publishes only the Secrets and ConfigMaps that rolepolicy.io objects name or own.
-import { ownedByRolepolicy, referencedSecretNames } from './references.js';
+import { ownedByRolepolicy, referencedSecretNames, SecretReferenceIndex } from './references.js';
 
 test('connection secretRef, params Secret references and generated password Secrets are referenced', () => {
   const policy = {
@@ -33,4 +33,55 @@ test('ownership by a rolepolicy.io kind is recognised from ownerReferences', () 
   expect(ownedByRolepolicy(owned)).toBe(true);
   expect(ownedByRolepolicy(foreign)).toBe(false);
   expect(ownedByRolepolicy({ metadata: {} })).toBe(false);
+});
+
+describe('SecretReferenceIndex', () => {
+  const policy = (...names: string[]) => ({
+    spec: {
+      connection: { secretRef: { name: names[0] } },
+      roles: names.slice(1).map((n) => ({ name: n, password: { secretRef: { name: n } } })),
+    },
+  });
+
+  test('reports a Secret once when the first object names it, and keeps it while any object does', () => {
+    const index = new SecretReferenceIndex();
+    expect(index.set('policy/ns/a', 'ns', policy('conn', 'pw'))).toEqual(['ns/conn', 'ns/pw']);
+    expect(index.set('policy/ns/b', 'ns', policy('conn'))).toEqual([]);
+    expect(index.has('ns', 'conn')).toBe(true);
+    index.remove('policy/ns/a');
+    expect(index.has('ns', 'conn')).toBe(true); // b still names it
+    expect(index.has('ns', 'pw')).toBe(false);
+    index.remove('policy/ns/b');
+    expect(index.has('ns', 'conn')).toBe(false);
+  });
+
+  test('an update moves references: the old Secret is released, the new one reported', () => {
+    const index = new SecretReferenceIndex();
+    index.set('policy/ns/a', 'ns', policy('old'));
+    expect(index.set('policy/ns/a', 'ns', policy('new'))).toEqual(['ns/new']);
+    expect(index.has('ns', 'old')).toBe(false);
+    expect(index.set('policy/ns/a', 'ns', policy('new'))).toEqual([]); // unchanged: nothing new
+    expect(index.has('other', 'new')).toBe(false); // namespaced
+  });
+
+  test('agrees with a recomputation from scratch after any sequence of changes', () => {
+    const index = new SecretReferenceIndex();
+    const live = new Map<string, ReturnType<typeof policy>>();
+    const names = ['s0', 's1', 's2', 's3'];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let step = 0; step < 500; step++) {
+      const key = `policy/ns/p${next() % 5}`;
+      if (next() % 4 === 0) {
+        index.remove(key);
+        live.delete(key);
+      } else {
+        const object = policy(names[next() % 4]!, ...names.filter(() => next() % 2 === 0));
+        index.set(key, 'ns', object);
+        live.set(key, object);
+      }
+      const expected = new Set([...live.values()].flatMap((o) => [...referencedSecretNames(o)]));
+      for (const name of names) expect(index.has('ns', name)).toBe(expected.has(name));
+    }
+  });
 });

@@ -41,3 +41,55 @@ export function ownedByRolepolicy(object: unknown): boolean {
     refs.some((r) => isObject(r) && String(r['apiVersion']).startsWith(`${ROLEPOLICY_GROUP}/`))
   );
 }
+
+/**
+ * Which Secrets rolepolicy.io objects name, kept up to date one object change at a time (a change costs the
+ * walk of that object's spec, not of every object: with hundreds of policies, recomputing everything on
+ * each event was the gateway's largest CPU cost). Keys are `namespace/name`.
+ */
+export class SecretReferenceIndex {
+  /** Object key -> the Secret keys it names. */
+  private readonly byObject = new Map<string, ReadonlySet<string>>();
+  /** Secret key -> how many objects name it. */
+  private readonly counts = new Map<string, number>();
+
+  /** Records the object's current references; returns the Secret keys no object named before. */
+  set(objectKey: string, namespace: string, object: unknown): readonly string[] {
+    const next = new Set([...referencedSecretNames(object)].map((name) => `${namespace}/${name}`));
+    const previous = this.byObject.get(objectKey) ?? new Set<string>();
+    const added: string[] = [];
+    for (const key of next) {
+      if (previous.has(key)) continue;
+      const count = (this.counts.get(key) ?? 0) + 1;
+      this.counts.set(key, count);
+      if (count === 1) added.push(key);
+    }
+    for (const key of previous) if (!next.has(key)) this.release(key);
+    if (next.size === 0) this.byObject.delete(objectKey);
+    else this.byObject.set(objectKey, next);
+    return added;
+  }
+
+  /** Forgets a deleted object's references. */
+  remove(objectKey: string): void {
+    for (const key of this.byObject.get(objectKey) ?? []) this.release(key);
+    this.byObject.delete(objectKey);
+  }
+
+  /** Whether some object names Secret `namespace/name`. */
+  has(namespace: string, name: string): boolean {
+    return this.counts.has(`${namespace}/${name}`);
+  }
+
+  /** Forgets everything (a new leader term lists anew). */
+  clear(): void {
+    this.byObject.clear();
+    this.counts.clear();
+  }
+
+  private release(key: string): void {
+    const count = (this.counts.get(key) ?? 0) - 1;
+    if (count <= 0) this.counts.delete(key);
+    else this.counts.set(key, count);
+  }
+}

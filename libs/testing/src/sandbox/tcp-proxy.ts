@@ -12,6 +12,8 @@ export type TcpProxy = {
   restore(): Promise<void>;
   /** Cuts and forgets the proxy. */
   dispose(): Promise<void>;
+  /** Client connections accepted so far (a test of connection reuse counts them). */
+  accepted(): number;
 };
 
 /** Starts a proxy on a free local port that forwards to `127.0.0.1:<targetPort>`. */
@@ -19,6 +21,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   const port = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;
+  let accepted = 0;
 
   const track = (socket: Socket): void => {
     sockets.add(socket);
@@ -28,6 +31,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
 
   const listen = async (): Promise<void> => {
     const next = createServer((client) => {
+      accepted += 1;
       const upstream = connect(targetPort, targetHost);
       track(client);
       track(upstream);
@@ -55,6 +59,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   return {
     port,
     cut,
+    accepted: () => accepted,
     restore: async () => {
       if (!server) await listen();
     },
