@@ -116,6 +116,7 @@ export class ResourceCache {
   private readonly followed = new Map<ResourceKindToken, Followed>();
   private stopped = false;
   private cluster: string | undefined;
+  private readyNow = false;
   /** The stream's last sequence, shared by concurrent {@link sync} callers (see {@link SharedRequest}). */
   private readonly lastSeq: SharedRequest<number>;
 
@@ -136,8 +137,15 @@ export class ResourceCache {
   ) {
     for (const kind of options.kinds) this.objects.set(kind, new Map());
     this.lastSeq = new SharedRequest(async () => (await jsm.streams.info(options.stream)).state.last_seq);
-    this.ready = Promise.all(readyPromises).then(() => undefined);
+    this.ready = Promise.all(readyPromises).then(() => {
+      this.readyNow = true;
+    });
     this.ready.catch(() => undefined);
+  }
+
+  /** True once {@link ready} has resolved: every kind delivered what the stream held at start. */
+  get isReady(): boolean {
+    return this.readyNow;
   }
 
   /** Creates the consumers and starts following; await {@link ready} before trusting reads. */
