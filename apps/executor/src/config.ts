@@ -8,7 +8,7 @@ import {
   type ConfigOf,
 } from '@rolepolicy/runtime';
 
-/** Upper bound of EXECUTOR_CONCURRENCY: each execution holds up to two database connections. */
+/** Upper bound of EXECUTOR_CONCURRENCY and EXECUTOR_REVOKE_CONCURRENCY: each execution holds up to two database connections. */
 export const MAX_EXECUTOR_CONCURRENCY = 32;
 
 /** Every variable the executor reads. */
@@ -16,11 +16,18 @@ export const executorEnvSpec = {
   ...baseEnvSpec(DEFAULT_HTTP_PORTS['executor']),
   ...cloudIdentityEnvSpec(),
   EXECUTOR_CONCURRENCY: env.intInRange(
-    'Execution requests one replica handles at once (each holds up to two database connections); ' +
-      'requests for one database still run one after another',
+    'Execution requests one replica handles at once per durable (policy executions, ephemeral activations; ' +
+      'each holds up to two database connections); requests for one database still run one after another',
     1,
     MAX_EXECUTOR_CONCURRENCY,
     4,
+  ),
+  EXECUTOR_REVOKE_CONCURRENCY: env.intInRange(
+    'Revocations (executor-scoped-revoke) one replica runs at once, in slots of their own besides ' +
+      'EXECUTOR_CONCURRENCY; revocations of one database still run one after another',
+    1,
+    MAX_EXECUTOR_CONCURRENCY,
+    8,
   ),
 } as const;
 

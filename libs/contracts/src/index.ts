@@ -24,6 +24,7 @@ export * from './transport/backoff.js';
 export * from './transport/outcome.js';
 export * from './transport/jetstream.context.js';
 export * from './transport/jetstream.server.js';
+export * from './transport/slots.js';
 export * from './transport/publisher.js';
 export * from './transport/error-passthrough.filter.js';
 export * from './messages/secret-access.js';

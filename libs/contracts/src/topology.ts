@@ -135,6 +135,7 @@ export const SPINE_CONSUMERS = {
       filterSubject: SUBJECTS.scopedRevokeRequest,
       ackWaitMs: 30_000,
       maxDeliver: 10,
+      // Slots per replica: EXECUTOR_REVOKE_CONCURRENCY (default 8, at most 32), so 8 replicas at the default.
       maxAckPending: 64,
     },
   ],

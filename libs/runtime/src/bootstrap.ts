@@ -14,6 +14,7 @@ import {
   type BackoffPolicy,
   type MessageContract,
   type ServiceName,
+  type SlotCounts,
   type Topology,
 } from '@rolepolicy/contracts';
 import { natsConfigProblems, type BaseConfig } from './base-config.js';
@@ -32,8 +33,11 @@ export type ServiceDefinition<S extends EnvSpec> = {
   readonly module: Type<unknown>;
   /** Dependencies besides NATS that readiness must see (e.g. Redis). */
   readonly checks?: (config: ConfigOf<S>) => readonly DependencyCheck[];
-  /** Messages each of the service's consumers handles at once (default 1), from the configuration. */
-  readonly concurrency?: (config: ConfigOf<S>) => number;
+  /**
+   * Messages each of the service's consumers handles at once (default 1), from the configuration: one
+   * number, or a default plus counts for named durables.
+   */
+  readonly concurrency?: (config: ConfigOf<S>) => SlotCounts;
 };
 
 /** Overrides for tests and tools; production uses the defaults. */

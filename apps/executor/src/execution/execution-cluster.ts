@@ -21,7 +21,7 @@ import { gatewayPlanStatus, type PlanStatusWriter } from './plan-status.js';
 export interface ExecutionCluster {
   readonly view: ClusterView;
   /** The cache behind the view (policies, plans, ephemeral access requests); call `sync()` before reads. */
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'sync'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'sync' | 'isReady'>;
   readonly status: PlanStatusWriter;
   readonly stop: () => Promise<void>;
 }

@@ -156,9 +156,16 @@ export class ScopedExecutionService {
     return result;
   }
 
-  /** The plan, request, policy and activation plan as the cache holds them after catching up. */
-  private async state(request: ScopedExecuteRequestV1, cluster: ExecutionCluster): Promise<ScopedState> {
-    await cluster.cache.sync();
+  /**
+   * The plan, request, policy and activation plan as the cache holds them after catching up (`synced`,
+   * the default), or as it holds them now.
+   */
+  private async state(
+    request: ScopedExecuteRequestV1,
+    cluster: ExecutionCluster,
+    synced = true,
+  ): Promise<ScopedState> {
+    if (synced) await cluster.cache.sync();
     const ns = request.plan.namespace;
     const get = <T>(kind: 'postgrespolicyplan' | 'ephemeralaccessrequest' | 'postgrespolicy', name: string) =>
       cluster.cache.get(kind, ns, name) as unknown as T | undefined;
@@ -178,6 +185,20 @@ export class ScopedExecutionService {
     request: ScopedExecuteRequestV1,
     cluster: ExecutionCluster,
   ): Promise<ScopedState> {
+    // A Revoke's first read skips the sync (two round trips, more under load). This is safe because:
+    // - only a `proceed` is taken from it: any other verdict (a stop, Applied) is decided again on a synced
+    //   read below, so no revoke is refused or skipped on a stale view;
+    // - a `proceed` lends the steps before the lock only the policy's connection and the mutex key. The
+    //   connection is checked against the fingerprint of the request's resolvedAccess, which the bundle hash
+    //   of the message pins, so the statements can only run on the database the access was granted in; the
+    //   mutex key only orders work in this replica (the advisory lock serializes databases);
+    // - everything that decides what is revoked (plan, request, anchor, bundle, subject, the memberships the
+    //   policy declares) is read again under the lock after a sync (`underLock`).
+    // An Activate waits for its plan, and reads synced from the start.
+    if (request.operation === 'Revoke' && cluster.cache.isReady) {
+      const early = await this.state(request, cluster, false);
+      if (verifyScoped(request, early).kind === 'proceed') return early;
+    }
     const deadline = Date.now() + (this.options.cluster?.visibilityWaitMs ?? 5_000);
     for (;;) {
       const state = await this.state(request, cluster);
@@ -216,15 +237,10 @@ export class ScopedExecutionService {
     }
     if (verdict.kind === 'stop') return verdict;
     const policy = state.policy as PostgresPolicy;
-    const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
-    if (!expansion.ok) {
-      const errors = expansion.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`);
-      return {
-        outcome: 'Blocked',
-        reason: 'InvalidPolicy',
-        message: `the target policy is invalid, so its declared memberships are unknown: ${errors.join('; ')}`,
-      };
-    }
+    // Checked before connecting (an invalid policy takes no connection); the memberships it declares are
+    // read again under the lock.
+    const declared = declaredMemberships(policy);
+    if (!declared.ok) return declared.blocked;
     const namespace = request.policy.namespace;
     const resolved = await cluster.view.secrets.connection({
       namespace,
@@ -260,12 +276,7 @@ export class ScopedExecutionService {
         const facts = await withRedaction(connection, () =>
           executeUnderLock<ScopedFacts>(connection.db, async () => {
             lap('lock_wait');
-            const decision = await this.underLock(
-              request,
-              cluster,
-              connection,
-              expansion.desired.memberships,
-            );
+            const decision = await this.underLock(request, cluster, connection);
             lap('decide');
             return decision;
           }),
@@ -283,13 +294,13 @@ export class ScopedExecutionService {
 
   /**
    * While the lock is held: re-verify (a revocation, deletion or recreate while this replica waited stops it
-   * here), inspect the bundle roles and the subject, compute the changes, run the escape check, render.
+   * here), read the memberships the policy declares, inspect the bundle roles and the subject, compute the
+   * changes, run the escape check, render.
    */
   private async underLock(
     request: ScopedExecuteRequestV1,
     cluster: ExecutionCluster,
     connection: CatalogConnection,
-    durable: Parameters<typeof scopedChanges>[0]['durable'],
   ): Promise<LockedDecision<ScopedFacts>> {
     const state = await this.state(request, cluster);
     const verdict = verifyScoped(request, state);
@@ -306,6 +317,9 @@ export class ScopedExecutionService {
       };
     }
     if (verdict.kind === 'stop') return { run: false, result: verdict };
+    // From the state just synced: an edit of the policy while this execution waited counts.
+    const declared = declaredMemberships(state.policy as PostgresPolicy);
+    if (!declared.ok) return { run: false, result: declared.blocked };
     // The bundle itself first: a snapshot granting to anyone but the subject touches nothing, not even a read.
     const bundleEscape = escapeCheck(request.operation, [], verdict.memberships, verdict.subject);
     if (!bundleEscape.ok) {
@@ -341,7 +355,7 @@ export class ScopedExecutionService {
         roles: snapshot.roles.map((r) => ({ name: r.name, inherit: r.state.inherit })),
         serverVersionNum: snapshot.server_version_num,
       },
-      durable,
+      durable: declared.memberships,
       otherHolders: others,
     });
     if (computed.refusals.length > 0) return { run: false, result: refusalFacts(computed.refusals) };
@@ -388,6 +402,25 @@ export class ScopedExecutionService {
       },
     };
   }
+}
+
+/** The memberships a policy declares, or the Blocked outcome when it does not expand. */
+function declaredMemberships(
+  policy: PostgresPolicy,
+):
+  | { readonly ok: true; readonly memberships: Parameters<typeof scopedChanges>[0]['durable'] }
+  | { readonly ok: false; readonly blocked: ScopedFacts } {
+  const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
+  if (expansion.ok) return { ok: true, memberships: expansion.desired.memberships };
+  const errors = expansion.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`);
+  return {
+    ok: false,
+    blocked: {
+      outcome: 'Blocked',
+      reason: 'InvalidPolicy',
+      message: `the target policy is invalid, so its declared memberships are unknown: ${errors.join('; ')}`,
+    },
+  };
 }
 
 /** `database_wait` -> `databaseWait`. */

@@ -222,6 +222,24 @@ describe('ResourceCache', () => {
     expect(cache.get('ephemeralaccesspolicy', 'team-d', 'one')).toBeDefined();
   });
 
+  it('many concurrent sync() calls each see the event published just before the call, and all resolve', async () => {
+    // Shared round trips must never answer a caller as of a moment before its call: every caller here
+    // publishes, then syncs while other callers' requests are already on their way. The quiet kinds make
+    // every sync wait on their consumers' info too, shared per kind. (The sharing rule itself is pinned
+    // deterministically in shared-request.spec.ts: here the cache usually wins the race anyway.)
+    const cache = await start(['secret', 'configmap', 'postgrespolicy']);
+    await cache.ready;
+    const callers = Array.from({ length: 200 }, (_, i) => `c${i}`);
+    const seen = await Promise.all(
+      callers.map(async (name, i) => {
+        await publish(nc, names, 'secret', 'team-s', name, event('Secret', 'team-s', name, { n: String(i) }));
+        await cache.sync(20_000);
+        return dataOf(cache, 'secret', 'team-s', name);
+      }),
+    );
+    expect(seen).toEqual(callers.map((_, i) => ({ n: String(i) })));
+  });
+
   it('sync() answers for a quiet kind after its pull request was renewed', async () => {
     // Each renewal of the consumer's pull request passes through the message iterator; a quiet kind sees
     // nothing else, so catching up must not depend on the iterator's own pending count.

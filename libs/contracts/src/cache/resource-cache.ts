@@ -6,7 +6,9 @@ import {
   jetstream,
   jetstreamManager,
   type Consumer,
+  type ConsumerInfo,
   type ConsumerMessages,
+  type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -24,6 +26,7 @@ import {
   type MarkerAssembly,
 } from './resync.js';
 import { STREAMS } from '../topology.js';
+import { SharedRequest } from './shared-request.js';
 
 /** A Kubernetes object as published in a resource event (Secrets included: never log one). */
 export type CachedObject = ResourceEventV1['object'];
@@ -83,6 +86,8 @@ type Followed = {
    * carry lower resourceVersions than the old API's marker, so the next marker applies those it lists.
    */
   held: Map<string, CachedObject>;
+  /** The server's view of the kind's current consumer, shared by the {@link ResourceCache.sync} waiters. */
+  progress: SharedRequest<ConsumerInfo | undefined>;
 };
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -111,12 +116,16 @@ export class ResourceCache {
   private readonly followed = new Map<ResourceKindToken, Followed>();
   private stopped = false;
   private cluster: string | undefined;
+  private readyNow = false;
+  /** The stream's last sequence, shared by concurrent {@link sync} callers (see {@link SharedRequest}). */
+  private readonly lastSeq: SharedRequest<number>;
 
   /** Resolves once every kind has delivered what the stream held when the cache started. */
   readonly ready: Promise<void>;
 
   private constructor(
     private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
     private readonly options: {
       readonly kinds: readonly ResourceKindToken[];
       readonly stream: string;
@@ -127,8 +136,16 @@ export class ResourceCache {
     readyPromises: Promise<void>[],
   ) {
     for (const kind of options.kinds) this.objects.set(kind, new Map());
-    this.ready = Promise.all(readyPromises).then(() => undefined);
+    this.lastSeq = new SharedRequest(async () => (await jsm.streams.info(options.stream)).state.last_seq);
+    this.ready = Promise.all(readyPromises).then(() => {
+      this.readyNow = true;
+    });
     this.ready.catch(() => undefined);
+  }
+
+  /** True once {@link ready} has resolved: every kind delivered what the stream held at start. */
+  get isReady(): boolean {
+    return this.readyNow;
   }
 
   /** Creates the consumers and starts following; await {@link ready} before trusting reads. */
@@ -149,14 +166,17 @@ export class ResourceCache {
       });
       return { promise, resolve, reject };
     });
+    // One manager for the cache's life: creating one asks the server for account info each time.
+    const jsm = await jetstreamManager(nc);
     const cache = new ResourceCache(
       nc,
+      jsm,
       resolved,
       logger,
       readiness.map((r) => r.promise),
     );
     try {
-      await jetstreamManager(nc).then((jsm) => jsm.streams.info(resolved.stream));
+      await jsm.streams.info(resolved.stream);
       for (const [i, kind] of resolved.kinds.entries()) await cache.follow(kind, readiness[i]!);
     } catch (error) {
       await cache.stop();
@@ -245,6 +265,10 @@ export class ResourceCache {
    * Resolves once every event the stream held when it was called has been applied (read-your-writes for
    * a caller about to make a decision, e.g. under a database lock). Rejects after `timeoutMs` (the caller
    * retries later) or when the cache is stopped.
+   *
+   * Concurrent callers share their round trips (stream info, then per lagging kind consumer info) under
+   * one rule: a caller uses only answers to requests sent after it was called, so no caller is answered
+   * as of a moment before its call ({@link SharedRequest}).
    */
   async sync(timeoutMs = 5_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -260,18 +284,13 @@ export class ResourceCache {
     } finally {
       clearTimeout(timer);
     }
-    const jsm = await jetstreamManager(this.nc);
-    const target = (await jsm.streams.info(this.options.stream)).state.last_seq;
+    const target = await this.lastSeq.sentAfterNow();
     for (const [kind, followed] of this.followed) {
       for (;;) {
         if (this.stopped) throw new Error('resource cache is stopped');
         if (followed.appliedSeq >= target) break;
-        // Nothing of this kind left to deliver, and everything delivered is applied. Asked by name (the
-        // consumer object's own info() would race with the ordered consumer's resets).
-        const name = (await followed.consumer?.info(true))?.name;
-        const info = name
-          ? await jsm.consumers.info(this.options.stream, name).catch(() => undefined)
-          : undefined;
+        // Nothing of this kind left to deliver, and everything delivered is applied.
+        const info = await followed.progress.sentAfterNow();
         // `delivered.stream_seq` also advances over other kinds' messages, so compare deliveries instead.
         if (info && info.num_pending === 0 && appliedAll(followed, info.name, info.delivered.consumer_seq))
           break;
@@ -312,6 +331,7 @@ export class ResourceCache {
       dropped: new Set(),
       lastMarker: undefined,
       held: new Map(),
+      progress: new SharedRequest(() => this.consumerInfo(state)),
     };
     this.followed.set(kind, state);
     let caughtUp = false;
@@ -376,6 +396,16 @@ export class ResourceCache {
       }
       if (!this.stopped && state.generation === generation) this.resubscribe(kind, state, 1_000);
     })();
+  }
+
+  /**
+   * The server's info of the kind's current consumer, undefined while it has none or the server does not
+   * answer. Asked by name (the consumer object's own info() would race with the ordered consumer's resets).
+   */
+  private async consumerInfo(state: Followed): Promise<ConsumerInfo | undefined> {
+    const name = (await state.consumer?.info(true))?.name;
+    if (name === undefined) return undefined;
+    return this.jsm.consumers.info(this.options.stream, name).catch(() => undefined);
   }
 
   /** Follows the kind again after `delayMs`, doubling the delay (up to 30 s) while that fails. */

@@ -1,5 +1,7 @@
-// A service with `concurrency: 3` handles up to three messages of one consumer at once and never more:
-// each slot pulls one message when it is free, so nothing waits prefetched behind a busy handler.
+// Slots per durable on a real NATS server: each slot pulls one message when it is free, so a durable with
+// N slots handles up to N messages at once and never more, and nothing waits prefetched behind a busy
+// handler. A service names the durables that get their own count (the executor's revocations); the others
+// keep the default.
 import type { INestApplication } from '@nestjs/common';
 import { Module } from '@nestjs/common';
 import { baseEnvSpec, startService, type ServiceDefinition } from '@rolepolicy/runtime';
@@ -17,29 +19,43 @@ import { deadLetterSubject } from '../subjects.js';
 @Module({})
 class EmptyModule {}
 
-const SLOTS = 3;
+/** Slots of every durable not named (the `main` work queue). */
+const DEFAULT_SLOTS = 3;
+/** Slots of the `urgent` durable, named in the service's slot counts. */
+const URGENT_SLOTS = 5;
 const MESSAGES = 9;
 
 let sandbox: NatsSandbox;
-let names: WorkTopologyNames;
+let main: WorkTopologyNames;
+let urgent: WorkTopologyNames;
 let consumerApp: INestApplication;
 let publisherApp: INestApplication;
-const deliveries: Delivery[] = [];
+const deliveries = { main: [] as Delivery[], urgent: [] as Delivery[] };
 
-beforeAll(async () => {
-  sandbox = await createNatsSandbox();
-  names = {
-    root: sandbox.subject('conc').replace(/\.conc$/, ''),
-    workStream: sandbox.stream('work'),
-    deadStream: sandbox.stream('dead'),
-    durable: sandbox.durable('worker'),
+function namesOf(sandbox: NatsSandbox, queue: 'main' | 'urgent'): WorkTopologyNames {
+  return {
+    root: sandbox.subject(queue),
+    workStream: sandbox.stream(`${queue}_work`),
+    deadStream: sandbox.stream(`${queue}_dead`),
+    durable: sandbox.durable(queue),
     ackWaitMs: 30_000,
     maxDeliver: 3,
   };
+}
+
+beforeAll(async () => {
+  sandbox = await createNatsSandbox();
+  main = namesOf(sandbox, 'main');
+  urgent = namesOf(sandbox, 'urgent');
+  const topologies = [workTopology(main), workTopology(urgent)];
   const shared = {
-    topology: workTopology(names),
-    contracts: [workContract(names.root)],
-    deadLetterSubject: (subject: string) => deadLetterSubject(subject, names.root),
+    topology: {
+      streams: topologies.flatMap((t) => t.streams),
+      consumers: topologies.flatMap((t) => t.consumers),
+    },
+    contracts: [workContract(main.root), workContract(urgent.root)],
+    deadLetterSubject: (subject: string) =>
+      deadLetterSubject(subject, subject.startsWith(`${urgent.root}.`) ? urgent.root : main.root),
   };
   const env = async () => ({
     NATS_URL: sandbox.url,
@@ -51,12 +67,15 @@ beforeAll(async () => {
     service: 'executor',
     envSpec: baseEnvSpec(0),
     module: EmptyModule,
-    concurrency: () => SLOTS,
+    concurrency: () => ({ default: DEFAULT_SLOTS, durables: { [urgent.durable]: URGENT_SLOTS } }),
   };
   consumerApp = await startService(consumer, {
     ...shared,
     env: await env(),
-    imports: [workHandlerModule(names.root, (d) => deliveries.push(d))],
+    imports: [
+      workHandlerModule(main.root, (d) => deliveries.main.push(d)),
+      workHandlerModule(urgent.root, (d) => deliveries.urgent.push(d)),
+    ],
   });
   publisherApp = await startService(
     { service: 'planner', envSpec: baseEnvSpec(0), module: EmptyModule },
@@ -70,25 +89,39 @@ afterAll(async () => {
   await sandbox?.cleanup();
 });
 
-test(`${SLOTS} slots: up to ${SLOTS} messages in work at once, never more, each handled once`, async () => {
-  const publisher = publisherApp.get(JetStreamPublisher);
-  for (let i = 0; i < MESSAGES; i++) {
-    // Each handler holds its message long enough for the other slots to pull theirs.
-    const work = { v: 1 as const, id: `w${i}`, behaviour: 'ok' as const, delayMs: 1000 };
-    await publisher.publish(workContract(names.root), `${names.root}.work.${work.id}`, work);
-  }
-  const deadline = Date.now() + 30_000;
-  while (deliveries.filter((d) => d.phase === 'done').length < MESSAGES && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** The most messages that were in a handler at once, from the start and end of each delivery. */
+function mostAtOnce(of: readonly Delivery[]): number {
   let inWork = 0;
   let most = 0;
-  for (const d of deliveries) {
+  for (const d of of) {
     inWork += d.phase === 'start' ? 1 : -1;
     most = Math.max(most, inWork);
   }
-  expect(most).toBe(SLOTS);
-  const done = deliveries.filter((d) => d.phase === 'done').map((d) => d.id);
-  expect(done.sort()).toEqual(Array.from({ length: MESSAGES }, (_, i) => `w${i}`).sort());
-  expect(deliveries.every((d) => d.deliveryCount === 1)).toBe(true);
+  return most;
+}
+
+test(`a named durable runs its own ${URGENT_SLOTS} slots while another keeps the default ${DEFAULT_SLOTS}`, async () => {
+  const publisher = publisherApp.get(JetStreamPublisher);
+  for (let i = 0; i < MESSAGES; i++) {
+    // Each handler holds its message long enough for the other slots to pull theirs.
+    for (const names of [main, urgent]) {
+      const work = { v: 1 as const, id: `w${i}`, behaviour: 'ok' as const, delayMs: 1000 };
+      await publisher.publish(workContract(names.root), `${names.root}.work.${work.id}`, work);
+    }
+  }
+  const deadline = Date.now() + 30_000;
+  const done = (of: readonly Delivery[]) => of.filter((d) => d.phase === 'done').map((d) => d.id);
+  while (
+    done(deliveries.main).length + done(deliveries.urgent).length < 2 * MESSAGES &&
+    Date.now() < deadline
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(mostAtOnce(deliveries.urgent)).toBe(URGENT_SLOTS);
+  expect(mostAtOnce(deliveries.main)).toBe(DEFAULT_SLOTS);
+  const all = Array.from({ length: MESSAGES }, (_, i) => `w${i}`).sort();
+  expect(done(deliveries.main).sort()).toEqual(all);
+  expect(done(deliveries.urgent).sort()).toEqual(all);
+  const redelivered = [...deliveries.main, ...deliveries.urgent].filter((d) => d.deliveryCount !== 1);
+  expect(redelivered).toEqual([]);
 }, 45_000);

@@ -18,6 +18,7 @@ import type { ConsumerDefinition, Topology } from '../topology.js';
 import { DEFAULT_BACKOFF, nakDelayMs, type BackoffPolicy } from './backoff.js';
 import { JetStreamContext } from './jetstream.context.js';
 import type { MessageOutcome, OutcomeObserver } from './outcome.js';
+import { slotsFor, type SlotCounts } from './slots.js';
 
 /**
  * Transport id of {@link JetStreamServer}: pass it as the second argument of `@EventPattern` when an app
@@ -38,10 +39,11 @@ export type JetStreamServerOptions = {
   readonly backoff?: BackoffPolicy;
   readonly observe?: OutcomeObserver;
   /**
-   * Messages handled at once per consumer (default 1). Each slot pulls exactly one message when it is
-   * free, so a replica never holds messages it is not working on.
+   * Messages handled at once per consumer (default 1): one number for every durable, or a default plus
+   * counts by durable name ({@link SlotCounts}). Each slot pulls exactly one message when it is free, so a
+   * replica never holds messages it is not working on.
    */
-  readonly concurrency?: number;
+  readonly concurrency?: SlotCounts;
 };
 
 type Failure = { readonly reason: DeadLetterV1['reason']; readonly detail: string };
@@ -111,18 +113,10 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
   private async start(): Promise<void> {
     await ensureTopology(await jetstreamManager(this.options.connection), this.options.topology);
     for (const def of this.activeConsumers()) {
-      const slots = this.slotsOf(def);
+      const slots = slotsFor(this.options.concurrency, def.durable);
       this.logger.log(`pulling ${def.stream}/${def.durable} (${def.filterSubject}), ${slots} at once`);
       for (let slot = 0; slot < slots; slot++) this.loops.push(this.pull(def));
     }
-  }
-
-  private slotsOf(def: ConsumerDefinition): number {
-    const slots = this.options.concurrency ?? 1;
-    if (!Number.isInteger(slots) || slots < 1) {
-      throw new Error(`concurrency of ${def.durable} must be a positive integer, got ${slots}`);
-    }
-    return slots;
   }
 
   /**
