@@ -92,10 +92,19 @@ export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 
 const OVERLAY_TTL_MS = 30_000;
 /** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
 const SUPERSEDED_RECHECK_SECONDS = 2;
-/** How long a pass defers to a pending execution result before planning anyway. */
+/** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
 const RESULT_WAIT_MS = 30_000;
+/**
+ * How long a pass defers to a plan still queued for an executor (phase Approved, not yet Applying). A fleet's
+ * backlog can hold a request longer than {@link RESULT_WAIT_MS}; planning again then only supersedes a plan
+ * that is about to run and queues another behind it.
+ */
+const QUEUED_WAIT_MS = 600_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
+
+/** The part of a cached plan the result hold reads. */
+type CachedPlan = { readonly status?: { readonly phase?: string; readonly applyingSince?: string | null } };
 
 interface PolicyState {
   signature: string;
@@ -401,7 +410,7 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
-    if (this.resultPending(state)) {
+    if (this.resultPending(state, namespace)) {
       // The result handler wakes the policy; this timer only covers a result that never comes.
       state.deferred = true;
       this.requeueMs(key, RESULT_RECHECK_MS);
@@ -505,15 +514,23 @@ export class Reconciler {
   }
 
   /**
-   * True while a plan we sent for execution has no handled result yet (at most {@link RESULT_WAIT_MS}).
+   * True while a plan we sent for execution has no handled result yet: while it is still queued (phase
+   * Approved) at most {@link QUEUED_WAIT_MS} after it was sent, else {@link RESULT_WAIT_MS} after it was sent
+   * or started `Applying`, whichever is later.
    * Planning then would read the database after (or while) the executor applied the plan but the plan and
    * policy status from before: it would supersede the applied plan as "nothing left to apply", or plan the
    * applied password again. The executor re-checks the fresh plan and policy under its lock, so an edit or
    * a denial meanwhile is not lost; the result handler wakes the policy.
    */
-  private resultPending(state: PolicyState): boolean {
+  private resultPending(state: PolicyState, namespace: string): boolean {
     for (const [planName, sentAt] of state.awaiting) {
-      if (Date.now() - sentAt > RESULT_WAIT_MS) state.awaiting.delete(planName);
+      const status = (
+        this.deps.cache.get('postgrespolicyplan', namespace, planName) as CachedPlan | undefined
+      )?.status;
+      const applyingSince = Date.parse(status?.applyingSince ?? '');
+      const since = Number.isFinite(applyingSince) ? Math.max(sentAt, applyingSince) : sentAt;
+      const limit = status?.phase === 'Approved' ? QUEUED_WAIT_MS : RESULT_WAIT_MS;
+      if (Date.now() - since > limit) state.awaiting.delete(planName);
     }
     return state.awaiting.size > 0;
   }
@@ -817,7 +834,7 @@ export class Reconciler {
       // A pass put off while this result was awaited (a Secret deleted, a force-reconcile request, an edit
       // the executor refused) runs shortly, not at the interval; it reads this result's plan phase and policy
       // status through the read-your-writes overlays even before the cache shows them.
-      else if (state?.deferred === true && !this.resultPending(state)) {
+      else if (state?.deferred === true && !this.resultPending(state, namespace)) {
         state.deferred = false;
         this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
       }
