@@ -71,6 +71,14 @@ export class PeerClaims {
   // The read of a peer is shared by every pass that needs it while it runs: with N policies created at
   // once, N concurrent passes each needing the N-1 peers would otherwise read N^2 Secrets.
   private readonly known = new Map<string, { key: string; claims: Promise<PolicyClaims | null> }>();
+  /**
+   * The Secret names of each peer by generation: naming them expands the peer's policy, and every pass
+   * asks about every peer (500 policies created together spent minutes of planner CPU expanding peers).
+   */
+  private readonly named = new Map<
+    string,
+    { generation: number; named: ReturnType<typeof secretsNamedBy> }
+  >();
 
   constructor(
     private readonly reader: SecretReader,
@@ -84,7 +92,7 @@ export class PeerClaims {
     const live = new Set<string>();
     for (const peer of peers) {
       live.add(peer.metadata.uid);
-      const named = secretsNamedBy(peer);
+      const named = this.namedBy(peer);
       const key = JSON.stringify([
         peer.metadata.generation,
         peer.spec.connection ?? null,
@@ -107,7 +115,16 @@ export class PeerClaims {
       pending.push(entry.claims);
     }
     for (const uid of this.known.keys()) if (!live.has(uid)) this.known.delete(uid);
+    for (const uid of this.named.keys()) if (!live.has(uid)) this.named.delete(uid);
     // All reads in flight at once (one gateway round trip, not one per peer).
     return (await Promise.all(pending)).filter((c): c is PolicyClaims => c !== null);
+  }
+
+  private namedBy(peer: PostgresPolicy): ReturnType<typeof secretsNamedBy> {
+    const known = this.named.get(peer.metadata.uid);
+    if (known !== undefined && known.generation === peer.metadata.generation) return known.named;
+    const named = secretsNamedBy(peer);
+    this.named.set(peer.metadata.uid, { generation: peer.metadata.generation, named });
+    return named;
   }
 }
