@@ -3,7 +3,9 @@
 // every policy is Ready=True/Reconciled with an Applied plan. The floor, in the same run: the SQL of those plans
 // applied to the same databases by a pool of `psql -1 -f` processes with the executors' total concurrency.
 // Also the latency of a single small policy from creation to Applied, and each service's peak RSS.
-// -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4, --latency-runs 20.
+// Every stage (each replica count, each floor) starts from freshly created databases without the roles of the
+// stages before it. -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4,
+// --latency-runs 20.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -70,6 +72,17 @@ class FleetDatabases {
         this.names.push(name);
       }
     });
+  }
+
+  /**
+   * Drops and recreates every database and the run's roles, so each stage meets the catalog the first one
+   * met: roles are cluster-wide, and thousands left by an earlier stage slow every later inspection.
+   */
+  async reset(): Promise<void> {
+    const count = this.names.length;
+    await this.dispose();
+    this.names.length = 0;
+    await this.create(count);
   }
 
   async dispose(): Promise<void> {
@@ -446,7 +459,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const timelines: Record<string, Record<string, { p50: number; max: number }>> = {};
     let sqlOfFirst: Map<number, string> | undefined;
     let firstPrefix = '';
-    for (const executors of options.executors) {
+    for (const [stage, executors] of options.executors.entries()) {
+      if (stage > 0) await dbs.reset();
       const prefix = `${dbs.rolePrefix}e${executors}_`;
       const product = await startProductProcesses({
         executors,
@@ -498,6 +512,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     }
     const floor: Record<string, number> = {};
     for (const executors of options.executors) {
+      await dbs.reset();
       const concurrency = executors * options.concurrency;
       floor[String(executors)] = round(
         await psqlFloor(dbs, sqlOfFirst!, firstPrefix, `${dbs.rolePrefix}f${executors}_`, concurrency),
