@@ -386,7 +386,7 @@ export class Reconciler {
       .map((o) => fromKubePolicy(o as unknown as Kube.PostgresPolicy))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
       .filter((p) => p.metadata.deletionTimestamp === undefined);
-    return detectConflict(prepared.claims, await this.peers.of(peers));
+    return detectConflict(prepared.claims, await this.peers.of(peers, policy.metadata.uid));
   }
 
   /**

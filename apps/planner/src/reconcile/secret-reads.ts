@@ -86,10 +86,12 @@ export class PeerClaims {
     private readonly versionOf: (namespace: string, name: string) => string,
   ) {}
 
-  /** Claims of every peer that resolves; throws SecretAccessError when a read fails. */
-  async of(peers: readonly PostgresPolicy[]): Promise<PolicyClaims[]> {
+  /** Claims of every peer that resolves (`self`: the asking policy's uid); throws SecretAccessError when a read fails. */
+  async of(peers: readonly PostgresPolicy[], self: string): Promise<PolicyClaims[]> {
     const pending: Promise<PolicyClaims | null>[] = [];
-    const live = new Set<string>();
+    // The asking policy is a peer of every other one: what is remembered about it must survive its own pass
+    // (forgetting it made every other policy's next pass read its Secrets again: N^2 reads in a fleet).
+    const live = new Set<string>([self]);
     for (const peer of peers) {
       live.add(peer.metadata.uid);
       const named = this.namedBy(peer);

@@ -1,0 +1,57 @@
+// Conflict claims of peer policies: each peer's Secrets are read once per version, however many policies
+// ask about it, including across each asking policy's own pass.
+import type { SecretLike } from '@rolepolicy/kube';
+import type { SecretReadResult } from '@rolepolicy/contracts';
+import { policy } from '../lifecycle/test-support/fixtures.js';
+import { PeerClaims, type SecretReader } from './secret-reads.js';
+
+const secret = (db: string): SecretLike => ({
+  metadata: { resourceVersion: '5' },
+  stringData: { DATABASE_URL: `postgres://u:pw@db.example:5432/${db}` },
+});
+
+function fleet(count: number) {
+  return Array.from({ length: count }, (_, i) =>
+    policy({ connection: { secretRef: { name: `db-${i}` } } } as never, { name: `p${i}`, uid: `uid-${i}` }),
+  );
+}
+
+function countingReader(): SecretReader & { reads: string[] } {
+  const reads: string[] = [];
+  return {
+    reads,
+    read: async (_namespace, names): Promise<SecretReadResult> => {
+      reads.push(...names);
+      return { secrets: new Map(names.map((n) => [n, secret(n)])) } as unknown as SecretReadResult;
+    },
+  };
+}
+
+test('every policy asking about its peers: each peer is read once', async () => {
+  const reader = countingReader();
+  const claims = new PeerClaims(reader, () => '5');
+  const policies = fleet(5);
+  for (const self of policies) {
+    const peers = policies.filter((p) => p !== self);
+    expect(await claims.of(peers, self.metadata.uid)).toHaveLength(4);
+  }
+  expect([...reader.reads].sort()).toEqual(['db-0', 'db-1', 'db-2', 'db-3', 'db-4']);
+});
+
+test('a new Secret version or a gone peer is read again or forgotten', async () => {
+  const reader = countingReader();
+  let version = '5';
+  const claims = new PeerClaims(reader, () => version);
+  const [a, b, c] = fleet(3) as [
+    ReturnType<typeof policy>,
+    ReturnType<typeof policy>,
+    ReturnType<typeof policy>,
+  ];
+  await claims.of([b, c], a.metadata.uid);
+  version = '6';
+  await claims.of([b], a.metadata.uid); // c deleted, b's Secret changed
+  expect(reader.reads).toEqual(['db-1', 'db-2', 'db-1']);
+  version = '6';
+  await claims.of([b, c], a.metadata.uid); // c is back: it was forgotten, so it is read again
+  expect(reader.reads).toEqual(['db-1', 'db-2', 'db-1', 'db-2']);
+});
