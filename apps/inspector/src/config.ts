@@ -25,6 +25,12 @@ export const inspectorEnvSpec = {
     'Connection pools kept open (one per target, least recently used closed first)',
     32,
   ),
+  INSPECT_CONCURRENCY: env.intInRange(
+    'Inspections one replica runs at once (each holds database connections); the others wait their turn',
+    1,
+    64,
+    8,
+  ),
 } as const;
 
 /** The inspector's validated configuration. */

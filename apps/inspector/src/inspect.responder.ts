@@ -9,7 +9,13 @@ import {
 } from '@nestjs/common';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { workloadIdentityFromConfig } from '@rolepolicy/catalog';
-import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import {
+  NATS_CONNECTION,
+  SERVICE_CONFIG,
+  SERVICE_METRICS,
+  Slots,
+  type ServiceMetrics,
+} from '@rolepolicy/runtime';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { InspectorConfig } from './config.js';
 import { handleInspectRequest, type InspectDeps } from './inspect.handler.js';
@@ -26,6 +32,11 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
   private readonly deps: InspectDeps;
   private subscription: Subscription | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  /**
+   * Inspections at once (INSPECT_CONCURRENCY): each holds connections to its target, and a fleet's planner
+   * asks for hundreds at once; unbounded, they exhausted the server's max_connections.
+   */
+  private readonly slots: Slots;
   private readonly requests: Counter<'outcome'>;
   private readonly duration: Histogram<'outcome'>;
 
@@ -39,6 +50,7 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
       undefined,
       workloadIdentityFromConfig(config),
     );
+    this.slots = new Slots(config.INSPECT_CONCURRENCY);
     this.deps = {
       pools,
       store: new SnapshotStore(nats, config.INSPECT_OBJECT_BUCKET),
@@ -89,7 +101,7 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
 
   private async answer(msg: Msg): Promise<void> {
     const started = performance.now();
-    const { bytes, outcome } = await handleInspectRequest(msg.data, this.deps);
+    const { bytes, outcome } = await this.slots.run(() => handleInspectRequest(msg.data, this.deps));
     const elapsedMs = performance.now() - started;
     this.requests.inc({ outcome });
     this.duration.observe({ outcome }, elapsedMs / 1000);

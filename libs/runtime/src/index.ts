@@ -11,3 +11,4 @@ export * from './runtime.module.js';
 export * from './bootstrap.js';
 export * from './logging.js';
 export * from './keyed-mutex.js';
+export * from './slots.js';

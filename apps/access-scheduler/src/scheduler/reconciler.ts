@@ -50,7 +50,7 @@ import {
   type UnkeyedCommand,
 } from './commands.js';
 import { FingerprintCache } from './fingerprint.js';
-import { Slots } from './slots.js';
+import { Slots } from '@rolepolicy/runtime';
 import type { TimerJob } from './timers.js';
 
 /** Finalizer of an access policy: its deletion first deletes (and so revokes) its requests. */

@@ -1,6 +1,6 @@
-// Bounded concurrency for the scheduler's passes: each may read Secrets and send commands, so a burst of
-// thousands of requests (a rebuild) runs a few at a time instead of all at once. A pass that is due (a
-// revocation at its deadline) takes the next free slot ahead of the others (ADR 0013).
+// Bounded concurrency: the access-scheduler's passes (a burst of thousands of requests, a rebuild, runs a
+// few at a time; a pass that is due, a revocation at its deadline, takes the next free slot first, ADR 0013)
+// and the inspector's inspections (each holds database connections).
 
 type Waiter = { readonly urgent: (() => boolean) | undefined; readonly start: () => void };
 
