@@ -21,6 +21,7 @@ import type { FreshState } from './fresh-verdict.js';
 import {
   InvalidConnectionError,
   PasswordSourceChangedError,
+  SecretReadUnavailableError,
   SecretUnavailableError,
   type ExecutionSecretResolver,
 } from './secrets.js';
@@ -59,7 +60,10 @@ export function connectionTarget(
 
 /** A read that failed, as the resolver's error (a refusal or an unreachable gateway: retried by redelivery). */
 function readFailure(what: string, error: unknown): never {
-  if (error instanceof SecretAccessError) throw new SecretUnavailableError(`${what}: ${error.message}`);
+  if (error instanceof SecretAccessError) {
+    const message = `${what}: ${error.message}`;
+    throw error.transient ? new SecretReadUnavailableError(message) : new SecretUnavailableError(message);
+  }
   throw error;
 }
 

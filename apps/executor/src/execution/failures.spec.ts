@@ -1,7 +1,7 @@
 // Which failures outside SQL are retried and which become a Failed result at once.
 import { DatabaseError, ExecutionError, InspectionError } from '@rolepolicy/catalog';
 import { classifyFailure } from './failures.js';
-import { SecretUnavailableError } from './secrets.js';
+import { SecretReadUnavailableError, SecretUnavailableError } from './secrets.js';
 
 describe('classifyFailure', () => {
   it('an unreadable Secret fails closed at once', () => {
@@ -45,6 +45,16 @@ describe('classifyFailure', () => {
     expect(classifyFailure(updated).class).toBe('transient');
     const denied = new ExecutionError('permission denied (SQLSTATE 42501)', 0, 'CREATE ROLE "a"', '42501');
     expect(classifyFailure(denied).class).toBe('permanent');
+  });
+
+  it('a Secret read nobody answered is retried; a refused one fails at once', () => {
+    const unanswered = new SecretReadUnavailableError(
+      'reading Secret bench/db-84: the Kubernetes API did not answer',
+    );
+    expect(classifyFailure(unanswered)).toMatchObject({ class: 'transient', reason: 'SecretUnavailable' });
+    expect(classifyFailure(new SecretUnavailableError('Secret bench/db-84 not found')).class).toBe(
+      'permanent',
+    );
   });
 
   it('an inspection error is permanent', () => {

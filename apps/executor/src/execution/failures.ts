@@ -1,7 +1,12 @@
 // Sorts a failure outside SQL execution: transient ones (target unreachable, timeouts, lock waits) are
 // retried by redelivery; permanent ones, and transient ones on the last delivery, become a Failed result.
 import { CloudIdentityError, DatabaseError, ExecutionError, SafeError } from '@rolepolicy/catalog';
-import { InvalidConnectionError, PlanNotVisibleError, SecretUnavailableError } from './secrets.js';
+import {
+  InvalidConnectionError,
+  PlanNotVisibleError,
+  SecretReadUnavailableError,
+  SecretUnavailableError,
+} from './secrets.js';
 
 /** How the executor reacts to a failure that happened before or around the SQL. */
 export type ClassifiedFailure = {
@@ -41,6 +46,10 @@ export function transientCode(code: string | null): boolean {
 export function classifyFailure(error: unknown): ClassifiedFailure {
   if (error instanceof SecretUnavailableError) {
     return { class: 'permanent', reason: 'SecretUnavailable', message: error.message };
+  }
+  if (error instanceof SecretReadUnavailableError) {
+    // No answer (gateway or API busy or down), not a refusal: asked again on the next delivery.
+    return { class: 'transient', reason: 'SecretUnavailable', message: error.message };
   }
   if (error instanceof PlanNotVisibleError) {
     return { class: 'transient', reason: 'PreparationFailed', message: error.message };

@@ -49,6 +49,14 @@ export class SecretUnavailableError extends SafeError {
 }
 
 /**
+ * Raised when a Secret read got no answer (no gateway in time, the Kubernetes API down or slow, a leader
+ * changing): retried by redelivery; only the last delivery fails the plan with `SecretUnavailable`.
+ */
+export class SecretReadUnavailableError extends SafeError {
+  override readonly name = 'SecretReadUnavailableError';
+}
+
+/**
  * Raised when a password Secret moved past the version the digest bound (rotated after planning): the
  * request is superseded and the planner plans the new version.
  */
