@@ -95,11 +95,12 @@ const SUPERSEDED_RECHECK_SECONDS = 2;
 /** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
 const RESULT_WAIT_MS = 30_000;
 /**
- * How long a pass defers to a plan still queued for an executor (phase Approved, not yet Applying). A fleet's
- * backlog can hold a request longer than {@link RESULT_WAIT_MS}; planning again then only supersedes a plan
- * that is about to run and queues another behind it.
+ * How long a pass defers to a plan an executor has not reported on while the cache shows it queued or running
+ * (Approved or Applying). A fleet's backlog can hold a request, or its result, longer than
+ * {@link RESULT_WAIT_MS}; planning again then supersedes a plan that is about to run or has just committed
+ * ("nothing left to apply"). A killed executor's request is redelivered and reported by another one.
  */
-const QUEUED_WAIT_MS = 600_000;
+const LIVE_PLAN_WAIT_MS = 600_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
 
@@ -514,9 +515,9 @@ export class Reconciler {
   }
 
   /**
-   * True while a plan we sent for execution has no handled result yet: while it is still queued (phase
-   * Approved) at most {@link QUEUED_WAIT_MS} after it was sent, else {@link RESULT_WAIT_MS} after it was sent
-   * or started `Applying`, whichever is later.
+   * True while a plan we sent for execution has no handled result yet: while the cache shows it queued or
+   * running (Approved, Applying) at most {@link LIVE_PLAN_WAIT_MS}, else {@link RESULT_WAIT_MS}, counted from
+   * when it was sent or started `Applying`, whichever is later.
    * Planning then would read the database after (or while) the executor applied the plan but the plan and
    * policy status from before: it would supersede the applied plan as "nothing left to apply", or plan the
    * applied password again. The executor re-checks the fresh plan and policy under its lock, so an edit or
@@ -529,7 +530,8 @@ export class Reconciler {
       )?.status;
       const applyingSince = Date.parse(status?.applyingSince ?? '');
       const since = Number.isFinite(applyingSince) ? Math.max(sentAt, applyingSince) : sentAt;
-      const limit = status?.phase === 'Approved' ? QUEUED_WAIT_MS : RESULT_WAIT_MS;
+      const live = status?.phase === 'Approved' || status?.phase === 'Applying';
+      const limit = live ? LIVE_PLAN_WAIT_MS : RESULT_WAIT_MS;
       if (Date.now() - since > limit) state.awaiting.delete(planName);
     }
     return state.awaiting.size > 0;
