@@ -516,8 +516,8 @@ export class Reconciler {
 
   /**
    * True while a plan we sent for execution has no handled result yet: while the cache shows it queued or
-   * running (Approved, Applying) at most {@link LIVE_PLAN_WAIT_MS}, else {@link RESULT_WAIT_MS}, counted from
-   * when it was sent or started `Applying`, whichever is later.
+   * running (Approved, Applying) or not at all, at most {@link LIVE_PLAN_WAIT_MS}, else {@link RESULT_WAIT_MS},
+   * counted from when it was sent or started `Applying`, whichever is later.
    * Planning then would read the database after (or while) the executor applied the plan but the plan and
    * policy status from before: it would supersede the applied plan as "nothing left to apply", or plan the
    * applied password again. The executor re-checks the fresh plan and policy under its lock, so an edit or
@@ -530,7 +530,10 @@ export class Reconciler {
       )?.status;
       const applyingSince = Date.parse(status?.applyingSince ?? '');
       const since = Number.isFinite(applyingSince) ? Math.max(sentAt, applyingSince) : sentAt;
-      const live = status?.phase === 'Approved' || status?.phase === 'Applying';
+      // Not in the cache yet (a busy planner's cache can trail its own writes by tens of seconds), queued or
+      // running: the executor has not reported; only a phase the cache already shows as settled lifts it sooner.
+      const phase = status?.phase;
+      const live = phase === undefined || phase === 'Approved' || phase === 'Applying';
       const limit = live ? LIVE_PLAN_WAIT_MS : RESULT_WAIT_MS;
       if (Date.now() - since > limit) state.awaiting.delete(planName);
     }
