@@ -215,6 +215,20 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
           expiresAt: Date.parse(r.status!.expiresAt!),
         };
       });
+    // What `kubectl get` shows: the first list that shows a request Ended (one list every 2 s: listing 1,000
+    // requests runs on the services' event loop).
+    const endedSeen = new Map<string, number>();
+    let lastList = 0;
+    // And the request's own endedAt (when the scheduler's pass decided Ended): the gap is the write's way out.
+    const endedAt = new Map<string, number>();
+    const noteEnded = async (): Promise<void> => {
+      lastList = Date.now();
+      for (const r of await list()) {
+        if (r.status?.phase !== 'Ended' || endedSeen.has(r.metadata.name!)) continue;
+        endedSeen.set(r.metadata.name!, lastList);
+        endedAt.set(r.metadata.name!, Date.parse(r.status.endedAt ?? ''));
+      }
+    };
     const deadline = firstExpiry + (options.windowSeconds + 180) * 1000;
     while (edges.some((e) => e.revokedAt === undefined) && Date.now() < deadline) {
       const now = Date.now();
@@ -238,10 +252,23 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
           }
         }),
       );
+      if (Date.now() - lastList >= 2_000) await noteEnded();
       await sleep(POLL_MS);
     }
     const revoked = edges.filter((e) => e.revokedAt !== undefined);
     const lags = revoked.map((e) => e.revokedAt! - e.expiresAt);
+    const endedAtPoll = endedSeen.size;
+    const endDeadline = Date.now() + 120_000;
+    while (endedSeen.size < revoked.length && Date.now() < endDeadline) {
+      await sleep(2_000);
+      await noteEnded();
+    }
+    const endedLags = revoked
+      .filter((e) => endedSeen.has(e.request))
+      .map((e) => Math.max(0, endedSeen.get(e.request)! - e.expiresAt));
+    const decidedLags = revoked
+      .filter((e) => Number.isFinite(endedAt.get(e.request)))
+      .map((e) => endedAt.get(e.request)! - e.expiresAt);
     const scheduler = stack.services.find((s) => s.name === 'access-scheduler')!;
     const metrics = await (await fetch(`${scheduler.url}/metrics`)).text();
     const lagSum = Number(
@@ -256,7 +283,6 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     const dispatchCount = Number(
       /rolepolicy_ephemeral_revoke_dispatch_seconds_count\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
     );
-    const ended = (await list()).filter((r) => r.status?.phase === 'Ended').length;
     const executor = stack.services.find((s) => s.name === 'executor')!;
     const executorMetrics = await (await fetch(`${executor.url}/metrics`)).text();
     // Where a revocation's time goes, hop by hop (docs/ephemeral-access.md, "Where the time goes").
@@ -319,7 +345,10 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       activationSeconds: round(activationSeconds),
       activeBeforeExpiry,
       revoked: revoked.length,
-      ended,
+      endedWhenLastRevoked: endedAtPoll,
+      ended: endedSeen.size,
+      endedVisibleLagMs: endedLags.length === 0 ? null : summary(endedLags),
+      endedAtLagMs: endedLags.length === 0 ? null : summary(decidedLags),
       revocationLagMs: lagSummary,
       schedulerReportedLagMeanMs: round((lagSum / lagCount) * 1000),
       revokeDispatchMeanMs: round((dispatchSum / dispatchCount) * 1000),

@@ -20,6 +20,7 @@ export * from './messages/dead-letter.js';
 export * from './spine.js';
 export * from './cache/resource-cache.js';
 export * from './cache/resync.js';
+export * from './cache/shared-request.js';
 export * from './transport/backoff.js';
 export * from './transport/outcome.js';
 export * from './transport/jetstream.context.js';

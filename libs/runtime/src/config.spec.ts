@@ -89,6 +89,7 @@ describe('NATS credentials and TLS', () => {
       inboxPrefix: '_INBOX_planner',
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      noAsyncTraces: true,
     });
   });
 

@@ -93,6 +93,10 @@ export function natsConnectOptions(service: string, config: BaseConfig): NodeCon
     inboxPrefix: `_INBOX_${service}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // nats.js otherwise builds two Error objects (with stack traces) for every request, JetStream publish
+    // and ackAck, in case it times out: about 5% of the gateway's CPU in the 500-database fleet profile.
+    // Errors keep their messages; they only lose the caller's stack.
+    noAsyncTraces: true,
     ...(tls ? { tls } : {}),
     ...auth,
   };

@@ -78,6 +78,30 @@ function mutableCopy<T>(value: T): DeepMutable<T> {
   return structuredClone(value) as DeepMutable<T>;
 }
 
+/**
+ * `convert`, remembered per object: the resource cache replaces an object on every change and never
+ * mutates one, so a conversion is valid for as long as the object lives. Every pass reads every peer
+ * policy and every plan of its namespace; converting them again each time was a fifth of the planner's CPU
+ * with 500 policies.
+ */
+function memoized<T extends object, R>(convert: (object: T) => R): (object: T) => R {
+  const known = new WeakMap<T, { result: R }>();
+  return (object) => {
+    let entry = known.get(object);
+    if (entry === undefined) {
+      entry = { result: convert(object) };
+      known.set(object, entry);
+    }
+    return entry.result;
+  };
+}
+
+/** {@link fromKubePolicy} of a cached object (the same result for the same object). */
+export const cachedPolicy = memoized(fromKubePolicy);
+
+/** {@link fromKubePlan} of a cached object (the same result for the same object). */
+export const cachedPlan = memoized(fromKubePlan);
+
 /** The plan the planner built, as the generated type the gateway sends to the API server. */
 export function toKubePlan(plan: PostgresPolicyPlan): Kube.PostgresPolicyPlan {
   const copy = mutableCopy(plan);

@@ -23,10 +23,10 @@ import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-c
 import {
   API_VERSION,
   decideAfterExecution,
+  cachedPlan,
+  cachedPolicy,
   decideReconcile,
   detectConflict,
-  fromKubePlan,
-  fromKubePolicy,
   reconcileGate,
   reconcilingStatus,
   sameStatus,
@@ -333,7 +333,7 @@ export class Reconciler {
   private currentPolicy(namespace: string, name: string): PostgresPolicy | null {
     const object = this.deps.cache.get('postgrespolicy', namespace, name);
     if (object === undefined) return null;
-    const policy = fromKubePolicy(object as unknown as Kube.PostgresPolicy);
+    const policy = cachedPolicy(object as unknown as Kube.PostgresPolicy);
     if (policy === null) return null;
     const state = this.policies.get(policyKey(namespace, name));
     const written = state?.written;
@@ -348,7 +348,7 @@ export class Reconciler {
   private currentPlans(namespace: string): PostgresPolicyPlan[] {
     const plans = this.deps.cache
       .list('postgrespolicyplan', namespace)
-      .map((o) => fromKubePlan(o as unknown as Kube.PostgresPolicyPlan))
+      .map((o) => cachedPlan(o as unknown as Kube.PostgresPolicyPlan))
       .filter((p): p is PostgresPolicyPlan => p !== null);
     const names = new Set(plans.map((p) => p.metadata.name));
     for (const [key, created] of this.createdPlans) {
@@ -384,7 +384,7 @@ export class Reconciler {
   private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ConflictVerdict> {
     const peers = this.deps.cache
       .list('postgrespolicy')
-      .map((o) => fromKubePolicy(o as unknown as Kube.PostgresPolicy))
+      .map((o) => cachedPolicy(o as unknown as Kube.PostgresPolicy))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
       .filter((p) => p.metadata.deletionTimestamp === undefined);
     return detectConflict(prepared.claims, await this.peers.of(peers, policy.metadata.uid));
