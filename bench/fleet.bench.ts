@@ -19,6 +19,7 @@ import pg from 'pg';
 
 import { condition, PolicyResources } from '../e2e/support/resources.js';
 import { BENCH_ADMIN_URL, databaseUrl, round, writeResult } from './pg-bench-support.js';
+import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 
 const NAMESPACE = 'bench';
@@ -388,6 +389,25 @@ async function fleetRun(
   return { seconds, sqlByDatabase, timeline: fleetTimeline(wallStart, listed) };
 }
 
+/** CPU seconds so far of each service, PostgreSQL, and this process (the API emulator and the polling). */
+function stageCpu(product: ProductProcesses): Record<string, number> {
+  return {
+    ...product.cpuSeconds(),
+    postgres: postgresCpuSeconds(),
+    'bench (API emulator)': benchCpuSeconds().own,
+  };
+}
+
+/** CPU seconds so far of the floor's psql processes (exited children of this process) and PostgreSQL. */
+function floorStageCpu(): Record<string, number> {
+  return { psql: benchCpuSeconds().children, postgres: postgresCpuSeconds() };
+}
+
+function withTotal(delta: Record<string, number>): Record<string, number> {
+  const total = Object.values(delta).reduce((a, b) => a + b, 0);
+  return { ...delta, total: Math.round(total * 10) / 10 };
+}
+
 /** The floor: `psql -1 -f` of each database's SQL, `concurrency` processes at a time. */
 async function psqlFloor(
   dbs: FleetDatabases,
@@ -457,6 +477,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const seconds: Record<string, number> = {};
     const rss: Record<string, Record<string, number>> = {};
     const timelines: Record<string, Record<string, { p50: number; max: number }>> = {};
+    const cpu: Record<string, Record<string, number>> = {};
+    const floorCpu: Record<string, Record<string, number>> = {};
     let sqlOfFirst: Map<number, string> | undefined;
     let firstPrefix = '';
     for (const [stage, executors] of options.executors.entries()) {
@@ -494,7 +516,9 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           console.log(`single policy: Applied ${JSON.stringify(report['singlePolicyLatencyMs'])} ms`);
         }
         started = performance.now();
+        const cpuBefore = stageCpu(product);
         const run = await fleetRun(product, dbs, options.databases, prefix);
+        cpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpu(product)));
         seconds[String(executors)] = round(run.seconds);
         timelines[String(executors)] = run.timeline;
         rss[String(executors)] = product.peakRssMiB();
@@ -514,9 +538,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     for (const executors of options.executors) {
       await dbs.reset();
       const concurrency = executors * options.concurrency;
+      const cpuBefore = floorStageCpu();
       floor[String(executors)] = round(
         await psqlFloor(dbs, sqlOfFirst!, firstPrefix, `${dbs.rolePrefix}f${executors}_`, concurrency),
       );
+      floorCpu[String(executors)] = withTotal(cpuDelta(cpuBefore, floorStageCpu()));
       console.log(`floor, ${concurrency} psql at once: ${floor[String(executors)]} s`);
     }
     const ratio = (a: number | undefined, b: number | undefined) =>
@@ -535,6 +561,13 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           Math.max(1, sqlOfFirst!.size),
       ),
       peakRssMiB: rss,
+      cpuSeconds: cpu,
+      floorCpuSeconds: floorCpu,
+      // The least wall time the same CPU work could take on this machine's cores, and its ratio to the floor.
+      cpuBoundSeconds: Object.fromEntries(
+        Object.entries(cpu).map(([k, c]) => [k, round(c['total']! / os.cpus().length)]),
+      ),
+      cpuOverFloorCpu2: ratio(cpu['2']?.['total'], floorCpu['2']?.['total']),
     });
     // Written before the databases are dropped (slow with hundreds of them).
     console.log(JSON.stringify(report, null, 2));

@@ -13,6 +13,8 @@ import {
   type PrivateNatsServer,
 } from '@rolepolicy/testing';
 
+import { processCpuSeconds } from './cpu-time.js';
+
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CRD_DIR = fileURLToPath(new URL('../../deploy/crds', import.meta.url));
 
@@ -30,6 +32,8 @@ export type ProductProcesses = {
   readonly services: readonly ServiceProcess[];
   /** Peak resident set (MiB) of each service process so far, keyed by `<name>` or `executor-<i>`. */
   peakRssMiB(): Record<string, number>;
+  /** CPU seconds of each service process so far, keyed as {@link ProductProcesses.peakRssMiB}. */
+  cpuSeconds(): Record<string, number>;
   stop(): Promise<void>;
 };
 
@@ -42,6 +46,17 @@ function peakRss(pid: number | undefined): number {
   } catch {
     return 0;
   }
+}
+
+/** One figure per service, keyed by `<name>` or `executor-<i>`. */
+function byService(
+  services: readonly ServiceProcess[],
+  figure: (s: ServiceProcess) => number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  let executor = 0;
+  for (const s of services) out[s.name === 'executor' ? `executor-${executor++}` : s.name] = figure(s);
+  return out;
 }
 
 async function ready(url: string, timeoutMs: number): Promise<void> {
@@ -125,15 +140,8 @@ export async function startProductProcesses(options: {
     nats,
     emulator,
     services,
-    peakRssMiB: () => {
-      const out: Record<string, number> = {};
-      let executor = 0;
-      for (const s of services) {
-        const key = s.name === 'executor' ? `executor-${executor++}` : s.name;
-        out[key] = peakRss(s.child.pid);
-      }
-      return out;
-    },
+    peakRssMiB: () => byService(services, (s) => peakRss(s.child.pid)),
+    cpuSeconds: () => byService(services, (s) => processCpuSeconds(s.child.pid)),
     stop,
   };
 }

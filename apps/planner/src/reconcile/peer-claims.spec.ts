@@ -55,3 +55,14 @@ test('a new Secret version or a gone peer is read again or forgotten', async () 
   await claims.of([b, c], a.metadata.uid); // c is back: it was forgotten, so it is read again
   expect(reader.reads).toEqual(['db-1', 'db-2', 'db-1', 'db-2']);
 });
+
+test('a peer whose spec moved (a new generation) is read again, even with the same Secret versions', async () => {
+  const reader = countingReader();
+  const claims = new PeerClaims(reader, () => '5');
+  const [a, b] = fleet(2) as [ReturnType<typeof policy>, ReturnType<typeof policy>];
+  await claims.of([b], a.metadata.uid);
+  await claims.of([b], a.metadata.uid);
+  const edited = { ...b, metadata: { ...b.metadata, generation: b.metadata.generation + 1 } };
+  await claims.of([edited], a.metadata.uid);
+  expect(reader.reads).toEqual(['db-1', 'db-1']);
+});

@@ -90,6 +90,8 @@ export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 
 
 /** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
 const OVERLAY_TTL_MS = 30_000;
+/** The decision signature of a plan without status (neither Approved nor Denied written yet). */
+const NO_DECISION = planSignature({ metadata: { name: '' } } as CachedObject);
 /** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
 const SUPERSEDED_RECHECK_SECONDS = 2;
 /** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
@@ -136,6 +138,11 @@ export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
   private readonly planSignatures = new Map<string, string>();
+  /**
+   * The decision signature (planSignature) of each plan this planner created, until the cache shows the plan
+   * with it: those first sights are its own writes, not a person's decision, and wake nothing.
+   */
+  private readonly ownPlanSignatures = new Map<string, { signature: string; at: number }>();
   /** Plans we created that the cache has not shown yet (name-keyed per namespace). */
   private readonly createdPlans = new Map<string, { plan: PostgresPolicyPlan; at: number }>();
   /**
@@ -237,6 +244,7 @@ export class Reconciler {
     } else if (change.kind === 'postgrespolicyplan') {
       if (change.type === 'delete' || change.object === undefined) {
         this.planSignatures.delete(key);
+        this.ownPlanSignatures.delete(key);
         return;
       }
       const signature = planSignature(change.object);
@@ -244,6 +252,14 @@ export class Reconciler {
       this.planSignatures.set(key, signature);
       this.review.onPlan(change.object);
       if (previous === signature) return;
+      if (this.isOwnPlanWrite(key, signature)) return;
+      // The first sight of a plan this planner just created, with the decision it wrote (auto-approved or
+      // waiting): nothing to act on, the pass that created it awaits its result. Waking the policy here cost a
+      // full inspection per new plan (the pass was put off, then ran after the result). A person's decision
+      // made before the first sight shows as a different signature and still wakes it.
+      const created = previous === undefined ? this.createdPlans.get(key) : undefined;
+      if (created !== undefined && planSignature(created.plan as unknown as CachedObject) === signature)
+        return;
       const owner = controllerUid(change.object);
       const policy = this.deps.cache
         .list('postgrespolicy', change.namespace)
@@ -312,6 +328,24 @@ export class Reconciler {
   }
 
   /** Queues a pass for the policy (merged with one already queued). */
+  /**
+   * True for the first sights of a plan this planner just created: the object as created (no decision
+   * yet: the gateway writes the status after the object) and then with the decision the planner wrote.
+   * Waking the policy for them cost a full inspection per new plan in a fleet (the pass was put off while
+   * the plan ran, then ran after the result). A person's decision shows as another signature and wakes it.
+   */
+  private isOwnPlanWrite(key: string, signature: string): boolean {
+    const own = this.ownPlanSignatures.get(key);
+    if (own === undefined) return false;
+    if (Date.now() - own.at > OVERLAY_TTL_MS) {
+      this.ownPlanSignatures.delete(key);
+      return false;
+    }
+    if (signature === NO_DECISION) return true;
+    this.ownPlanSignatures.delete(key);
+    return signature === own.signature;
+  }
+
   trigger(key: string): void {
     if (this.stopped) return;
     void this.queue.schedule(key, () => this.reconcile(key));
@@ -601,7 +635,10 @@ export class Reconciler {
           connection: prepared.connection as never,
           scope: managedScopePayload(prepared.scope),
           review: reviewQueryOf(prepared.desired),
-          withFingerprint: true,
+          // The fingerprint only pays when the diff comes out empty (it is recorded for the next passes): not
+          // on a generation's first pass, which nearly always has work (a new policy, an edited spec). Its
+          // later passes ask again, so a converged policy still moves to fingerprint-only passes one pass on.
+          withFingerprint: policy.status?.last_attempted_generation === policy.metadata.generation,
           ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
         },
         { timeoutMs: this.deps.inspectTimeoutMs },
@@ -707,8 +744,10 @@ export class Reconciler {
         continue;
       }
       if (step.kind === 'createPlan') {
-        this.createdPlans.set(policyKey(policy.metadata.namespace, step.plan.metadata.name), {
-          plan: step.plan,
+        const planKey = policyKey(policy.metadata.namespace, step.plan.metadata.name);
+        this.createdPlans.set(planKey, { plan: step.plan, at: Date.now() });
+        this.ownPlanSignatures.set(planKey, {
+          signature: planSignature(step.plan as unknown as CachedObject),
           at: Date.now(),
         });
       }

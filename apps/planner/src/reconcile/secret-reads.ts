@@ -95,11 +95,9 @@ export class PeerClaims {
     for (const peer of peers) {
       live.add(peer.metadata.uid);
       const named = this.namedBy(peer);
-      const key = JSON.stringify([
-        peer.metadata.generation,
-        peer.spec.connection ?? null,
-        named.names.map((n) => [n, this.versionOf(peer.metadata.namespace, n)]),
-      ]);
+      // The generation covers the connection (any spec change raises it); names and versions cover the Secrets.
+      let key = String(peer.metadata.generation);
+      for (const n of named.names) key += `\u0000${n}\u0000${this.versionOf(peer.metadata.namespace, n)}`;
       let entry = this.known.get(peer.metadata.uid);
       if (entry === undefined || entry.key !== key) {
         const uid = peer.metadata.uid;
