@@ -124,6 +124,11 @@ interface PolicyState {
   /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
   deferred: boolean;
   /**
+   * Something woke the policy (a change, a request, its interval) since its last pass started; false when
+   * only the lost-result re-check did, which must not count as a pass put off.
+   */
+  triggered: boolean;
+  /**
    * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
    * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
    * by JetStream), so asking again needs a new key.
@@ -310,6 +315,7 @@ export class Reconciler {
         written: undefined,
         awaiting: new Map(),
         deferred: false,
+        triggered: false,
         skipped: new Map(),
         settled: undefined,
       });
@@ -348,7 +354,24 @@ export class Reconciler {
 
   trigger(key: string): void {
     if (this.stopped) return;
+    const state = this.policies.get(key);
+    if (state !== undefined) state.triggered = true;
     void this.queue.schedule(key, () => this.reconcile(key));
+  }
+
+  /**
+   * Looks again in {@link RESULT_RECHECK_MS} whether a plan sent for execution is still awaited: covers a
+   * result that never comes (the hold lifts once the cache shows the plan settled for a while), without
+   * counting as a pass put off (which would plan again, in full, after every result).
+   */
+  private recheckResult(key: string): void {
+    const state = this.policies.get(key);
+    if (state === undefined || this.stopped) return;
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => {
+      if (!this.stopped) void this.queue.schedule(key, () => this.reconcile(key));
+    }, RESULT_RECHECK_MS);
+    state.timer.unref();
   }
 
   private requeue(key: string, seconds: number): void {
@@ -357,10 +380,6 @@ export class Reconciler {
     clearTimeout(state.timer);
     state.timer = setTimeout(() => this.trigger(key), Math.max(0, seconds * 1000));
     state.timer.unref();
-  }
-
-  private requeueMs(key: string, ms: number): void {
-    this.requeue(key, ms / 1000);
   }
 
   /** The policy as the next decision must see it: the cache, with our own newer status write on top. */
@@ -445,10 +464,12 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
+    const triggered = state.triggered;
+    state.triggered = false;
     if (this.resultPending(state, namespace)) {
-      // The result handler wakes the policy; this timer only covers a result that never comes.
-      state.deferred = true;
-      this.requeueMs(key, RESULT_RECHECK_MS);
+      // The result handler runs a pass put off by a real wake-up; the re-check covers a result that never comes.
+      if (triggered) state.deferred = true;
+      this.recheckResult(key);
       return;
     }
     state.deferred = false;
@@ -521,7 +542,10 @@ export class Reconciler {
         },
       ),
     );
-    this.requeue(key, decision.requeueAfterSeconds);
+    // A plan sent for execution: look again shortly in case its result never comes (the result handler
+    // replaces this timer when it does).
+    if (state.awaiting.size > 0) this.recheckResult(key);
+    else this.requeue(key, decision.requeueAfterSeconds);
   }
 
   /**
