@@ -258,13 +258,6 @@ export class Reconciler {
       this.review.onPlan(change.object);
       if (previous === signature) return;
       if (this.isOwnPlanWrite(key, signature)) return;
-      // The first sight of a plan this planner just created, with the decision it wrote (auto-approved or
-      // waiting): nothing to act on, the pass that created it awaits its result. Waking the policy here cost a
-      // full inspection per new plan (the pass was put off, then ran after the result). A person's decision
-      // made before the first sight shows as a different signature and still wakes it.
-      const created = previous === undefined ? this.createdPlans.get(key) : undefined;
-      if (created !== undefined && planSignature(created.plan as unknown as CachedObject) === signature)
-        return;
       const owner = controllerUid(change.object);
       const policy = this.deps.cache
         .list('postgrespolicy', change.namespace)
@@ -333,7 +326,6 @@ export class Reconciler {
     this.converged.forget(key);
   }
 
-  /** Queues a pass for the policy (merged with one already queued). */
   /**
    * True for the first sights of a plan this planner just created: the object as created (no decision
    * yet: the gateway writes the status after the object) and then with the decision the planner wrote.
@@ -352,6 +344,7 @@ export class Reconciler {
     return signature === own.signature;
   }
 
+  /** Queues a pass for the policy (merged with one already queued). */
   trigger(key: string): void {
     if (this.stopped) return;
     const state = this.policies.get(key);
