@@ -90,8 +90,6 @@ export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 
 
 /** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
 const OVERLAY_TTL_MS = 30_000;
-/** The decision signature of a plan without status (neither Approved nor Denied written yet). */
-const NO_DECISION = planSignature({ metadata: { name: '' } } as CachedObject);
 /** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
 const SUPERSEDED_RECHECK_SECONDS = 2;
 /** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
@@ -124,11 +122,6 @@ interface PolicyState {
   /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
   deferred: boolean;
   /**
-   * Something woke the policy (a change, a request, its interval) since its last pass started; false when
-   * only the lost-result re-check did, which must not count as a pass put off.
-   */
-  triggered: boolean;
-  /**
    * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
    * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
    * by JetStream), so asking again needs a new key.
@@ -143,11 +136,6 @@ export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
   private readonly planSignatures = new Map<string, string>();
-  /**
-   * The decision signature (planSignature) of each plan this planner created, until the cache shows the plan
-   * with it: those first sights are its own writes, not a person's decision, and wake nothing.
-   */
-  private readonly ownPlanSignatures = new Map<string, { signature: string; at: number }>();
   /** Plans we created that the cache has not shown yet (name-keyed per namespace). */
   private readonly createdPlans = new Map<string, { plan: PostgresPolicyPlan; at: number }>();
   /**
@@ -249,7 +237,6 @@ export class Reconciler {
     } else if (change.kind === 'postgrespolicyplan') {
       if (change.type === 'delete' || change.object === undefined) {
         this.planSignatures.delete(key);
-        this.ownPlanSignatures.delete(key);
         return;
       }
       const signature = planSignature(change.object);
@@ -257,7 +244,6 @@ export class Reconciler {
       this.planSignatures.set(key, signature);
       this.review.onPlan(change.object);
       if (previous === signature) return;
-      if (this.isOwnPlanWrite(key, signature)) return;
       const owner = controllerUid(change.object);
       const policy = this.deps.cache
         .list('postgrespolicy', change.namespace)
@@ -308,7 +294,6 @@ export class Reconciler {
         written: undefined,
         awaiting: new Map(),
         deferred: false,
-        triggered: false,
         skipped: new Map(),
         settled: undefined,
       });
@@ -326,45 +311,10 @@ export class Reconciler {
     this.converged.forget(key);
   }
 
-  /**
-   * True for the first sights of a plan this planner just created: the object as created (no decision
-   * yet: the gateway writes the status after the object) and then with the decision the planner wrote.
-   * Waking the policy for them cost a full inspection per new plan in a fleet (the pass was put off while
-   * the plan ran, then ran after the result). A person's decision shows as another signature and wakes it.
-   */
-  private isOwnPlanWrite(key: string, signature: string): boolean {
-    const own = this.ownPlanSignatures.get(key);
-    if (own === undefined) return false;
-    if (Date.now() - own.at > OVERLAY_TTL_MS) {
-      this.ownPlanSignatures.delete(key);
-      return false;
-    }
-    if (signature === NO_DECISION) return true;
-    this.ownPlanSignatures.delete(key);
-    return signature === own.signature;
-  }
-
   /** Queues a pass for the policy (merged with one already queued). */
   trigger(key: string): void {
     if (this.stopped) return;
-    const state = this.policies.get(key);
-    if (state !== undefined) state.triggered = true;
     void this.queue.schedule(key, () => this.reconcile(key));
-  }
-
-  /**
-   * Looks again in {@link RESULT_RECHECK_MS} whether a plan sent for execution is still awaited: covers a
-   * result that never comes (the hold lifts once the cache shows the plan settled for a while), without
-   * counting as a pass put off (which would plan again, in full, after every result).
-   */
-  private recheckResult(key: string): void {
-    const state = this.policies.get(key);
-    if (state === undefined || this.stopped) return;
-    clearTimeout(state.timer);
-    state.timer = setTimeout(() => {
-      if (!this.stopped) void this.queue.schedule(key, () => this.reconcile(key));
-    }, RESULT_RECHECK_MS);
-    state.timer.unref();
   }
 
   private requeue(key: string, seconds: number): void {
@@ -373,6 +323,10 @@ export class Reconciler {
     clearTimeout(state.timer);
     state.timer = setTimeout(() => this.trigger(key), Math.max(0, seconds * 1000));
     state.timer.unref();
+  }
+
+  private requeueMs(key: string, ms: number): void {
+    this.requeue(key, ms / 1000);
   }
 
   /** The policy as the next decision must see it: the cache, with our own newer status write on top. */
@@ -457,12 +411,10 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
-    const triggered = state.triggered;
-    state.triggered = false;
     if (this.resultPending(state, namespace)) {
-      // The result handler runs a pass put off by a real wake-up; the re-check covers a result that never comes.
-      if (triggered) state.deferred = true;
-      this.recheckResult(key);
+      // The result handler wakes the policy; this timer only covers a result that never comes.
+      state.deferred = true;
+      this.requeueMs(key, RESULT_RECHECK_MS);
       return;
     }
     state.deferred = false;
@@ -535,10 +487,7 @@ export class Reconciler {
         },
       ),
     );
-    // A plan sent for execution: look again shortly in case its result never comes (the result handler
-    // replaces this timer when it does).
-    if (state.awaiting.size > 0) this.recheckResult(key);
-    else this.requeue(key, decision.requeueAfterSeconds);
+    this.requeue(key, decision.requeueAfterSeconds);
   }
 
   /**
@@ -652,10 +601,7 @@ export class Reconciler {
           connection: prepared.connection as never,
           scope: managedScopePayload(prepared.scope),
           review: reviewQueryOf(prepared.desired),
-          // The fingerprint only pays when the diff comes out empty (it is recorded for the next passes): not
-          // on a generation's first pass, which nearly always has work (a new policy, an edited spec). Its
-          // later passes ask again, so a converged policy still moves to fingerprint-only passes one pass on.
-          withFingerprint: policy.status?.last_attempted_generation === policy.metadata.generation,
+          withFingerprint: true,
           ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
         },
         { timeoutMs: this.deps.inspectTimeoutMs },
@@ -761,10 +707,8 @@ export class Reconciler {
         continue;
       }
       if (step.kind === 'createPlan') {
-        const planKey = policyKey(policy.metadata.namespace, step.plan.metadata.name);
-        this.createdPlans.set(planKey, { plan: step.plan, at: Date.now() });
-        this.ownPlanSignatures.set(planKey, {
-          signature: planSignature(step.plan as unknown as CachedObject),
+        this.createdPlans.set(policyKey(policy.metadata.namespace, step.plan.metadata.name), {
+          plan: step.plan,
           at: Date.now(),
         });
       }
