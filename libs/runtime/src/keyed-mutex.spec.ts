@@ -1,11 +1,6 @@
 // Work of one key runs one after another in arrival order (urgent first); other keys are not held up.
 import { KeyedMutex } from './keyed-mutex.js';
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
+import { gate } from './test-support/gate.js';
 
 describe('KeyedMutex', () => {
   it('runs work of one key one at a time, in arrival order', async () => {
@@ -13,7 +8,7 @@ describe('KeyedMutex', () => {
     const log: string[] = [];
     let inside = 0;
     let maxInside = 0;
-    const gates = [deferred(), deferred(), deferred()];
+    const gates = [gate(), gate(), gate()];
     const runs = gates.map((gate, i) =>
       mutex.run('db', async () => {
         inside++;
@@ -25,9 +20,9 @@ describe('KeyedMutex', () => {
       }),
     );
     await Promise.resolve();
-    gates[2]!.resolve();
-    gates[1]!.resolve();
-    gates[0]!.resolve();
+    gates[2]!.open();
+    gates[1]!.open();
+    gates[0]!.open();
     await Promise.all(runs);
     expect(log).toEqual(['start 0', 'end 0', 'start 1', 'end 1', 'start 2', 'end 2']);
     expect(maxInside).toBe(1);
@@ -36,14 +31,14 @@ describe('KeyedMutex', () => {
 
   it('does not hold up another key', async () => {
     const mutex = new KeyedMutex();
-    const slow = deferred();
+    const slow = gate();
     const first = mutex.run('a', () => slow.promise);
     let otherRan = false;
     await mutex.run('b', async () => {
       otherRan = true;
     });
     expect(otherRan).toBe(true);
-    slow.resolve();
+    slow.open();
     await first;
   });
 
@@ -68,7 +63,7 @@ describe('KeyedMutex with urgent work', () => {
   it('runs urgent work ahead of the non-urgent waiters, after the running one and earlier urgent work', async () => {
     const mutex = new KeyedMutex();
     const log: string[] = [];
-    const running = deferred();
+    const running = gate();
     const step = (name: string, gate?: Promise<void>) => async () => {
       log.push(`start ${name}`);
       await gate;
@@ -83,7 +78,7 @@ describe('KeyedMutex with urgent work', () => {
       mutex.run('other', step('elsewhere')),
     ];
     await Promise.resolve();
-    running.resolve();
+    running.open();
     await Promise.all(runs);
     expect(log.filter((l) => l.startsWith('start') && !l.includes('elsewhere'))).toEqual([
       'start activate-0',

@@ -1,11 +1,6 @@
 // Passes run a bounded number at a time, in arrival order, except that a due one takes the next free slot.
 import { Slots } from './slots.js';
-
-function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { gate } from './test-support/gate.js';
 
 describe('Slots', () => {
   it('never runs more than its size, and starts waiters in arrival order', async () => {
