@@ -193,12 +193,17 @@ test('a connection Secret created just before its policy is never reported missi
     roles: [{ name: stack.role('eager'), login: false }],
   });
   await stack.reconciled('eager');
+  const readyReasons = () =>
+    recorder
+      .events()
+      .map((e) => condition((e.object as { status?: { conditions?: [] } }).status?.conditions, 'Ready')?.reason)
+      .filter((reason): reason is string => reason !== undefined && reason !== null);
+  // The API answered Reconciled; the gateway publishes that status change a moment later.
+  await waitFor('the Reconciled status on the resource stream', async () =>
+    readyReasons().includes('Reconciled') ? true : undefined,
+  );
   await recorder.stop();
-  const reasons = recorder
-    .events()
-    .map((e) => condition((e.object as { status?: { conditions?: [] } }).status?.conditions, 'Ready')?.reason)
-    .filter((reason): reason is string => reason !== undefined && reason !== null);
-  expect(reasons).toContain('Reconciled');
+  const reasons = readyReasons();
   expect(reasons).not.toContain('SecretMissing');
   expect(reasons).not.toContain('SecretFetchFailed');
 });
