@@ -2,6 +2,7 @@
 // statement mid-plan rolls everything back and the error names the redacted statement and its SQLSTATE.
 
 import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
+import { sql } from 'kysely';
 import pg from 'pg';
 
 import { openConnection, type CatalogConnection } from './connection.js';
@@ -129,6 +130,60 @@ describe('plan execution', () => {
     releaseFirst();
     await Promise.all([first, second]);
     expect(order).toEqual(['first prepares', 'first released', 'first runs', 'second prepares']);
+  });
+
+  it('prepare reads on the session holding the lock, and sees what the previous holder committed', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => undefined;
+    const lockedSignal = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const first = executeUnderLock(connection.db, async () => {
+      locked();
+      await held;
+      return { run: true, statements: [plain(`CREATE ROLE "${r('committed_first')}"`)], result: undefined };
+    });
+    await lockedSignal;
+    const second = executeUnderLock(connection.db, async (session) => {
+      const seen = await sql<{ seen: boolean; holds: boolean }>`
+        SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${r('committed_first')}) AS seen,
+               EXISTS (SELECT 1 FROM pg_catalog.pg_locks
+                       WHERE locktype = 'advisory' AND granted AND pid = pg_catalog.pg_backend_pid()) AS holds`.execute(
+        session,
+      );
+      return { run: false, result: seen.rows[0] };
+    });
+    release();
+    await first;
+    expect(await second).toEqual({ seen: true, holds: true });
+  });
+
+  it('the lock is free again after prepare throws and after a statement fails', async () => {
+    const lockFree = async (): Promise<boolean> => {
+      const client = new pg.Client({ connectionString: sandbox.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ got: boolean }>(
+          `SELECT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtextextended('rolepolicy:' || pg_catalog.current_database(), 0)) AS got`,
+        );
+        return rows[0]!.got;
+      } finally {
+        await client.end();
+      }
+    };
+    await expect(
+      executeUnderLock(connection.db, async () => {
+        throw new Error('prepare failed on purpose');
+      }),
+    ).rejects.toThrow('prepare failed on purpose');
+    expect(await lockFree()).toBe(true);
+    await expect(executeStatements(connection.db, [plain('SELECT 1/0')])).rejects.toBeInstanceOf(
+      ExecutionError,
+    );
+    expect(await lockFree()).toBe(true);
   });
 });
 

@@ -51,19 +51,29 @@ export type LockedDecision<T> =
 const LOCK_KEY = sql<bigint>`pg_catalog.hashtextextended('rolepolicy:' || pg_catalog.current_database(), 0)`;
 
 /**
- * Takes the per-database advisory lock in a new transaction, lets `prepare` re-inspect and re-plan
- * (on other pooled connections) while the lock is held, then runs the statements it returns and commits.
- * @example `await executeUnderLock(db, async () => ({ run: true, statements, result: undefined }))`
+ * Holds the per-database advisory lock on one pinned session, lets `prepare` re-inspect and re-plan on that
+ * same session (its reads open their own snapshot, taken after the lock was granted), then runs the
+ * statements it returns in one transaction and commits. One session per execution: a second one would pay
+ * a backend start and cold catalog caches again (docs/performance.md, "A fleet").
+ *
+ * The lock is session-level, so it is released explicitly, and in any case with the session: callers close
+ * their pool when the call returns (a dead connection has already released it).
+ * @example `await executeUnderLock(db, async (session) => ({ run: true, statements, result: undefined }))`
  */
 export async function executeUnderLock<T>(
   db: Kysely<PgCatalog>,
-  prepare: () => Promise<LockedDecision<T>>,
+  prepare: (session: Kysely<PgCatalog>) => Promise<LockedDecision<T>>,
 ): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_catalog.pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
-    const decision = await prepare();
-    if (decision.run) await runStatements(trx, decision.statements);
-    return decision.result;
+  return db.connection().execute(async (session) => {
+    await sql`SELECT pg_catalog.pg_advisory_lock(${LOCK_KEY})`.execute(session);
+    try {
+      const decision = await prepare(session);
+      if (decision.run) await session.transaction().execute((trx) => runStatements(trx, decision.statements));
+      return decision.result;
+    } finally {
+      // A failed unlock means a broken session, whose end released the lock; the outcome above stands.
+      await sql`SELECT pg_catalog.pg_advisory_unlock(${LOCK_KEY})`.execute(session).catch(() => undefined);
+    }
   });
 }
 

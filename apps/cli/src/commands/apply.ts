@@ -65,9 +65,9 @@ export async function applyCommand(file: string, options: ApplyOptions, io: CliI
     }
     const approved = options.expectDigest ?? shown.digest.digest;
     const outcome = await withRedaction(connection, () =>
-      executeUnderLock<LockedOutcome>(connection.db, async () => {
+      executeUnderLock<LockedOutcome>(connection.db, async (session) => {
         // Re-read under the lock: another applier may have changed the database since the plan was shown.
-        const current = await planOnce(connection, input);
+        const current = await planOnce({ ...connection, db: session }, input);
         if (current.digest.digest !== approved) {
           return {
             run: false,

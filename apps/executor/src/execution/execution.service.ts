@@ -188,11 +188,12 @@ export class ExecutionService {
   private async execute(request: ExecuteRequestV2, finalAttempt: boolean): Promise<ResultFacts> {
     const prepared = await this.prepare(request, finalAttempt);
     if (!prepared.ok) return prepared.facts;
-    // The transaction holding the lock uses one connection; inspection reads on another.
+    // One session holds the lock, inspects and applies (executeUnderLock); a second is never opened unless
+    // something reads beside it, which then costs a session instead of waiting on itself.
     const connection = openConnection(
       {
         ...prepared.connection,
-        maxConnections: 4,
+        maxConnections: 2,
         applicationName: 'rolepolicy-executor',
       },
       { identity: this.identity },
@@ -200,8 +201,8 @@ export class ExecutionService {
     const probe = this.options.probe?.around(request);
     try {
       return await withRedaction(connection, () =>
-        executeUnderLock<ResultFacts>(connection.db, () =>
-          this.underLock(request, connection, prepared, probe),
+        executeUnderLock<ResultFacts>(connection.db, (session) =>
+          this.underLock(request, { ...connection, db: session }, prepared, probe),
         ),
       );
     } catch (error) {

@@ -274,9 +274,9 @@ export class ScopedExecutionService {
       const run = async (): Promise<ScopedFacts> => {
         lap('database_wait');
         const facts = await withRedaction(connection, () =>
-          executeUnderLock<ScopedFacts>(connection.db, async () => {
+          executeUnderLock<ScopedFacts>(connection.db, async (session) => {
             lap('lock_wait');
-            const decision = await this.underLock(request, cluster, connection);
+            const decision = await this.underLock(request, cluster, { ...connection, db: session });
             lap('decide');
             return decision;
           }),
