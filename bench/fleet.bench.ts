@@ -86,6 +86,20 @@ class FleetDatabases {
     await this.create(count);
   }
 
+  /** Sessions and transactions so far in the first `count` databases (pg_stat_database, PostgreSQL 14+). */
+  async activity(count: number): Promise<{ sessions: number; transactions: number }> {
+    let out = { sessions: 0, transactions: 0 };
+    await this.admin(async (c) => {
+      const { rows } = await c.query<{ sessions: string | null; transactions: string | null }>(
+        `SELECT sum(sessions) AS sessions, sum(xact_commit + xact_rollback) AS transactions
+           FROM pg_catalog.pg_stat_database WHERE datname = ANY($1)`,
+        [this.names.slice(0, count)],
+      );
+      out = { sessions: Number(rows[0]?.sessions ?? 0), transactions: Number(rows[0]?.transactions ?? 0) };
+    });
+    return out;
+  }
+
   async dispose(): Promise<void> {
     await this.admin(async (c) => {
       for (const name of [...this.names, this.template]) {
@@ -389,6 +403,18 @@ async function fleetRun(
   return { seconds, sqlByDatabase, timeline: fleetTimeline(wallStart, listed) };
 }
 
+/** Sum of every sample of the counter `name` on the services' /metrics. */
+async function counterTotal(product: ProductProcesses, name: string): Promise<number> {
+  let total = 0;
+  for (const service of product.services) {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.split(' ').at(-1));
+    }
+  }
+  return total;
+}
+
 /** CPU seconds so far of each service, PostgreSQL, and this process (the API emulator and the polling). */
 function stageCpu(product: ProductProcesses): Record<string, number> {
   return {
@@ -479,6 +505,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const timelines: Record<string, Record<string, { p50: number; max: number }>> = {};
     const cpu: Record<string, Record<string, number>> = {};
     const floorCpu: Record<string, Record<string, number>> = {};
+    const perPolicy: Record<string, Record<string, number>> = {};
     let sqlOfFirst: Map<number, string> | undefined;
     let firstPrefix = '';
     for (const [stage, executors] of options.executors.entries()) {
@@ -517,8 +544,18 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         }
         started = performance.now();
         const cpuBefore = stageCpu(product);
+        const activityBefore = await dbs.activity(options.databases);
+        const inspectionsBefore = await counterTotal(product, 'rp_inspect_requests_total');
         const run = await fleetRun(product, dbs, options.databases, prefix);
         cpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpu(product)));
+        const activity = await dbs.activity(options.databases);
+        const inspections = await counterTotal(product, 'rp_inspect_requests_total');
+        perPolicy[String(executors)] = {
+          sessions: round((activity.sessions - activityBefore.sessions) / options.databases),
+          transactions: round((activity.transactions - activityBefore.transactions) / options.databases),
+          inspections: round((inspections - inspectionsBefore) / options.databases),
+        };
+        console.log(`  per policy: ${JSON.stringify(perPolicy[String(executors)])}`);
         seconds[String(executors)] = round(run.seconds);
         timelines[String(executors)] = run.timeline;
         rss[String(executors)] = product.peakRssMiB();
@@ -561,6 +598,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           Math.max(1, sqlOfFirst!.size),
       ),
       peakRssMiB: rss,
+      // Database sessions and transactions in the fleet's databases, and inspections, per policy.
+      perPolicy,
       cpuSeconds: cpu,
       floorCpuSeconds: floorCpu,
       // The least wall time the same CPU work could take on this machine's cores, and its ratio to the floor.

@@ -3,7 +3,7 @@
 import type { SecretLike } from '@rolepolicy/kube';
 import { generatedSecretName } from '@rolepolicy/kube';
 import { policy } from '../lifecycle/test-support/fixtures.js';
-import { peerClaims, preparePolicy } from './prepare.js';
+import { fingerprintPays, peerClaims, preparePolicy } from './prepare.js';
 
 const url = (db: string): SecretLike => ({
   metadata: { resourceVersion: '5' },
@@ -106,5 +106,23 @@ describe('preparePolicy', () => {
     expect(peerClaims(policy(), lookup({ 'db-credentials': url('b') }))?.databaseKey).toBe(
       'db.example:5432/b',
     );
+  });
+});
+
+describe('fingerprintPays', () => {
+  const attempted = (generation: number, last?: number) =>
+    policy(
+      {},
+      { generation },
+      last === undefined ? undefined : ({ last_attempted_generation: last } as never),
+    );
+
+  it('not on a generation first pass: a new policy, or an edited spec', () => {
+    expect(fingerprintPays(attempted(1))).toBe(false);
+    expect(fingerprintPays(attempted(4, 3))).toBe(false);
+  });
+
+  it('on every later pass of the generation, so a converged policy records one', () => {
+    expect(fingerprintPays(attempted(4, 4))).toBe(true);
   });
 });

@@ -136,6 +136,17 @@ function claimsOf(policy: PostgresPolicy, databaseKey: string, scope: ManagedSco
   };
 }
 
+/**
+ * Whether a pass should ask the inspector for the catalog fingerprint. It only pays when the diff comes out
+ * empty (it is recorded for the next passes): not on a generation's first pass, which nearly always has work
+ * (a new policy, an edited spec). Later passes ask again, so a converged policy still moves to
+ * fingerprint-only passes one pass on. In a fresh database session the fingerprint costs about as much
+ * PostgreSQL time as the inspection itself (docs/performance.md, "A fleet").
+ */
+export function fingerprintPays(policy: PostgresPolicy): boolean {
+  return policy.status?.last_attempted_generation === policy.metadata.generation;
+}
+
 /** Claims of a peer policy, or null when it is invalid or unresolvable (it claims nothing then). */
 export function peerClaims(policy: PostgresPolicy, lookup: SecretLookup): PolicyClaims | null {
   const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });

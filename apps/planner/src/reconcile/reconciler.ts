@@ -50,7 +50,13 @@ import { KeyedQueue } from './keyed-queue.js';
 import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot, type PlanningInput } from './planning.js';
-import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
+import {
+  fingerprintPays,
+  preparePolicy,
+  secretsNamedBy,
+  type NotPrepared,
+  type Prepared,
+} from './prepare.js';
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
@@ -601,7 +607,7 @@ export class Reconciler {
           connection: prepared.connection as never,
           scope: managedScopePayload(prepared.scope),
           review: reviewQueryOf(prepared.desired),
-          withFingerprint: true,
+          withFingerprint: fingerprintPays(policy),
           ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
         },
         { timeoutMs: this.deps.inspectTimeoutMs },
