@@ -196,7 +196,9 @@ test('a connection Secret created just before its policy is never reported missi
   const readyReasons = () =>
     recorder
       .events()
-      .map((e) => condition((e.object as { status?: { conditions?: [] } }).status?.conditions, 'Ready')?.reason)
+      .map(
+        (e) => condition((e.object as { status?: { conditions?: [] } }).status?.conditions, 'Ready')?.reason,
+      )
       .filter((reason): reason is string => reason !== undefined && reason !== null);
   // The API answered Reconciled; the gateway publishes that status change a moment later.
   await waitFor('the Reconciled status on the resource stream', async () =>
