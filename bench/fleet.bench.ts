@@ -545,15 +545,25 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         started = performance.now();
         const cpuBefore = stageCpu(product);
         const activityBefore = await dbs.activity(options.databases);
-        const inspectionsBefore = await counterTotal(product, 'rp_inspect_requests_total');
+        const counters = [
+          'rp_inspect_requests_total',
+          'rp_messages_handled_total',
+          'rp_messages_failed_total',
+        ];
+        const countersBefore = await Promise.all(counters.map((name) => counterTotal(product, name)));
         const run = await fleetRun(product, dbs, options.databases, prefix);
         cpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpu(product)));
         const activity = await dbs.activity(options.databases);
-        const inspections = await counterTotal(product, 'rp_inspect_requests_total');
+        const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
+        const perDatabase = (i: number) =>
+          round((countersAfter[i]! - countersBefore[i]!) / options.databases);
         perPolicy[String(executors)] = {
           sessions: round((activity.sessions - activityBefore.sessions) / options.databases),
           transactions: round((activity.transactions - activityBefore.transactions) / options.databases),
-          inspections: round((inspections - inspectionsBefore) / options.databases),
+          inspections: perDatabase(0),
+          // JetStream messages handled, and handler failures nak-ed for redelivery (retries show here).
+          messagesHandled: perDatabase(1),
+          messagesRetried: perDatabase(2),
         };
         console.log(`  per policy: ${JSON.stringify(perPolicy[String(executors)])}`);
         seconds[String(executors)] = round(run.seconds);
@@ -598,7 +608,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           Math.max(1, sqlOfFirst!.size),
       ),
       peakRssMiB: rss,
-      // Database sessions and transactions in the fleet's databases, and inspections, per policy.
+      // Per policy: database sessions and transactions in the fleet's databases, inspections, and JetStream
+      // messages handled and retried by all services.
       perPolicy,
       cpuSeconds: cpu,
       floorCpuSeconds: floorCpu,

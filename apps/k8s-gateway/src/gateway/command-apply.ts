@@ -11,6 +11,7 @@ import type { K8sCommandV1 } from '@rolepolicy/contracts';
 import { GROUP, KINDS, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import type { CommandOutcome } from './command-outcome.js';
 import { EventConflict, EventRecorder } from './event-recorder.js';
+import { finalPhaseLeft } from './final-phase.js';
 
 type Json = { [key: string]: unknown };
 type Target = K8sCommandV1['target'];
@@ -159,6 +160,8 @@ export class CommandApplier {
         message: 'the object was replaced by another with the same name',
       };
     }
+    const final = finalPhaseLeft(command.target.kind, (current as Json)['status'], command.status);
+    if (final !== undefined) return { kind: 'rejected', code: 409, reason: 'Conflict', message: final };
     const body = { ...current, status: mergePatch((current as Json)['status'], command.status) };
     try {
       const written = (await this.custom.replaceNamespacedCustomObjectStatus({

@@ -383,6 +383,43 @@ test(
 );
 
 test(
+  'a status write that would move an Applied plan to another phase is refused; the plan stays Applied',
+  async () => {
+    const ns = 'final';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    await create('PostgresPolicyPlan', ns, 'ran');
+    const target = { apiVersion: API_VERSION, kind: 'PostgresPolicyPlan', namespace: ns, name: 'ran' };
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target,
+      status: { phase: 'Applied', appliedAt: '2026-11-27T05:52:15.886Z' },
+      idempotencyKey: 'final-1',
+    });
+    await eventually('Applied', async () => {
+      const o = await co.getNamespacedCustomObject({ ...coords('PostgresPolicyPlan', ns), name: 'ran' });
+      return o.status?.phase === 'Applied';
+    });
+    // A planner pass on a stale view: the database already matches, so it supersedes the plan.
+    await sendCommand({
+      v: 1,
+      command: 'patch-status',
+      target,
+      status: { phase: 'Superseded' },
+      idempotencyKey: 'final-2',
+    });
+    const warning = await eventually('a Warning event', async () =>
+      (await core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'CommandRejected'),
+    );
+    expect(warning.message).toContain('the plan is Applied: its phase is final');
+    const stored = await co.getNamespacedCustomObject({ ...coords('PostgresPolicyPlan', ns), name: 'ran' });
+    expect(stored.status).toMatchObject({ phase: 'Applied', appliedAt: '2026-11-27T05:52:15.886Z' });
+  },
+  TIMEOUT_MS,
+);
+
+test(
   'apply-resource creates then replaces; delete-resource deletes and tolerates absence',
   async () => {
     const ns = 'apply';
