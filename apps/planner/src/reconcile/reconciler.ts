@@ -43,6 +43,7 @@ import {
 } from '../lifecycle/index.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
+import { PlanOverlay } from './plan-overlay.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
@@ -94,8 +95,6 @@ export interface ReconcilerDeps {
 /** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
 export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 12, fullAfterMs: 3_600_000 };
 
-/** How long a write of ours may stay invisible in the cache before we stop overlaying it. */
-const OVERLAY_TTL_MS = 30_000;
 /** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
 const SUPERSEDED_RECHECK_SECONDS = 2;
 /** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
@@ -107,6 +106,14 @@ const RESULT_WAIT_MS = 30_000;
  * ("nothing left to apply"). A killed executor's request is redelivered and reported by another one.
  */
 const LIVE_PLAN_WAIT_MS = 600_000;
+/**
+ * How long a write of ours (a policy status, a created plan, a handled result) may stay invisible in the
+ * cache before we stop overlaying it. Not a guess at the cache's lag: an overlay goes as soon as the cache
+ * shows the write, and this only bounds memory. This replica (while it leads) is the one writer of policy
+ * status and of the plans it creates; deciding on a cache older than our own writes superseded applied plans
+ * when this was 30 s.
+ */
+const OVERLAY_CAP_MS = LIVE_PLAN_WAIT_MS;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
 
@@ -142,14 +149,8 @@ export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
   private readonly planSignatures = new Map<string, string>();
-  /** Plans we created that the cache has not shown yet (name-keyed per namespace). */
-  private readonly createdPlans = new Map<string, { plan: PostgresPolicyPlan; at: number }>();
-  /**
-   * Terminal execution results we handled whose phase the cache does not show yet (name-keyed per
-   * namespace): the executor writes the plan's phase through the gateway, and a pass that ran before that
-   * write reached the cache would read an applied plan as still pending and supersede it.
-   */
-  private readonly handledResults = new Map<string, { status: PostgresPolicyPlanStatus; at: number }>();
+  /** Plans we created and results we handled, on top of the cache until it shows them (plan-overlay.ts). */
+  private readonly planOverlay = new PlanOverlay(OVERLAY_CAP_MS);
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
   private readonly review: ReviewRecorder;
@@ -177,11 +178,7 @@ export class Reconciler {
       secrets: deps.secrets,
       send: (command) => this.send(command),
       recordEvent: (event, policy) => this.recordEvent(event, policy),
-      planCreated: (plan) =>
-        this.createdPlans.set(policyKey(plan.metadata.namespace, plan.metadata.name), {
-          plan,
-          at: Date.now(),
-        }),
+      planCreated: (plan) => this.planOverlay.planCreated(plan),
       settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
       inspectTimeoutMs: deps.inspectTimeoutMs,
       log: deps.log,
@@ -243,6 +240,7 @@ export class Reconciler {
     } else if (change.kind === 'postgrespolicyplan') {
       if (change.type === 'delete' || change.object === undefined) {
         this.planSignatures.delete(key);
+        this.planOverlay.deleted(change.namespace, change.name);
         return;
       }
       const signature = planSignature(change.object);
@@ -344,7 +342,7 @@ export class Reconciler {
     const state = this.policies.get(policyKey(namespace, name));
     const written = state?.written;
     if (written === undefined || state === undefined) return policy;
-    if (sameStatus(policy.status, written.status) || Date.now() - written.at > OVERLAY_TTL_MS) {
+    if (sameStatus(policy.status, written.status) || Date.now() - written.at > OVERLAY_CAP_MS) {
       state.written = undefined;
       return policy;
     }
@@ -352,38 +350,16 @@ export class Reconciler {
   }
 
   private currentPlans(namespace: string): PostgresPolicyPlan[] {
-    const plans = this.deps.cache
+    const cached = this.deps.cache
       .list('postgrespolicyplan', namespace)
       .map((o) => cachedPlan(o as unknown as Kube.PostgresPolicyPlan))
       .filter((p): p is PostgresPolicyPlan => p !== null);
-    const names = new Set(plans.map((p) => p.metadata.name));
-    for (const [key, created] of this.createdPlans) {
-      if (created.plan.metadata.namespace !== namespace) continue;
-      if (names.has(created.plan.metadata.name) || Date.now() - created.at > OVERLAY_TTL_MS) {
-        this.createdPlans.delete(key);
-      } else {
-        plans.push(created.plan);
-      }
-    }
-    return plans.map((plan) => this.withHandledResult(plan));
-  }
-
-  /** The plan with the terminal phase of a result we handled on top, until the cache shows that phase. */
-  private withHandledResult(plan: PostgresPolicyPlan): PostgresPolicyPlan {
-    const key = policyKey(plan.metadata.namespace, plan.metadata.name);
-    const handled = this.handledResults.get(key);
-    if (handled === undefined) return plan;
-    if (plan.status?.phase === handled.status.phase || Date.now() - handled.at > OVERLAY_TTL_MS) {
-      this.handledResults.delete(key);
-      return plan;
-    }
-    return { ...plan, status: { ...plan.status, ...handled.status } };
+    return this.planOverlay.plans(namespace, cached);
   }
 
   private rememberHandledResult(result: ExecuteResultV1): void {
     const status = terminalPlanStatus(result);
-    if (status === null) return;
-    this.handledResults.set(policyKey(result.plan.namespace, result.plan.name), { status, at: Date.now() });
+    if (status !== null) this.planOverlay.resultHandled(result.plan.namespace, result.plan.name, status);
   }
 
   /** Conflicts with every other live policy (their Secrets read only when their versions moved). */
@@ -712,12 +688,7 @@ export class Reconciler {
         state?.awaiting.set(step.request.planName, Date.now());
         continue;
       }
-      if (step.kind === 'createPlan') {
-        this.createdPlans.set(policyKey(policy.metadata.namespace, step.plan.metadata.name), {
-          plan: step.plan,
-          at: Date.now(),
-        });
-      }
+      if (step.kind === 'createPlan') this.planOverlay.planCreated(step.plan);
       if (step.kind === 'writePolicyStatus') {
         await this.writeStatus(policy, step.status);
         continue;
