@@ -415,6 +415,35 @@ async function counterTotal(product: ProductProcesses, name: string): Promise<nu
   return total;
 }
 
+/** A metric's samples summed per value of `label` over every service (`name` may end in _count). */
+async function byLabel(product: ProductProcesses, name: string, label: string): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  const pattern = new RegExp(`${label}="([^"]*)"`);
+  for (const service of product.services) {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(`${name}{`)) continue;
+      const value = pattern.exec(line)?.[1] ?? '';
+      totals.set(value, (totals.get(value) ?? 0) + Number(line.split(' ').at(-1)));
+    }
+  }
+  return totals;
+}
+
+/** Per policy, how `after` grew over `before` for each label value (zero rows left out). */
+function perLabel(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  policies: number,
+): Record<string, number> {
+  const rows: Record<string, number> = {};
+  for (const [value, total] of after) {
+    const grown = total - (before.get(value) ?? 0);
+    if (grown > 0) rows[value] = round(grown / policies);
+  }
+  return rows;
+}
+
 /** CPU seconds so far of each service, PostgreSQL, and this process (the API emulator and the polling). */
 function stageCpu(product: ProductProcesses): Record<string, number> {
   return {
@@ -506,6 +535,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const cpu: Record<string, Record<string, number>> = {};
     const floorCpu: Record<string, Record<string, number>> = {};
     const perPolicy: Record<string, Record<string, number>> = {};
+    const breakdown: Record<string, Record<string, Record<string, number>>> = {};
     let sqlOfFirst: Map<number, string> | undefined;
     let firstPrefix = '';
     for (const [stage, executors] of options.executors.entries()) {
@@ -551,10 +581,17 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           'rp_messages_failed_total',
         ];
         const countersBefore = await Promise.all(counters.map((name) => counterTotal(product, name)));
+        const breakdowns = [
+          ['rp_inspect_requests_total', 'outcome'],
+          ['rp_planner_reconcile_seconds_count', 'decision'],
+        ] as const;
+        const breakdownsBefore = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
         const run = await fleetRun(product, dbs, options.databases, prefix);
         cpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpu(product)));
         const activity = await dbs.activity(options.databases);
         const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
+        const breakdownsAfter = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
+        const grown = (i: number) => perLabel(breakdownsBefore[i]!, breakdownsAfter[i]!, options.databases);
         const perDatabase = (i: number) =>
           round((countersAfter[i]! - countersBefore[i]!) / options.databases);
         perPolicy[String(executors)] = {
@@ -565,6 +602,10 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           messagesHandled: perDatabase(1),
           messagesRetried: perDatabase(2),
         };
+        // What the inspections answered (inline, object, unchanged = fingerprint only, ...) and the planner's
+        // passes by decision: where a fleet under overload repeats work.
+        breakdown[String(executors)] = { inspections: grown(0), passes: grown(1) };
+        console.log(`  breakdown per policy: ${JSON.stringify(breakdown[String(executors)])}`);
         console.log(`  per policy: ${JSON.stringify(perPolicy[String(executors)])}`);
         seconds[String(executors)] = round(run.seconds);
         timelines[String(executors)] = run.timeline;
@@ -611,6 +652,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       // Per policy: database sessions and transactions in the fleet's databases, inspections, and JetStream
       // messages handled and retried by all services.
       perPolicy,
+      perPolicyBreakdown: breakdown,
       cpuSeconds: cpu,
       floorCpuSeconds: floorCpu,
       // The least wall time the same CPU work could take on this machine's cores, and its ratio to the floor.

@@ -2,7 +2,7 @@
 // in this process, and each service (inspector, executors, planner, k8s-gateway) as its own Node
 // process from dist/, so each one's peak RSS (VmHWM) is its own and they share the cores as in a cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import {
@@ -100,6 +100,7 @@ export async function startProductProcesses(options: {
     await nats.dispose();
     await emulator.stop();
   };
+  const logDir = process.env['BENCH_LOG_DIR'];
   try {
     for (const name of names) {
       const port = await freePort();
@@ -116,19 +117,21 @@ export async function startProductProcesses(options: {
         ],
         {
           cwd: ROOT,
-          stdio: ['ignore', 'ignore', 'inherit'],
+          // BENCH_LOG_DIR=<dir>: each service logs at level log to <dir>/<service>.log (passes, decisions).
+          stdio: ['ignore', logDir === undefined ? 'ignore' : 'pipe', 'inherit'],
           env: {
             ...process.env,
             NATS_URL: nats.url,
             HTTP_HOST: '127.0.0.1',
             HTTP_PORT: String(port),
-            LOG_LEVEL: 'error',
+            LOG_LEVEL: logDir === undefined ? 'error' : 'log',
             KUBECONFIG: emulator.kubeconfigPath,
             LEASE_NAMESPACE: options.namespace,
             ...options.env,
           },
         },
       );
+      if (logDir !== undefined) child.stdout?.pipe(createWriteStream(`${logDir}/${name}.log`));
       services.push({ name, url: `http://127.0.0.1:${port}`, child });
     }
     for (const s of services) await ready(s.url, 60_000);
