@@ -185,6 +185,37 @@ describe('plan execution', () => {
     );
     expect(await lockFree()).toBe(true);
   });
+
+  it('afterCommit reads the committed state while still holding the lock; its failure changes nothing', async () => {
+    let after: { seen: boolean; holds: boolean } | undefined;
+    const result = await executeUnderLock(connection.db, async () => ({
+      run: true,
+      statements: [plain(`CREATE ROLE "${r('after_commit')}"`)],
+      result: 'applied',
+      afterCommit: async (session) => {
+        const read = await sql<{ seen: boolean; holds: boolean }>`
+          SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${r('after_commit')}) AS seen,
+                 EXISTS (SELECT 1 FROM pg_catalog.pg_locks
+                         WHERE locktype = 'advisory' AND granted AND pid = pg_catalog.pg_backend_pid()) AS holds`.execute(
+          session,
+        );
+        after = read.rows[0];
+      },
+    }));
+    expect(result).toBe('applied');
+    expect(after).toEqual({ seen: true, holds: true });
+
+    const failing = await executeUnderLock(connection.db, async () => ({
+      run: true,
+      statements: [plain(`CREATE ROLE "${r('after_commit_failing')}"`)],
+      result: 'applied',
+      afterCommit: async () => {
+        throw new Error('the read after the commit failed');
+      },
+    }));
+    expect(failing).toBe('applied');
+    expect(await roleExists(r('after_commit_failing'))).toBe(true);
+  });
 });
 
 describe('two databases of one server', () => {

@@ -41,7 +41,17 @@ export class ExecutionError extends SafeError {
 
 /** What `prepare` decides once the lock is held: run these statements, or refuse with a reason. */
 export type LockedDecision<T> =
-  | { readonly run: true; readonly statements: readonly ExecutableStatement[]; readonly result: T }
+  | {
+      readonly run: true;
+      readonly statements: readonly ExecutableStatement[];
+      readonly result: T;
+      /**
+       * Runs on the same session after the commit, before the lock is released, so it reads exactly what
+       * this transaction left (no other applier came between). Best effort: a failure here is swallowed
+       * and the committed outcome stands.
+       */
+      readonly afterCommit?: (session: Kysely<PgCatalog>) => Promise<void>;
+    }
   | { readonly run: false; readonly result: T };
 
 /**
@@ -68,7 +78,10 @@ export async function executeUnderLock<T>(
     await sql`SELECT pg_catalog.pg_advisory_lock(${LOCK_KEY})`.execute(session);
     try {
       const decision = await prepare(session);
-      if (decision.run) await session.transaction().execute((trx) => runStatements(trx, decision.statements));
+      if (decision.run) {
+        await session.transaction().execute((trx) => runStatements(trx, decision.statements));
+        await decision.afterCommit?.(session).catch(() => undefined);
+      }
       return decision.result;
     } finally {
       // A failed unlock means a broken session, whose end released the lock; the outcome above stands.

@@ -15,6 +15,7 @@ export * from './messages/inspect-request.js';
 export * from './messages/inspect-reply.js';
 export * from './messages/execute-request.js';
 export * from './messages/execute-result.js';
+export * from './messages/applied-snapshot.js';
 export * from './messages/scoped-execute.js';
 export * from './messages/dead-letter.js';
 export * from './spine.js';

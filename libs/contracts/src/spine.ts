@@ -1,6 +1,7 @@
 // The production set of contracts, so a service's transport knows every payload it may receive.
 // Add a contract here when a new subject joins the spine.
 import type { MessageContract } from './contract.js';
+import { appliedSnapshotContract } from './messages/applied-snapshot.js';
 import { deadLetterContract } from './messages/dead-letter.js';
 import { executeRequestContract } from './messages/execute-request.js';
 import { executeResultContract } from './messages/execute-result.js';
@@ -21,6 +22,7 @@ export const SPINE_CONTRACTS: readonly MessageContract[] = [
   resourceEventContract,
   k8sCommandContract,
   inspectRequestContract,
+  appliedSnapshotContract,
   executeRequestContract,
   executeResultContract,
   scopedExecuteRequestContract,

@@ -42,6 +42,11 @@ export const SUBJECTS = {
   k8sCommandAll: 'rp.k8s.cmd.>',
   /** Planner asks the inspector for a catalog snapshot (core NATS request/reply). */
   inspectRequest: 'rp.inspect.request',
+  /**
+   * The executor's read of a policy's managed scope right after a commit, for the planner's verification
+   * (core NATS publish, never captured by a stream: it carries a catalog fingerprint; ADR 0017).
+   */
+  appliedSnapshot: 'rp.applied.snapshot',
   /** Approved plan execution work (JetStream work queue). */
   executeRequest: 'rp.execute.request',
   /** What the executor did with a request: Applying, Applied, Failed or Superseded (JetStream). */

@@ -4,8 +4,12 @@ import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@n
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
+  APPLIED_SNAPSHOT_MAX_BYTES,
   JetStreamPublisher,
   ResourceCache,
+  appliedSnapshotContract,
+  encodePayload,
+  type AppliedSnapshotV1,
   SPINE_STREAMS,
   STREAMS,
   SUBJECT_ROOT,
@@ -23,6 +27,11 @@ export interface ExecutionCluster {
   /** The cache behind the view (policies, plans, ephemeral access requests); call `sync()` before reads. */
   readonly cache: Pick<ResourceCache, 'get' | 'list' | 'sync' | 'isReady'>;
   readonly status: PlanStatusWriter;
+  /**
+   * Sends a post-apply snapshot to the planners (core NATS, ADR 0017); false when it was too large to send
+   * (the planner then inspects as before).
+   */
+  readonly appliedSnapshot: (message: AppliedSnapshotV1) => boolean;
   readonly stop: () => Promise<void>;
 }
 
@@ -60,6 +69,12 @@ export async function startExecutionCluster(
       }),
     ),
     status: gatewayPlanStatus(publisher, options.subjectRoot ?? SUBJECT_ROOT),
+    appliedSnapshot: (message) => {
+      const data = encodePayload(appliedSnapshotContract, message);
+      if (data.byteLength > APPLIED_SNAPSHOT_MAX_BYTES) return false;
+      nc.publish(`${options.subjectRoot ?? SUBJECT_ROOT}.applied.snapshot`, data);
+      return true;
+    },
     stop: () => cache.stop(),
   };
 }

@@ -7,23 +7,34 @@ import {
   ExecutionError,
   executeUnderLock,
   inspect,
+  inspectUnlessUnchanged,
   openConnection,
   withRedaction,
   type CatalogConnection,
   type ConnectionSpec,
   type ExecutableStatement,
   type LockedDecision,
+  type PgCatalog,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
   JetStreamPublisher,
   SUBJECTS,
   executeResultContract,
+  scopeDigest,
+  type AppliedSnapshotV1,
   type ExecuteRequestV1,
   type ExecuteRequestV2,
   type ExecuteResultV1,
 } from '@rolepolicy/contracts';
-import { SCRAM_SALT_LENGTH, renderSql, scramSha256Verifier, type Change } from '@rolepolicy/policy';
+import {
+  SCRAM_SALT_LENGTH,
+  renderSql,
+  scramSha256Verifier,
+  type Change,
+  type ManagedScope,
+} from '@rolepolicy/policy';
+import type { Kysely } from 'kysely';
 import { logRecord } from '@rolepolicy/runtime';
 import { planDecision, planPhase } from '../../../planner/src/lifecycle/approval.js';
 import { decideExecution } from './decide.js';
@@ -326,7 +337,36 @@ export class ExecutionService {
       run: true,
       statements,
       result: { ...executedFacts('Applied', digest.digest, count), appliedPasswordSourceVersions: generated },
+      afterCommit: (session) => this.sendAppliedSnapshot(request, session, expanded.scope, connection.target),
     };
+  }
+
+  /**
+   * Reads the managed scope (and its fingerprint) right after the commit on the session that still holds
+   * the lock, and sends it to the planners: their verification pass then needs no new session and no cold
+   * inspection (ADR 0017). Best effort; the planner inspects as before when nothing arrives.
+   */
+  private async sendAppliedSnapshot(
+    request: ExecuteRequestV2,
+    session: Kysely<PgCatalog>,
+    scope: ManagedScope,
+    target: CatalogConnection['target'],
+  ): Promise<void> {
+    const send = this.cluster?.appliedSnapshot;
+    if (send === undefined || request.policy.uid === undefined) return;
+    const readAt = new Date().toISOString();
+    const read = await inspectUnlessUnchanged(session, scope, target);
+    if (read.kind !== 'snapshot') return;
+    send({
+      v: 1,
+      plan: request.plan,
+      policy: request.policy,
+      target: request.target,
+      scopeDigest: scopeDigest(scope),
+      readAt,
+      fingerprint: read.fingerprint,
+      snapshot: read.snapshot as unknown as AppliedSnapshotV1['snapshot'],
+    });
   }
 
   /**

@@ -19,7 +19,7 @@ import {
   kvLeaseStore,
   openLeaseBucket,
 } from '@rolepolicy/contracts';
-import { Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '../lifecycle/index.js';
@@ -45,6 +45,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
   /** Term changes run one after the other, outside the election's rounds (renewals never wait on them). */
   private transition: Promise<void> = Promise.resolve();
   private histogram: Histogram<'decision'> | undefined;
+  private appliedSnapshotsUsed: Counter | undefined;
   private starting: Promise<void> | undefined;
   private stopped = false;
   /** The identity written to the lease. */
@@ -98,6 +99,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
 
   private registerMetrics(): void {
     this.histogram = this.reconcileHistogram();
+    this.appliedSnapshotsUsed = new Counter({
+      name: 'rp_planner_applied_snapshot_verifications_total',
+      help: 'Passes that verified convergence from an executor post-apply snapshot instead of an inspection (ADR 0017)',
+      registers: [this.metrics.registry],
+    });
     registerPendingApprovalMetrics(this.metrics.registry, () => this.cache?.list('postgrespolicyplan') ?? []);
     const isLeader = (): boolean => this.isLeader();
     // Dashboards show which replica leads; exactly one series per cluster should read 1.
@@ -219,6 +225,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       },
       log: this.logger,
       ...(histogram ? { observe: (decision, seconds) => histogram.observe({ decision }, seconds) } : {}),
+      onAppliedSnapshotUsed: () => this.appliedSnapshotsUsed?.inc(),
     });
     this.reconciler = reconciler;
     reconciler.start();

@@ -2,15 +2,18 @@
 // (one planner replica is assumed), and each pass resolves, inspects, plans, decides and sends the
 // decision's steps as ordered gateway commands. Execution results become policy status here too.
 import { randomUUID } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import {
   SUBJECTS,
+  appliedSnapshotContract,
+  decodePayload,
   executeRequestContract,
   k8sCommandContract,
   k8sCommandSubject,
   managedScopePayload,
   policyOrderingKey,
   recordEvent,
+  scopeDigest,
   type CachedObject,
   type ExecuteResultV1,
   type JetStreamPublisher,
@@ -18,7 +21,8 @@ import {
   type ResourceCache,
 } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
-import type { MembershipEdge } from '@rolepolicy/policy';
+import type { CatalogSnapshot, MembershipEdge } from '@rolepolicy/policy';
+import type { ReviewFacts } from '@rolepolicy/review';
 import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-client.js';
 import {
   API_VERSION,
@@ -44,6 +48,7 @@ import {
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
 import { PlanOverlay } from './plan-overlay.js';
+import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
@@ -88,6 +93,8 @@ export interface ReconcilerDeps {
   readonly onCandidateInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
+  /** Called when a pass verified convergence from a post-apply snapshot instead of an inspection. */
+  readonly onAppliedSnapshotUsed?: () => void;
   /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
   readonly convergedMemo?: ConvergedMemoSettings;
 }
@@ -114,6 +121,10 @@ const LIVE_PLAN_WAIT_MS = 600_000;
  * when this was 30 s.
  */
 const OVERLAY_CAP_MS = LIVE_PLAN_WAIT_MS;
+/** How long a post-apply snapshot may wait for its Applied result (they are sent a few ms apart). */
+const APPLIED_SNAPSHOT_TTL_MS = 30_000;
+/** Post-apply snapshots kept at most (one per policy; a fleet's burst of applies). */
+const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
 
@@ -134,6 +145,8 @@ interface PolicyState {
   awaiting: Map<string, number>;
   /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
   deferred: boolean;
+  /** The plan an Applied result just reported: the next pass may verify from its post-apply snapshot. */
+  verifyPlan: string | undefined;
   /**
    * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
    * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
@@ -149,6 +162,12 @@ export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
   private readonly planSignatures = new Map<string, string>();
+  /** Post-apply snapshots from the executors, for the verification pass (ADR 0017). */
+  private readonly appliedSnapshots = new AppliedSnapshots(
+    APPLIED_SNAPSHOT_TTL_MS,
+    APPLIED_SNAPSHOT_MAX_KEPT,
+  );
+  private appliedSubscription: Subscription | undefined;
   /** Plans we created and results we handled, on top of the cache until it shows them (plan-overlay.ts). */
   private readonly planOverlay = new PlanOverlay(OVERLAY_CAP_MS);
   private readonly session = randomUUID().slice(0, 8);
@@ -192,6 +211,13 @@ export class Reconciler {
   /** Follows the cache and reconciles every known policy once. */
   start(): void {
     this.unsubscribe = this.deps.cache.onChange((change) => this.onChange(change));
+    this.appliedSubscription = this.deps.nats.subscribe(SUBJECTS.appliedSnapshot, {
+      callback: (error, msg) => {
+        if (error !== null) return;
+        const decoded = decodePayload(appliedSnapshotContract, msg.data);
+        if (decoded.ok) this.appliedSnapshots.put(decoded.value);
+      },
+    });
     for (const plan of this.deps.cache.list('postgrespolicyplan')) {
       this.planSignatures.set(this.objectKey(plan), planSignature(plan));
     }
@@ -202,6 +228,7 @@ export class Reconciler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    this.appliedSubscription?.unsubscribe();
     for (const state of this.policies.values()) clearTimeout(state.timer);
     await this.queue.idle();
   }
@@ -298,6 +325,7 @@ export class Reconciler {
         written: undefined,
         awaiting: new Map(),
         deferred: false,
+        verifyPlan: undefined,
         skipped: new Map(),
         settled: undefined,
       });
@@ -561,9 +589,41 @@ export class Reconciler {
     return { fingerprint: usable.fingerprint, inputs, edges: overlay.edges };
   }
 
+  /**
+   * The pass right after an Applied result, from the executor's post-apply snapshot of the same plan,
+   * target and scope (ADR 0017), when it finds nothing left to change: convergence verified without a new
+   * session. Anything else (changes left, nothing received, a mismatch) is null: the pass inspects.
+   */
+  private verifiedByAppliedSnapshot(
+    key: string,
+    policy: PostgresPolicy,
+    prepared: Prepared,
+  ): PlanningOutcome | null {
+    const state = this.policies.get(key);
+    const plan = state?.verifyPlan;
+    if (state === undefined || plan === undefined) return null;
+    state.verifyPlan = undefined;
+    const applied = this.appliedSnapshots.take(key, {
+      uid: policy.metadata.uid,
+      plan,
+      target: prepared.target,
+      scopeDigest: scopeDigest(prepared.scope),
+    });
+    if (applied === null) return null;
+    const outcome = this.planFromRead(policy, prepared, applied, applied.readAt);
+    if (outcome.kind === 'computed' && outcome.plan.changeCount === 0) {
+      this.deps.onAppliedSnapshotUsed?.();
+      return outcome;
+    }
+    this.converged.forget(key);
+    return null;
+  }
+
   private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {
-    const snapshotRequestedAt = new Date().toISOString();
     const key = policyKey(policy.metadata.namespace, policy.metadata.name);
+    const verified = this.verifiedByAppliedSnapshot(key, policy, prepared);
+    if (verified !== null) return verified;
+    const snapshotRequestedAt = new Date().toISOString();
     const shortcut = this.fingerprintShortcut(key, policy, prepared);
     let result;
     try {
@@ -616,6 +676,20 @@ export class Reconciler {
       this.converged.forget(key);
       return this.inspectAndPlan(policy, prepared);
     }
+    return this.planFromRead(policy, prepared, result, snapshotRequestedAt);
+  }
+
+  /**
+   * The outcome of a pass from a catalog read (the inspector's reply, or a post-apply snapshot): the
+   * ephemeral overlay composed from it, planning, and the convergence recorded for the fingerprint path.
+   */
+  private planFromRead(
+    policy: PostgresPolicy,
+    prepared: Prepared,
+    result: { snapshot: CatalogSnapshot; fingerprint?: string | null; reviewFacts?: ReviewFacts },
+    snapshotRequestedAt: string,
+  ): PlanningOutcome {
+    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
     // Memberships that anchored ephemeral access holds join the desired state; a conflict blocks the pass.
     const overlay = policyOverlay(
       this.deps.cache,
@@ -640,7 +714,7 @@ export class Reconciler {
     this.converged.record(
       key,
       planningInputsDigest(policy.metadata.uid, inputs),
-      result.fingerprint,
+      result.fingerprint ?? undefined,
       result.snapshot.identity.logical_fingerprint,
       outcome,
       Date.now(),
@@ -781,6 +855,7 @@ export class Reconciler {
       } else {
         state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
         this.rememberHandledResult(result);
+        if (state !== undefined) state.verifyPlan = result.phase === 'Applied' ? result.plan.name : undefined;
       }
       const policy = this.currentPolicy(namespace, ownerName);
       if (policy === null) return;

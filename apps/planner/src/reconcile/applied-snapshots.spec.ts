@@ -1,0 +1,86 @@
+// A post-apply snapshot stands for one verification pass of the plan just applied, nothing else.
+import type { AppliedSnapshotV1 } from '@rolepolicy/contracts';
+import { AppliedSnapshots, type AppliedSnapshotExpectation } from './applied-snapshots.js';
+
+const SCOPE = `sha256:${'a'.repeat(64)}`;
+const FP = `sha256:${'f'.repeat(64)}`;
+
+function message(overrides: Partial<AppliedSnapshotV1> = {}): AppliedSnapshotV1 {
+  const ref = (kind: string, name: string, uid?: string) => ({
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind,
+    namespace: 'team-a',
+    name,
+    ...(uid === undefined ? {} : { uid }),
+  });
+  return {
+    v: 1,
+    plan: ref('PostgresPolicyPlan', 'orders-abc'),
+    policy: ref('PostgresPolicy', 'orders', 'uid-1'),
+    target: 'team-a/orders-db',
+    scopeDigest: SCOPE,
+    readAt: '2026-11-27T09:00:00.000Z',
+    fingerprint: FP,
+    snapshot: { server_version_num: 150000, current_database: 'orders' },
+    ...overrides,
+  };
+}
+
+const expected: AppliedSnapshotExpectation = {
+  uid: 'uid-1',
+  plan: 'orders-abc',
+  target: 'team-a/orders-db',
+  scopeDigest: SCOPE,
+};
+
+describe('applied snapshots', () => {
+  let now = 0;
+  const store = () => new AppliedSnapshots(10_000, 3, () => now);
+  beforeEach(() => {
+    now = 0;
+  });
+
+  it('gives the matching snapshot to one pass only', () => {
+    const snapshots = store();
+    snapshots.put(message());
+    expect(snapshots.take('team-a/orders', expected)).toEqual({
+      snapshot: { server_version_num: 150000, current_database: 'orders' },
+      fingerprint: FP,
+      readAt: '2026-11-27T09:00:00.000Z',
+    });
+    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+  });
+
+  it.each([
+    ['another plan', { plan: 'orders-old' }],
+    ['another target', { target: 'team-a/other-db' }],
+    ['another scope', { scopeDigest: `sha256:${'b'.repeat(64)}` }],
+    ['a recreated policy', { uid: 'uid-2' }],
+    ['a policy without uid', { uid: undefined }],
+  ])('refuses a snapshot taken for %s, and drops it', (_, differing) => {
+    const snapshots = store();
+    snapshots.put(message());
+    expect(snapshots.take('team-a/orders', { ...expected, ...differing })).toBeNull();
+    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+  });
+
+  it('refuses a stale snapshot', () => {
+    const snapshots = store();
+    snapshots.put(message());
+    now = 10_001;
+    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+  });
+
+  it('keeps the newest per policy and a bounded number overall', () => {
+    const snapshots = store();
+    snapshots.put(message({ plan: { ...message().plan, name: 'orders-old' } }));
+    snapshots.put(message());
+    expect(snapshots.size()).toBe(1);
+    for (const name of ['b', 'c', 'd']) {
+      snapshots.put(message({ policy: { ...message().policy, name } }));
+    }
+    expect(snapshots.size()).toBe(3);
+    // The oldest (orders) went first.
+    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+  });
+});

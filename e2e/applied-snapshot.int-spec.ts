@@ -1,0 +1,80 @@
+// End to end, ADR 0017: the pass after an Applied result verifies convergence from the executor's post-apply
+// snapshot (read on the session that held the lock) instead of asking the inspector for a new session. The
+// fingerprint sent with it is the one the inspector computes for the same state, so the next pass is
+// fingerprint-only; drift after the apply is still found and repaired.
+import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+
+let stack: Stack;
+let db: TargetDatabase;
+
+beforeAll(async () => {
+  stack = await startStack();
+  db = await stack.createDatabase('applied');
+  await db.sql('CREATE SCHEMA sales; CREATE TABLE sales.orders (id int)');
+}, 45_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** The sum of a metric's samples on one service, per value of `label` when given. */
+async function metric(service: string, name: string, label?: string): Promise<Record<string, number>> {
+  const url = stack.services.find((s) => s.name === service)!.url;
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const totals: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const key = label === undefined ? 'total' : (new RegExp(`${label}="([^"]*)"`).exec(line)?.[1] ?? '');
+    totals[key] = (totals[key] ?? 0) + Number(line.split(' ').at(-1));
+  }
+  return totals;
+}
+
+const inspections = () => metric('inspector', 'rp_inspect_requests_total', 'outcome');
+const verifications = async () =>
+  (await metric('planner', 'rp_planner_applied_snapshot_verifications_total')).total ?? 0;
+
+test('one inspection per applied policy; the post-apply fingerprint holds for the next pass; drift is repaired', async () => {
+  const reader = stack.role('sales_reader');
+  await stack.resources.createPolicy('sales', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: reader, login: false }],
+    grants: [
+      { role: reader, object: { type: 'schema', name: 'sales' }, privileges: ['USAGE'] },
+      { role: reader, object: { type: 'table', schema: 'sales', name: '*' }, privileges: ['SELECT'] },
+    ],
+  });
+  await stack.reconciled('sales');
+  // The Applied plan wakes the policy once more: that pass checks the result against the catalog, and
+  // reads it from the executor's post-apply snapshot.
+  await waitFor('the pass after the apply', async () => (await verifications()) === 1, { timeoutMs: 20_000 });
+  // The planning inspection only.
+  expect(await inspections()).toEqual({ inline: 1 });
+
+  // The next pass asks for the fingerprint the executor sent, and the inspector finds it unchanged.
+  await stack.resources.requestReconcile('sales');
+  await waitFor('a fingerprint-only pass', async () => ((await inspections())['unchanged'] ?? 0) === 1, {
+    timeoutMs: 20_000,
+  });
+
+  // Drift after the apply changes the fingerprint: the next pass reads in full and repairs it.
+  await db.sql(`REVOKE SELECT ON sales.orders FROM "${reader}"`);
+  await stack.resources.requestReconcile('sales');
+  await waitFor(
+    'the revoke repaired',
+    async () => {
+      const [row] = await db.sql<{ ok: boolean }>(
+        `SELECT has_table_privilege($1, 'sales.orders', 'SELECT') AS ok`,
+        [reader],
+      );
+      return row?.ok === true;
+    },
+    { timeoutMs: 30_000 },
+  );
+  // The repair's check came from its own post-apply snapshot too.
+  await waitFor('the pass after the repair', async () => (await verifications()) === 2, {
+    timeoutMs: 20_000,
+  });
+}, 90_000);
