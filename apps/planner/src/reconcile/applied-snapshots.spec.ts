@@ -64,6 +64,13 @@ describe('applied snapshots', () => {
     expect(snapshots.take('team-a/orders', expected)).toBeNull();
   });
 
+  it('is dropped unused when the pass expects nothing (inputs moved since the execution was requested)', () => {
+    const snapshots = store();
+    snapshots.put(message());
+    expect(snapshots.take('team-a/orders', null)).toBeNull();
+    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+  });
+
   it('refuses a stale snapshot', () => {
     const snapshots = store();
     snapshots.put(message());

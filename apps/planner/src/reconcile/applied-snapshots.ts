@@ -44,11 +44,15 @@ export class AppliedSnapshots {
     }
   }
 
-  /** The snapshot for the policy `key` if it matches `expected` and is fresh; taken either way. */
-  take(key: string, expected: AppliedSnapshotExpectation): AppliedSnapshot | null {
+  /**
+   * The snapshot for the policy `key` if it matches `expected` and is fresh; taken either way (`null`
+   * expects nothing: the snapshot is only dropped).
+   */
+  take(key: string, expected: AppliedSnapshotExpectation | null): AppliedSnapshot | null {
     const entry = this.entries.get(key);
     if (entry === undefined) return null;
     this.entries.delete(key);
+    if (expected === null) return null;
     const { message } = entry;
     const matches =
       this.now() - entry.at <= this.ttlMs &&

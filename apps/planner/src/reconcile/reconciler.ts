@@ -21,7 +21,7 @@ import {
   type ResourceCache,
 } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
-import type { CatalogSnapshot, MembershipEdge } from '@rolepolicy/policy';
+import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
 import type { ReviewFacts } from '@rolepolicy/review';
 import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-client.js';
 import {
@@ -145,8 +145,13 @@ interface PolicyState {
   awaiting: Map<string, number>;
   /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
   deferred: boolean;
-  /** The plan an Applied result just reported: the next pass may verify from its post-apply snapshot. */
-  verifyPlan: string | undefined;
+  /**
+   * The plan an Applied result just reported, with the digest of the inputs its execution was requested
+   * with: the next pass may verify from its post-apply snapshot while those inputs still hold.
+   */
+  verifyPlan: { readonly name: string; readonly inputs: string | undefined } | undefined;
+  /** Plan name -> digest of the inputs its execution was requested with ({@link Reconciler.executionInputs}). */
+  requestedInputs: Map<string, string | null>;
   /**
    * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
    * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
@@ -326,6 +331,7 @@ export class Reconciler {
         awaiting: new Map(),
         deferred: false,
         verifyPlan: undefined,
+        requestedInputs: new Map(),
         skipped: new Map(),
         settled: undefined,
       });
@@ -551,6 +557,28 @@ export class Reconciler {
   }
 
   /** Every planning input but the snapshot, with `desired` as composed with the ephemeral overlay. */
+  /**
+   * Digest of what an execution depends on besides the catalog: policy uid and spec, target reference and
+   * the resolved connection, scope, password sources. In memory only (it covers credentials); null when it
+   * cannot be encoded.
+   */
+  private executionInputs(policy: PostgresPolicy, prepared: Prepared): string | null {
+    try {
+      return sha256Digest(
+        canonicalJson({
+          uid: policy.metadata.uid,
+          spec: policy.spec,
+          target: prepared.target,
+          connection: prepared.connection,
+          scope: prepared.scope,
+          passwordSources: prepared.passwordSources,
+        }),
+      );
+    } catch {
+      return null;
+    }
+  }
+
   private planningInputs(
     policy: PostgresPolicy,
     prepared: Prepared,
@@ -600,12 +628,18 @@ export class Reconciler {
     prepared: Prepared,
   ): PlanningOutcome | null {
     const state = this.policies.get(key);
-    const plan = state?.verifyPlan;
-    if (state === undefined || plan === undefined) return null;
+    const verify = state?.verifyPlan;
+    if (state === undefined || verify === undefined) return null;
     state.verifyPlan = undefined;
+    // A Secret rotated, or the spec edited, since the execution was requested: the executor's read says
+    // nothing about the connection and content this pass must check (a dead port must fail here).
+    if (verify.inputs === undefined || verify.inputs !== this.executionInputs(policy, prepared)) {
+      this.appliedSnapshots.take(key, null);
+      return null;
+    }
     const applied = this.appliedSnapshots.take(key, {
       uid: policy.metadata.uid,
-      plan,
+      plan: verify.name,
       target: prepared.target,
       scopeDigest: scopeDigest(prepared.scope),
     });
@@ -760,6 +794,7 @@ export class Reconciler {
           message.idempotencyKey,
         );
         state?.awaiting.set(step.request.planName, Date.now());
+        state?.requestedInputs.set(step.request.planName, this.executionInputs(policy, prepared));
         continue;
       }
       if (step.kind === 'createPlan') this.planOverlay.planCreated(step.plan);
@@ -855,7 +890,11 @@ export class Reconciler {
       } else {
         state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
         this.rememberHandledResult(result);
-        if (state !== undefined) state.verifyPlan = result.phase === 'Applied' ? result.plan.name : undefined;
+        if (state !== undefined) {
+          const inputs = state.requestedInputs.get(result.plan.name) ?? undefined;
+          state.requestedInputs.delete(result.plan.name);
+          state.verifyPlan = result.phase === 'Applied' ? { name: result.plan.name, inputs } : undefined;
+        }
       }
       const policy = this.currentPolicy(namespace, ownerName);
       if (policy === null) return;
