@@ -1,7 +1,8 @@
 // `npm run bench -- fleet`: N databases (default 500), one small policy each (2 profiles x 2 schemas, 2 roles,
 // memberships), created at once, with 1, 2 and 4 executor replicas (each EXECUTOR_CONCURRENCY slots): time until
 // every policy is Ready=True/Reconciled with an Applied plan. The floor, in the same run: the SQL of those plans
-// applied to the same databases by a pool of `psql -1 -f` processes with the executors' total concurrency.
+// applied to the same databases by a pool of `psql -1 -f` processes with the executors' total concurrency; and
+// the read-then-apply floor (read-apply-floor.ts): the same SQL behind the two catalog reads the product makes.
 // Also the latency of a single small policy from creation to Applied, and each service's peak RSS.
 // Every stage (each replica count, each floor) starts from freshly created databases without the roles of the
 // stages before it. -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4,
@@ -14,12 +15,14 @@ import path from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { connect } from '@nats-io/transport-node';
 import { GROUP, KIND_NAMES, VERSION, type PostgresPolicy, type PostgresPolicyPlan } from '@rolepolicy/kube';
+import { deriveManagedScope, expandPolicy, type ManagedScope, type PolicyContent } from '@rolepolicy/policy';
 import { sandboxId } from '@rolepolicy/testing';
 import pg from 'pg';
 
 import { condition, PolicyResources } from '../e2e/support/resources.js';
 import { BENCH_ADMIN_URL, databaseUrl, round, writeResult } from './pg-bench-support.js';
 import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
+import { readApplyFloor, type ReadApplyJob } from './read-apply-floor.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 
 const NAMESPACE = 'bench';
@@ -453,6 +456,18 @@ function stageCpu(product: ProductProcesses): Record<string, number> {
   };
 }
 
+/** CPU seconds so far of this process (its libs/catalog sessions) and PostgreSQL, for the read-then-apply floor. */
+function stageCpuOfFloor(): Record<string, number> {
+  return { 'bench (libs/catalog)': benchCpuSeconds().own, postgres: postgresCpuSeconds() };
+}
+
+/** The managed scope of a fleet policy, as the planner derives it. */
+function scopeOf(policy: Record<string, unknown>): ManagedScope {
+  const expansion = expandPolicy(policy as unknown as PolicyContent, { policyName: 'fleet' });
+  if (!expansion.ok) throw new Error('the fleet policy does not expand');
+  return deriveManagedScope(expansion.desired);
+}
+
 /** CPU seconds so far of the floor's psql processes (exited children of this process) and PostgreSQL. */
 function floorStageCpu(): Record<string, number> {
   return { psql: benchCpuSeconds().children, postgres: postgresCpuSeconds() };
@@ -584,6 +599,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         const breakdowns = [
           ['rp_inspect_requests_total', 'outcome'],
           ['rp_planner_reconcile_seconds_count', 'decision'],
+          ['rp_messages_handled_total', 'subject'],
         ] as const;
         const breakdownsBefore = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
         const run = await fleetRun(product, dbs, options.databases, prefix);
@@ -604,7 +620,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         };
         // What the inspections answered (inline, object, unchanged = fingerprint only, ...) and the planner's
         // passes by decision: where a fleet under overload repeats work.
-        breakdown[String(executors)] = { inspections: grown(0), passes: grown(1) };
+        breakdown[String(executors)] = { inspections: grown(0), passes: grown(1), messages: grown(2) };
         console.log(`  breakdown per policy: ${JSON.stringify(breakdown[String(executors)])}`);
         console.log(`  per policy: ${JSON.stringify(perPolicy[String(executors)])}`);
         seconds[String(executors)] = round(run.seconds);
@@ -633,6 +649,23 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       floorCpu[String(executors)] = withTotal(cpuDelta(cpuBefore, floorStageCpu()));
       console.log(`floor, ${concurrency} psql at once: ${floor[String(executors)]} s`);
     }
+    // The second floor: the same SQL behind the two reads the product's design makes (read-apply-floor.ts).
+    const readFloor: Record<string, number> = {};
+    const readFloorCpu: Record<string, Record<string, number>> = {};
+    for (const executors of options.executors) {
+      await dbs.reset();
+      const concurrency = executors * options.concurrency;
+      const prefix = `${dbs.rolePrefix}r${executors}_`;
+      const jobs: ReadApplyJob[] = [...sqlOfFirst!].map(([index, sql]) => ({
+        url: databaseUrl(dbs.names[index]!),
+        scope: scopeOf(smallPolicy(`${prefix}p${index}_`, dbs.names[index]!, `db-${index}`)),
+        sql: sql.replaceAll(firstPrefix, prefix),
+      }));
+      const cpuBefore = stageCpuOfFloor();
+      readFloor[String(executors)] = round(await readApplyFloor(jobs, concurrency));
+      readFloorCpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpuOfFloor()));
+      console.log(`read-then-apply floor, ${concurrency} at once: ${readFloor[String(executors)]} s`);
+    }
     const ratio = (a: number | undefined, b: number | undefined) =>
       a === undefined || b === undefined ? null : Math.round((a / b) * 100) / 100;
     Object.assign(report, {
@@ -644,6 +677,10 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       speedup2: ratio(seconds['1'], seconds['2']),
       speedup4: ratio(seconds['1'], seconds['4']),
       fleetOverFloor2: ratio(seconds['2'], floor['2']),
+      // Inspect, then lock + inspect + apply, per database, straight on PostgreSQL (no control plane).
+      readApplyFloorSeconds: readFloor,
+      readApplyFloorCpuSeconds: readFloorCpu,
+      fleetOverReadApplyFloor2: ratio(seconds['2'], readFloor['2']),
       statementsPerDatabase: Math.round(
         [...sqlOfFirst!.values()].reduce((n, s) => n + s.split(';\n').length, 0) /
           Math.max(1, sqlOfFirst!.size),
