@@ -14,9 +14,13 @@ export type ServiceMetrics = {
   readonly observe: OutcomeObserver;
 };
 
-/** Subjects carry namespaces and names; label only the first three tokens to bound cardinality. */
+/** Subjects carry namespaces and names; label only their first tokens to bound cardinality. */
 function subjectLabel(subject: string): string {
-  return subject.split('.').slice(0, 3).join('.');
+  const tokens = subject.split('.');
+  // Gateway commands keep their command (`rp.k8s.cmd.patch-status`): five values, and the one figure that
+  // says which writes a policy costs. Other subjects stop before names (namespaces are unbounded).
+  const kept = tokens[1] === 'k8s' && tokens[2] === 'cmd' ? 4 : 3;
+  return tokens.slice(0, kept).join('.');
 }
 
 /** Creates the registry of `service` with default metrics and the message counters. */
