@@ -2,14 +2,14 @@
 // source and must list every service with healthz/readyz 200 and its metrics URL, then exit 0.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, spawnTs, startPrivateNatsServer } from '@rolepolicy/testing';
+import { freePort, freePortBlock, spawnTs, startPrivateNatsServer } from '@rolepolicy/testing';
 
 const DEMO = path.join(path.dirname(fileURLToPath(import.meta.url)), 'demo.ts');
 const SERVICES = ['k8s-gateway', 'inspector', 'planner', 'executor', 'access-scheduler'];
 
 describe('npm run demo', () => {
   it('boots the five services against the local servers and prints each one healthy with its metrics URL', async () => {
-    const base = await freePort();
+    const base = await freePortBlock(SERVICES.length);
     // The services' streams, durables and leader lease on a private broker: integration files run side by
     // side, and the shared one on 4222 may hold other runs' consumers and leases.
     const nats = await startPrivateNatsServer();
@@ -43,7 +43,7 @@ describe('npm run demo', () => {
   }, 180_000);
 
   it('with nothing on the configured PostgreSQL port, starts the embedded server and completes the demo loop', async () => {
-    const base = await freePort();
+    const base = await freePortBlock(SERVICES.length);
     const closed = await freePort();
     // The services' streams on a private broker: the shared one on 4222 may hold other runs' consumers.
     const nats = await startPrivateNatsServer();

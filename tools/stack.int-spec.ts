@@ -5,12 +5,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventually, freePort, kubectlFor, spawnTs, startPrivateNatsServer } from '@rolepolicy/testing';
+import { eventually, freePortBlock, kubectlFor, spawnTs, startPrivateNatsServer } from '@rolepolicy/testing';
+
+import { SERVICES } from './local-stack.js';
 
 const STACK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stack.ts');
 
 test('npm run stack serves kubectl, restarts a killed service with the cluster state kept, and stops on SIGINT', async () => {
-  const base = await freePort();
+  const base = await freePortBlock(SERVICES.length);
   // The services' streams on a private broker: the shared one on 4222 may hold other runs' consumers.
   const nats = await startPrivateNatsServer();
   const cacheDir = await mkdtemp(path.join(tmpdir(), 'rp-stack-kubectl-'));

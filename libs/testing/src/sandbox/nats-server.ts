@@ -33,6 +33,31 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** True when `port` can be bound on 127.0.0.1 right now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The first of `count` consecutive ports that are all free, for a program that listens on a base port and
+ * the ones after it (the demo, the local stack). Drawn below the kernel's ephemeral range (32768 and up on
+ * Linux): `freePort()` + 1 lies inside it, where outgoing connections and other tests' listeners take ports
+ * at any moment (a demo run failed with EADDRINUSE on base + 1).
+ */
+export async function freePortBlock(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * (12_000 - count));
+    let free = true;
+    for (let port = base; free && port < base + count; port++) free = await bindable(port);
+    if (free) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports found between 20000 and 32000`);
+}
+
 /** Resolves once something accepts TCP connections on the port (or rejects after `timeoutMs`). */
 export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
