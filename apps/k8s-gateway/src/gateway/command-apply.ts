@@ -1,5 +1,7 @@
 // Applies k8s-gateway commands to the Kubernetes API with optimistic concurrency: read, change,
 // write back with the read resourceVersion, and on 409 re-read and try again a bounded number of times.
+// A status write to an object this gateway wrote last starts from its own write instead of a read
+// (written-objects.ts): the same concurrency, one request less.
 import {
   ApiException,
   CustomObjectsApi,
@@ -12,6 +14,7 @@ import { GROUP, KINDS, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import type { CommandOutcome } from './command-outcome.js';
 import { EventConflict, EventRecorder } from './event-recorder.js';
 import { finalPhaseLeft } from './final-phase.js';
+import { WrittenObjects } from './written-objects.js';
 
 type Json = { [key: string]: unknown };
 type Target = K8sCommandV1['target'];
@@ -32,6 +35,11 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 class Conflict extends Error {}
+
+/** How many written objects the applier remembers as the base of their next status write. */
+const WRITTEN_OBJECTS_KEPT = 2_000;
+
+const objectKey = (target: Target): string => `${target.kind}/${target.namespace}/${target.name}`;
 
 function statusBody(err: ApiException<unknown>): { reason: string; message: string } {
   const raw: unknown = err.body;
@@ -63,11 +71,34 @@ function outcomeOfError(err: unknown): CommandOutcome {
   return { kind: 'unavailable', message: err instanceof Error ? err.message.split('\n')[0]! : String(err) };
 }
 
+/** Why a `patch-status` must not be written on `current` (stale version, replaced object, final phase). */
+function statusRefusal(
+  command: Extract<K8sCommandV1, { command: 'patch-status' }>,
+  current: KubernetesObject,
+): CommandOutcome | undefined {
+  const rv = current.metadata?.resourceVersion;
+  if (command.resourceVersion !== undefined && command.resourceVersion !== rv) {
+    return { kind: 'stale', expected: command.resourceVersion, current: rv };
+  }
+  if (command.target.uid !== undefined && command.target.uid !== current.metadata?.uid) {
+    return {
+      kind: 'rejected',
+      code: 409,
+      reason: 'Conflict',
+      message: 'the object was replaced by another with the same name',
+    };
+  }
+  const final = finalPhaseLeft(command.target.kind, (current as Json)['status'], command.status);
+  if (final !== undefined) return { kind: 'rejected', code: 409, reason: 'Conflict', message: final };
+  return undefined;
+}
+
 /** Applies commands; one instance per leader term. */
 export class CommandApplier {
   private readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
   private readonly events: EventRecorder;
+  private readonly written = new WrittenObjects(WRITTEN_OBJECTS_KEPT);
 
   constructor(
     kc: KubeConfig,
@@ -142,32 +173,28 @@ export class CommandApplier {
         message: `${command.target.kind} has no status subresource the gateway writes`,
       };
     }
-    let current: KubernetesObject;
-    try {
-      current = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
-    } catch (err) {
-      return outcomeOfError(err);
+    const key = objectKey(command.target);
+    // What this gateway wrote last stands for a read when the write would go ahead on it: a write by anyone
+    // else since then makes the write answer 409 and the retry reads. Any refusal is decided on a fresh read.
+    const remembered = this.written.take(key);
+    let current: KubernetesObject | undefined =
+      remembered !== undefined && statusRefusal(command, remembered) === undefined ? remembered : undefined;
+    if (current === undefined) {
+      try {
+        current = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
+      } catch (err) {
+        return outcomeOfError(err);
+      }
+      const refusal = statusRefusal(command, current);
+      if (refusal !== undefined) return refusal;
     }
-    const rv = current.metadata?.resourceVersion;
-    if (command.resourceVersion !== undefined && command.resourceVersion !== rv) {
-      return { kind: 'stale', expected: command.resourceVersion, current: rv };
-    }
-    if (command.target.uid !== undefined && command.target.uid !== current.metadata?.uid) {
-      return {
-        kind: 'rejected',
-        code: 409,
-        reason: 'Conflict',
-        message: 'the object was replaced by another with the same name',
-      };
-    }
-    const final = finalPhaseLeft(command.target.kind, (current as Json)['status'], command.status);
-    if (final !== undefined) return { kind: 'rejected', code: 409, reason: 'Conflict', message: final };
     const body = { ...current, status: mergePatch((current as Json)['status'], command.status) };
     try {
       const written = (await this.custom.replaceNamespacedCustomObjectStatus({
         ...coords,
         body,
       })) as KubernetesObject;
+      this.written.remember(key, written);
       return { kind: 'applied', resourceVersion: written.metadata?.resourceVersion };
     } catch (err) {
       return outcomeOfError(err);
@@ -231,6 +258,7 @@ export class CommandApplier {
         ...coords,
         body: { ...written, status: command.status },
       })) as KubernetesObject;
+      this.written.remember(objectKey(target), withStatus);
       return { kind: 'applied', resourceVersion: withStatus.metadata?.resourceVersion };
     } catch (err) {
       return outcomeOfError(err);
@@ -300,6 +328,7 @@ export class CommandApplier {
   }
 
   private async deleteResource(target: Target): Promise<CommandOutcome> {
+    this.written.forget(objectKey(target));
     try {
       await this.objects.delete(
         {

@@ -352,6 +352,56 @@ test(
 );
 
 test(
+  'a run of status writes reads the object once; a write by someone else in between is re-read, not lost',
+  async () => {
+    const ns = 'status-run';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    await create('PostgresPolicy', ns, 'orders');
+    const requests: string[] = [];
+    emu.setRequestHook(({ method, path }) => {
+      if (path.includes('/postgrespolicies/orders'))
+        requests.push(`${method} ${path.endsWith('/status') ? 'status' : 'object'}`);
+    });
+    const write = async (n: number, status: Record<string, unknown>) => {
+      await sendCommand({
+        v: 1,
+        command: 'patch-status',
+        target: { apiVersion: API_VERSION, kind: 'PostgresPolicy', namespace: ns, name: 'orders' },
+        status,
+        idempotencyKey: `status-run-${n}`,
+      });
+      // Read back by listing, so the hook (on the object's own path) sees the gateway's requests only.
+      return eventually(`status write ${n}`, async () => {
+        const list = await co.listNamespacedCustomObject(coords('PostgresPolicy', ns));
+        const o = (list.items as Array<{ metadata: { name: string }; status?: Record<string, any> }>).find(
+          (item) => item.metadata.name === 'orders',
+        );
+        return o?.status?.['last_error'] === status['last_error'] ? o : undefined;
+      });
+    };
+    await write(1, { last_error: 'one' });
+    await write(2, { last_error: 'two' });
+    await write(3, { last_error: 'three', observed_generation: 1 });
+    // One read for the first write; the next two start from the gateway's own last write.
+    expect(requests).toEqual(['GET object', 'PUT status', 'PUT status', 'PUT status']);
+
+    // Someone else writes the status: the remembered base is stale, the API answers 409, the gateway reads.
+    await co.patchNamespacedCustomObjectStatus(
+      { ...coords('PostgresPolicy', ns), name: 'orders', body: { status: { change_summary: { total: 7 } } } },
+      merge,
+    );
+    requests.length = 0;
+    const after = await write(4, { last_error: 'four' });
+    expect(requests).toEqual(['PUT status', 'GET object', 'PUT status']);
+    expect(after.status?.['change_summary']?.total).toBe(7);
+    expect(after.status?.['observed_generation']).toBe(1);
+    emu.setRequestHook(undefined);
+  },
+  TIMEOUT_MS,
+);
+
+test(
   'a patch-status command decided on an outdated resourceVersion is reported, not applied',
   async () => {
     const ns = 'stale';
