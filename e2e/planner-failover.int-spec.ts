@@ -135,7 +135,11 @@ test('the leader killed mid-reconcile: the standby takes over within one lease p
   await waitFor('both planners ready', async () => (await readyz(a)) === 200 && (await readyz(b)) === 200, {
     timeoutMs: 120_000,
   });
-  await waitFor('both planners in the election', () => [a, b].every((p) => p.joined.value));
+  // Joining waits for the cache to catch up with the resource stream: also slow on a loaded CI machine (a
+  // run of the whole suite timed out at the default 20 s).
+  await waitFor('both planners in the election', () => [a, b].every((p) => p.joined.value), {
+    timeoutMs: 60_000,
+  });
   const [leader, standby] = await waitFor(
     'one planner leading',
     async () => {
