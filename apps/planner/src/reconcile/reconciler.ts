@@ -556,7 +556,6 @@ export class Reconciler {
     return state.awaiting.size > 0;
   }
 
-  /** Every planning input but the snapshot, with `desired` as composed with the ephemeral overlay. */
   /**
    * Digest of what an execution depends on besides the catalog: policy uid and spec, target reference and
    * the resolved connection, scope, password sources. In memory only (it covers credentials); null when it
@@ -579,6 +578,7 @@ export class Reconciler {
     }
   }
 
+  /** Every planning input but the snapshot, with `desired` as composed with the ephemeral overlay. */
   private planningInputs(
     policy: PostgresPolicy,
     prepared: Prepared,
@@ -878,6 +878,9 @@ export class Reconciler {
       if (report === 'ignore') return;
       const state = this.policies.get(key);
       state?.awaiting.delete(result.plan.name);
+      // A request asked again (after Skipped or Superseded) records its inputs anew.
+      const requestedInputs = state?.requestedInputs.get(result.plan.name) ?? undefined;
+      state?.requestedInputs.delete(result.plan.name);
       if (report === 'reconcile') {
         state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
         this.trigger(key);
@@ -891,9 +894,8 @@ export class Reconciler {
         state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
         this.rememberHandledResult(result);
         if (state !== undefined) {
-          const inputs = state.requestedInputs.get(result.plan.name) ?? undefined;
-          state.requestedInputs.delete(result.plan.name);
-          state.verifyPlan = result.phase === 'Applied' ? { name: result.plan.name, inputs } : undefined;
+          state.verifyPlan =
+            result.phase === 'Applied' ? { name: result.plan.name, inputs: requestedInputs } : undefined;
         }
       }
       const policy = this.currentPolicy(namespace, ownerName);
