@@ -74,3 +74,25 @@ test('a different message is a separate Event; secrets in a message are redacted
   const messages = (await events()).map((e) => e.message).sort();
   expect(messages).toEqual(['connecting to postgres://[REDACTED]@db:5432/x failed', 'plan orders-1 applied']);
 });
+
+test('a new Event is created without reading first; a repeat is read and counted', async () => {
+  const requests: string[] = [];
+  emu.setRequestHook(({ method, path }) => {
+    if (path.includes('/events')) requests.push(method);
+  });
+  try {
+    await recorder.record({ ...command('k-new', 'a new message'), target: { ...command('x').target, uid } });
+    expect(requests).toEqual(['POST']);
+    requests.length = 0;
+    await recorder.record({
+      ...command('k-again', 'a new message'),
+      target: { ...command('x').target, uid },
+    });
+    // The same Event again: the create answers 409, then read and count.
+    expect(requests).toEqual(['POST', 'GET', 'PUT']);
+  } finally {
+    emu.setRequestHook(undefined);
+  }
+  const counted = (await events()).find((e) => e.message === 'a new message');
+  expect(counted?.count).toBe(2);
+});

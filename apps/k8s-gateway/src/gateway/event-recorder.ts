@@ -79,42 +79,48 @@ export class EventRecorder {
     const name = eventName(command, uid);
     const namespace = target.namespace;
     const now = new Date();
-    let current: CoreV1Event | undefined;
+    try {
+      // Most Events are new (one per step of a new plan): create first, and read only when it exists.
+      const created = await this.core.createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { name, namespace, annotations: { [LAST_COMMAND_ANNOTATION]: command.idempotencyKey } },
+          involvedObject: {
+            apiVersion: target.apiVersion,
+            kind: target.kind,
+            name: target.name,
+            namespace,
+            ...(uid !== undefined ? { uid } : {}),
+          },
+          type: event.type,
+          reason: event.reason,
+          message: redactSecrets(event.message),
+          action: event.action,
+          source: { component: event.component },
+          reportingComponent: event.component,
+          reportingInstance: this.instance,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+      });
+      return created.metadata?.resourceVersion;
+    } catch (err) {
+      // 409 AlreadyExists: the same Event again (count it) or this command redelivered (counted already).
+      if (!(err instanceof ApiException && Number(err.code) === 409)) throw err;
+    }
+    let current: CoreV1Event;
     try {
       current = await this.core.readNamespacedEvent({ name, namespace });
     } catch (err) {
-      if (!(err instanceof ApiException && Number(err.code) === 404)) throw err;
+      // Gone between the create and the read (expired): the retry creates it.
+      if (err instanceof ApiException && Number(err.code) === 404) throw new EventConflict();
+      throw err;
+    }
+    if (current.metadata?.annotations?.[LAST_COMMAND_ANNOTATION] === command.idempotencyKey) {
+      return current.metadata.resourceVersion; // a redelivered command: already counted
     }
     try {
-      if (current === undefined) {
-        const created = await this.core.createNamespacedEvent({
-          namespace,
-          body: {
-            metadata: { name, namespace, annotations: { [LAST_COMMAND_ANNOTATION]: command.idempotencyKey } },
-            involvedObject: {
-              apiVersion: target.apiVersion,
-              kind: target.kind,
-              name: target.name,
-              namespace,
-              ...(uid !== undefined ? { uid } : {}),
-            },
-            type: event.type,
-            reason: event.reason,
-            message: redactSecrets(event.message),
-            action: event.action,
-            source: { component: event.component },
-            reportingComponent: event.component,
-            reportingInstance: this.instance,
-            firstTimestamp: now,
-            lastTimestamp: now,
-            count: 1,
-          },
-        });
-        return created.metadata?.resourceVersion;
-      }
-      if (current.metadata?.annotations?.[LAST_COMMAND_ANNOTATION] === command.idempotencyKey) {
-        return current.metadata.resourceVersion; // a redelivered command: already counted
-      }
       const replaced = await this.core.replaceNamespacedEvent({
         name,
         namespace,
