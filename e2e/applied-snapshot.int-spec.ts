@@ -3,6 +3,7 @@
 // fingerprint sent with it is the one the inspector computes for the same state, so the next pass is
 // fingerprint-only; drift after the apply is still found and repaired.
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+import { metricSums } from './support/metrics.js';
 
 let stack: Stack;
 let db: TargetDatabase;
@@ -17,22 +18,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** The sum of a metric's samples on one service, per value of `label` when given. */
-async function metric(service: string, name: string, label?: string): Promise<Record<string, number>> {
-  const url = stack.services.find((s) => s.name === service)!.url;
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const totals: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const key = label === undefined ? 'total' : (new RegExp(`${label}="([^"]*)"`).exec(line)?.[1] ?? '');
-    totals[key] = (totals[key] ?? 0) + Number(line.split(' ').at(-1));
-  }
-  return totals;
-}
-
-const inspections = () => metric('inspector', 'rp_inspect_requests_total', 'outcome');
+const url = (service: string): string => stack.services.find((s) => s.name === service)!.url;
+const inspections = () => metricSums(url('inspector'), 'rp_inspect_requests_total', 'outcome');
 const verifications = async () =>
-  (await metric('planner', 'rp_planner_applied_snapshot_verifications_total')).total ?? 0;
+  (await metricSums(url('planner'), 'rp_planner_applied_snapshot_verifications_total')).total ?? 0;
 
 test('one inspection per applied policy; the post-apply fingerprint holds for the next pass; drift is repaired', async () => {
   const reader = stack.role('sales_reader');

@@ -3,6 +3,7 @@
 // same role on one database, the later one yields with a Conflict condition until the claim is dropped.
 // Drift behind a converged policy confirmed by catalog fingerprint is found the same way.
 import { condition, sleep, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+import { metricSums } from './support/metrics.js';
 
 let stack: Stack;
 let db: TargetDatabase;
@@ -23,9 +24,7 @@ const policyStatus = (name: string) => () => stack.resources.policy(name).then((
 /** How many inspections the inspector answered `unchanged` (a converged pass confirmed by fingerprint). */
 async function unchangedInspections(): Promise<number> {
   const url = stack.services.find((s) => s.name === 'inspector')!.url;
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const match = /^rp_inspect_requests_total\{[^}]*outcome="unchanged"[^}]*\} (\d+)/m.exec(text);
-  return Number(match?.[1] ?? 0);
+  return (await metricSums(url, 'rp_inspect_requests_total', 'outcome'))['unchanged'] ?? 0;
 }
 
 async function roleExists(role: string): Promise<boolean> {

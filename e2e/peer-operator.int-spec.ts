@@ -14,6 +14,7 @@ import {
   waitReady,
 } from './support/peer.js';
 import { sleep, startStack, type Stack, type TargetDatabase } from './stack.js';
+import { metricSums } from './support/metrics.js';
 
 let stack: Stack;
 let db: TargetDatabase;
@@ -186,9 +187,6 @@ test('a management role without CREATEROLE: PlanRetryDeferred carrying the SQL e
 
 /** Sum of `rp_planner_reconcile_seconds_count` over every decision label. */
 async function plannerPasses(base: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('rp_planner_reconcile_seconds_count'))
-    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+  const sums = await metricSums(base, 'rp_planner_reconcile_seconds_count');
+  return sums['total'] ?? 0;
 }
