@@ -1,7 +1,16 @@
 // The hostile-settings corpus on the real server: what a database owner (or whoever may ALTER ROLE the
 // executor) can set for the executor's sessions, each proven not to change the statements the server runs.
 
-import { renderSql, type Change, type CreateRoleState } from '@rolepolicy/policy';
+import {
+  computePlan,
+  deriveManagedScope,
+  expandPolicy,
+  renderSql,
+  type Change,
+  type DesiredState,
+  type ManagedScope,
+  type PolicyContent,
+} from '@rolepolicy/policy';
 import {
   createPostgresSandbox,
   postgresTargetLabel,
@@ -65,19 +74,6 @@ function transactionRunning(first: string): Executed[] {
 // A quote after a backslash: with standard_conforming_strings off the literal ends after `\'` and the rest
 // runs as the executor. `é` is two bytes in UTF-8 that another client_encoding reads as something else.
 const comment = (pwned: string): string => `é x\\'; CREATE ROLE "${pwned}" SUPERUSER; --`;
-
-const STATE: CreateRoleState = {
-  login: true,
-  superuser: false,
-  createdb: false,
-  createrole: false,
-  inherit: true,
-  replication: false,
-  bypassrls: false,
-  connection_limit: -1,
-  comment: null,
-  password_valid_until: null,
-};
 
 describe.each(postgresTargets().map((target) => ({ target, label: postgresTargetLabel(target) })))(
   'on $label',
@@ -168,12 +164,8 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
     });
 
     /** Renders `changes`, runs them through the product's connection, and returns what the server ran. */
-    async function apply(
-      connection: CatalogConnection,
-      changes: readonly Change[],
-      roles: readonly string[],
-    ) {
-      const scope = scopeOf({ roles: [...roles] });
+    /** Runs rendered statements through the product's connection; returns them and what the server ran. */
+    async function run(connection: CatalogConnection, changes: readonly Change[], scope: ManagedScope) {
       const before = await inspect(connection.db, scope, null);
       const rendered = renderSql(changes, {
         serverVersionNum: before.server_version_num,
@@ -182,11 +174,46 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
       });
       await executeStatements(connection.db, rendered.statements);
       const statements = rendered.statements.map((statement) => statement.sql);
-      return {
-        statements,
-        executed: transactionRunning(statements[0]!),
-        after: await inspect(connection.db, scope, null),
+      return { statements, executed: transactionRunning(statements[0]!) };
+    }
+
+    /**
+     * The victim's policy: a role with the hostile comment, grants on a schema, a wildcard of tables and a
+     * function, and default privileges, so that the plan reads every kind of catalog row the engine reads.
+     */
+    function policyOf(victim: string, text: string): DesiredState {
+      const content: PolicyContent = {
+        roles: [{ name: victim, comment: text }],
+        grants: [
+          { role: victim, privileges: ['USAGE'], object: { type: 'schema', name: 'tricks' } },
+          { role: victim, privileges: ['SELECT'], object: { type: 'table', schema: 'tricks', name: '*' } },
+          {
+            role: victim,
+            privileges: ['EXECUTE'],
+            object: { type: 'function', schema: 'tricks', name: 'seen(text)' },
+          },
+        ],
+        default_privileges: [
+          { owner, schema: 'tricks', grant: [{ role: victim, on_type: 'table', privileges: ['SELECT'] }] },
+        ],
       };
+      const expansion = expandPolicy(content, { policyName: 'hostile-settings' });
+      if (!expansion.ok) throw new Error(JSON.stringify(expansion.errors));
+      return expansion.desired;
+    }
+
+    /** Plans the policy on the connection: the inspection and the plan the executor would compute. */
+    async function planOf(connection: CatalogConnection, desired: DesiredState) {
+      const snapshot = await inspect(connection.db, deriveManagedScope(desired), null);
+      const result = computePlan({
+        desired,
+        snapshot,
+        mode: 'authoritative',
+        passwordSources: {},
+        appliedPasswordSourceVersions: {},
+        allowSchemaOwnerTransfers: false,
+      });
+      return { snapshot, changes: result.changes, blockers: result.blockers };
     }
 
     // Each is something a database owner may `ALTER DATABASE ... SET` (the test proves it may: the owner
@@ -223,26 +250,26 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
       const connection = openConnection({ url: sandbox.url, maxConnections: 1 });
       try {
         const text = comment(`${victim}_pwned`);
-        const created = await apply(
-          connection,
-          [{ kind: 'create_role', name: victim, state: { ...STATE, comment: text } }],
-          [victim],
-        );
+        const desired = policyOf(victim, text);
+        const planned = await planOf(connection, desired);
+        expect(planned.blockers).toEqual([]);
+        const created = await run(connection, planned.changes, deriveManagedScope(desired));
+        // The inspector's view afterwards: converged, and the comment as reviewed.
+        const after = await planOf(connection, desired);
         // Read with a client of its own: the product's session could read its own mistranslation back intact.
         const stored = await sqlAs(
           executor,
           sandbox.database,
           `SELECT pg_catalog.shobj_description(oid, 'pg_authid') AS comment FROM pg_catalog.pg_roles WHERE rolname = '${victim}'`,
         );
-        const dropped = await apply(
-          connection,
-          [
-            { kind: 'terminate_sessions', role: victim },
-            { kind: 'drop_role', name: victim },
-          ],
-          [victim],
-        );
-        return { text, created, dropped, stored: stored.rows as unknown };
+        const retire: readonly Change[] = [
+          { kind: 'terminate_sessions', role: victim },
+          { kind: 'drop_owned', role: victim },
+          { kind: 'drop_role', name: victim },
+        ];
+        const dropped = await run(connection, retire, scopeOf({ roles: [victim] }));
+        const gone = await inspect(connection.db, scopeOf({ roles: [victim] }), null);
+        return { text, created, after, dropped, gone, stored: stored.rows as unknown };
       } finally {
         await connection.close();
         await resetSettings();
@@ -250,10 +277,11 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
     }
 
     async function expectUnchanged(result: Awaited<ReturnType<typeof attack>>, victim: string) {
-      const { text, created, dropped, stored } = result;
+      const { text, created, after, dropped, gone, stored } = result;
       expect(stored).toEqual([{ comment: text }]);
-      expect(created.after.roles.map((role) => [role.name, role.state.comment])).toEqual([[victim, text]]);
-      expect(dropped.after.existing_roles).toEqual([]);
+      expect(after.snapshot.roles.map((role) => [role.name, role.state.comment])).toEqual([[victim, text]]);
+      expect(after.changes).toEqual([]);
+      expect(gone.existing_roles).toEqual([]);
       const pwnedRows = await sqlAs(
         executor,
         'postgres',
