@@ -38,7 +38,7 @@ export const PINNED_SETTINGS: readonly PinnedSetting[] = [
   {
     name: 'default_transaction_isolation',
     value: 'read committed',
-    why: 'execution re-reads under the lock; reads open their own snapshots when they ask for one',
+    why: "the plan's transaction runs as tested; a stricter default only adds serialization failures",
   },
   { name: 'exit_on_error', value: 'off', why: 'an expected error (a savepoint) must not end the session' },
   { name: 'idle_session_timeout', value: '0', why: 'the advisory lock is held by an idle session' },
