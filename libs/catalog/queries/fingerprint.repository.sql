@@ -2,7 +2,7 @@
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(r.*, d.description))::text, 0)::numeric), 0) AS d
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(r.*, d.description))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_roles r
 LEFT JOIN pg_catalog.pg_shdescription d
   ON d.objoid = r.oid AND d.classoid = 'pg_catalog.pg_authid'::pg_catalog.regclass
@@ -10,7 +10,7 @@ WHERE r.rolname = ANY($1::text[]);
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(am.*, pg_catalog.pg_get_userbyid(am.roleid), pg_catalog.pg_get_userbyid(am.member),
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(am.*, pg_catalog.pg_get_userbyid(am.roleid), pg_catalog.pg_get_userbyid(am.member),
   pg_catalog.pg_get_userbyid(am.grantor), m.rolinherit))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_auth_members am
 JOIN pg_catalog.pg_roles g ON g.oid = am.roleid
@@ -19,33 +19,33 @@ WHERE g.rolname = ANY($1::text[]);
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((g.rolname)::text, 0)::numeric), 0) AS d
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((g.rolname)::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_roles g
 WHERE NOT (SELECT x.rolsuper FROM pg_catalog.pg_roles x WHERE x.rolname = current_user)
   AND pg_catalog.pg_has_role(current_user, g.oid, 'USAGE');
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(n.oid, n.nspname, pg_catalog.pg_get_userbyid(n.nspowner), n.nspacl))::text, 0)::numeric), 0) AS d
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(n.oid, n.nspname, pg_catalog.pg_get_userbyid(n.nspowner), n.nspacl))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY($1::text[]);
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(c.oid, n.nspname, c.relname, c.relkind,
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(c.oid, n.nspname, c.relname, c.relkind,
   pg_catalog.pg_get_userbyid(c.relowner), c.relacl))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "c"."relnamespace" AND n.nspname = ANY($1::text[])
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S');
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(p.oid, n.nspname, p.proname,
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(p.oid, n.nspname, p.proname,
   pg_catalog.pg_get_function_identity_arguments(p.oid), p.prokind,
   pg_catalog.pg_get_userbyid(p.proowner), p.proacl))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = "p"."pronamespace" AND n.nspname = ANY($1::text[]);
 
 -- parts
 
-    SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(t.oid, n.nspname, t.typname,
+    SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(t.oid, n.nspname, t.typname,
       pg_catalog.pg_get_userbyid(t.typowner), t.typacl))::text, 0)::numeric), 0) AS d
     FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = "t"."typnamespace" AND n.nspname = ANY($1::text[]) WHERE t.typtype <> 'p'
 AND NOT (t.typelem <> 0 AND EXISTS (
@@ -55,12 +55,12 @@ AND (t.typrelid = 0 OR EXISTS (
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(d.oid, d.datname, pg_catalog.pg_get_userbyid(d.datdba), d.datacl))::text, 0)::numeric), 0) AS d
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(d.oid, d.datname, pg_catalog.pg_get_userbyid(d.datdba), d.datacl))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database();
 
 -- parts
 
-SELECT count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((ROW(da.oid, pg_catalog.pg_get_userbyid(da.defaclrole), n.nspname,
+SELECT pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((ROW(da.oid, pg_catalog.pg_get_userbyid(da.defaclrole), n.nspname,
   da.defaclobjtype, da.defaclacl))::text, 0)::numeric), 0) AS d
 FROM pg_catalog.pg_default_acl da
 LEFT JOIN pg_catalog.pg_namespace n ON n.oid = da.defaclnamespace AND n.nspname = ANY($1::text[])

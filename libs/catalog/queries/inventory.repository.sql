@@ -2,7 +2,7 @@
 
 -- inventory
 
-WITH scope AS (SELECT * FROM unnest($1::text[], $2::text[]) AS s(schema, kind))
+WITH scope AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])) AS s(schema, kind))
 SELECT o.oid, o.kind, o.schema, o.name, pg_catalog.pg_get_userbyid(o.owner_oid) AS owner
 FROM (
   SELECT c.oid::int8::float8 AS oid,
@@ -45,7 +45,7 @@ SELECT q.oid::int8::float8 AS oid, q.privilege,
       pg_catalog.pg_has_role(current_user, (SELECT relowner FROM pg_catalog.pg_class WHERE oid = q.oid), 'USAGE')
       OR pg_catalog.has_table_privilege(current_user, q.oid, q.privilege || ' WITH GRANT OPTION')
   END AS grantable
-FROM unnest($1::float8[]::int8[]::oid[], $2::text[], $3::text[])
+FROM ROWS FROM (pg_catalog.unnest($1::float8[]::int8[]::oid[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::text[]))
   AS q(oid, kind, privilege);
 
 -- functionSignatures
@@ -55,5 +55,5 @@ SELECT s.schema, s.declared,
    FROM pg_catalog.pg_proc p
    WHERE p.oid = CASE WHEN s.has_args THEN pg_catalog.to_regprocedure(s.lookup)::oid
                       ELSE pg_catalog.to_regproc(s.lookup)::oid END) AS identity
-FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[])
+FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::text[]), pg_catalog.unnest($4::bool[]))
   AS s(schema, declared, lookup, has_args);

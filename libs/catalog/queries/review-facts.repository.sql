@@ -31,12 +31,12 @@ deps AS (
   WHERE d.refclassid = 'pg_catalog.pg_authid'::pg_catalog.regclass AND d.deptype IN ('o', 'a', 'r', 'i')
 )
 SELECT r.rolname AS role,
-  (SELECT count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype = 'o' AND dbid = db.oid)::int AS owned_current,
-  (SELECT count(*) FROM deps WHERE deps.roleid = r.oid AND deptype = 'o' AND dbid = 0)::int AS owned_shared,
-  (SELECT count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype = 'o' AND dbid NOT IN (0, db.oid))::int AS owned_other,
-  (SELECT count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype <> 'o' AND dbid IN (0, db.oid))::int AS acl_current,
-  (SELECT count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype <> 'o' AND dbid NOT IN (0, db.oid))::int AS acl_other,
-  (SELECT count(*) FROM pg_catalog.pg_stat_activity a
+  (SELECT pg_catalog.count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype = 'o' AND dbid = db.oid)::int AS owned_current,
+  (SELECT pg_catalog.count(*) FROM deps WHERE deps.roleid = r.oid AND deptype = 'o' AND dbid = 0)::int AS owned_shared,
+  (SELECT pg_catalog.count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype = 'o' AND dbid NOT IN (0, db.oid))::int AS owned_other,
+  (SELECT pg_catalog.count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype <> 'o' AND dbid IN (0, db.oid))::int AS acl_current,
+  (SELECT pg_catalog.count(*) FROM deps, db WHERE deps.roleid = r.oid AND deptype <> 'o' AND dbid NOT IN (0, db.oid))::int AS acl_other,
+  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity a
     WHERE a.usesysid = r.oid AND a.pid <> pg_catalog.pg_backend_pid())::int AS sessions,
   ARRAY(SELECT x.description FROM (
       SELECT DISTINCT pg_catalog.pg_describe_object(deps.classid, deps.objid, deps.objsubid) AS description

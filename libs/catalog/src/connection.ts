@@ -1,5 +1,5 @@
-// Opens a Kysely/pg pool on a connection URL or on structured params: statement/lock timeouts set,
-// `SET ROLE` run once per pooled connection, and every error redacted of credentials.
+// Opens a Kysely/pg pool on a connection URL or on structured params: statement/lock timeouts and the pinned
+// session settings set, `SET ROLE` run once per pooled connection, every error redacted of credentials.
 
 import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
@@ -9,6 +9,12 @@ import type { WorkloadAuth } from './identity/token-source.js';
 import type { TargetAddress } from './inspect.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 import { DatabaseError, redactError, SafeError } from './redaction.js';
+import {
+  oneStatementPerQuery,
+  pinSessionSettings,
+  startupOptions,
+  urlWithStartupOptions,
+} from './session-settings.js';
 
 /** The spec's pattern for `connection.params.setRole`. */
 export const SET_ROLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_$-]*$/;
@@ -118,7 +124,7 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   let token: (() => Promise<string>) | null = null;
   if ('url' in spec) {
     target = targetOfUrl(spec.url);
-    base = { connectionString: spec.url };
+    base = { connectionString: urlWithStartupOptions(spec.url) };
   } else {
     const { params } = spec;
     if (!params.host || !params.dbname)
@@ -131,6 +137,7 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
       ...(params.username ? { user: params.username } : {}),
       ...(params.password ? { password: params.password } : {}),
       ssl: sslOption(params.sslMode),
+      options: startupOptions(),
     };
     if (params.auth != null) {
       token = tokenPassword(params, target.port, secrets, options);
@@ -148,14 +155,25 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   // the process: pg emits it on the pool for idle clients and on the client itself for a checked-out one
   // between queries. The next query on that client reports it (redacted) and the pool discards it.
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    oneStatementPerQuery(client);
+  });
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({
     dialect: new PostgresDialect({
       pool: token === null ? pool : warmingPool(pool, token),
       onCreateConnection: async (connection) => {
-        if (setRole === null) return;
         try {
+          // Before anything else runs on the session (docs/adr/0023-session-settings-the-executor-controls.md).
+          await pinSessionSettings({
+            run: async (text, parameters) =>
+              (await connection.executeQuery(CompiledQuery.raw(text, [...parameters]))).rows as Record<
+                string,
+                unknown
+              >[],
+          });
+          if (setRole === null) return;
           await connection.executeQuery(CompiledQuery.raw(`SET ROLE ${quoteIdentifier(setRole)}`));
         } catch (error) {
           throw redactError(error, secrets);

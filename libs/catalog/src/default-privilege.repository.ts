@@ -55,7 +55,7 @@ export class DefaultPrivilegeRepository {
     return this.db
       .selectFrom(
         sql<{ owner: string; objtype: string; deflt: string }>`(
-          SELECT * FROM unnest(${owners}::text[], ${objtypes}::text[], ${defaults}::text[])
+          SELECT * FROM ROWS FROM (pg_catalog.unnest(${owners}::text[]), pg_catalog.unnest(${objtypes}::text[]), pg_catalog.unnest(${defaults}::text[]))
             AS u(owner, objtype, deflt))`.as('s'),
       )
       .innerJoin('pg_catalog.pg_roles as o', 'o.rolname', 's.owner')

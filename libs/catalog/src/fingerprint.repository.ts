@@ -46,7 +46,7 @@ const MODELLED_TYPE = sql<boolean>`t.typtype <> 'p'
 
 /** `count:sum` of the 64-bit hashes of each row's record text (unambiguous: record_out quotes fields). */
 function DIGEST(row: RawBuilder<unknown>): RawBuilder<string> {
-  return sql<string>`count(*) || ':' || COALESCE(sum(pg_catalog.hashtextextended((${row})::text, 0)::numeric), 0)`;
+  return sql<string>`pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((${row})::text, 0)::numeric), 0)`;
 }
 
 /** Reads the fingerprint parts, one statement per catalog family. */

@@ -57,8 +57,9 @@ export class InventoryRepository {
   async inventory(scopes: readonly InventoryScope[]): Promise<InventoryRow[]> {
     const schemas = scopes.map((scope) => scope.schema);
     const kinds = scopes.map((scope) => scope.kind);
+    // ROWS FROM of qualified unnests: the multi-argument `unnest(a, b)` form exists only unqualified (ADR 0023).
     const result = await sql<InventoryRow>`
-      WITH scope AS (SELECT * FROM unnest(${schemas}::text[], ${kinds}::text[]) AS s(schema, kind))
+      WITH scope AS (SELECT * FROM ROWS FROM (pg_catalog.unnest(${schemas}::text[]), pg_catalog.unnest(${kinds}::text[])) AS s(schema, kind))
       SELECT o.oid, o.kind, o.schema, o.name, pg_catalog.pg_get_userbyid(o.owner_oid) AS owner
       FROM (
         SELECT c.oid::int8::float8 AS oid,
@@ -107,7 +108,7 @@ export class InventoryRepository {
             pg_catalog.pg_has_role(current_user, (SELECT relowner FROM pg_catalog.pg_class WHERE oid = q.oid), 'USAGE')
             OR pg_catalog.has_table_privilege(current_user, q.oid, q.privilege || ' WITH GRANT OPTION')
         END AS grantable
-      FROM unnest(${oids}::float8[]::int8[]::oid[], ${kinds}::text[], ${privileges}::text[])
+      FROM ROWS FROM (pg_catalog.unnest(${oids}::float8[]::int8[]::oid[]), pg_catalog.unnest(${kinds}::text[]), pg_catalog.unnest(${privileges}::text[]))
         AS q(oid, kind, privilege)`.execute(this.db);
     return result.rows;
   }
@@ -124,7 +125,7 @@ export class InventoryRepository {
          FROM pg_catalog.pg_proc p
          WHERE p.oid = CASE WHEN s.has_args THEN pg_catalog.to_regprocedure(s.lookup)::oid
                             ELSE pg_catalog.to_regproc(s.lookup)::oid END) AS identity
-      FROM unnest(${schemas}::text[], ${declared}::text[], ${texts}::text[], ${hasArgs}::bool[])
+      FROM ROWS FROM (pg_catalog.unnest(${schemas}::text[]), pg_catalog.unnest(${declared}::text[]), pg_catalog.unnest(${texts}::text[]), pg_catalog.unnest(${hasArgs}::bool[]))
         AS s(schema, declared, lookup, has_args)`.execute(this.db);
     return result.rows;
   }

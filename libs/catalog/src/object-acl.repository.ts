@@ -213,6 +213,6 @@ export class ObjectAclRepository {
         userById('a.grantor').as('grantor'),
         'a.privilege_type as privilege',
       ])
-      .where('d.datname', '=', sql<string>`current_database()`);
+      .where('d.datname', '=', sql<string>`pg_catalog.current_database()`);
   }
 }

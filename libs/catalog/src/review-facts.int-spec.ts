@@ -85,7 +85,8 @@ describe('readReviewFacts', () => {
           acl_current: 1,
           acl_other: 0,
           sessions: 1,
-          examples: [`table ${r('granted')}`, `table ${r('owned')}`],
+          // Schema-qualified whatever search_path the database sets: the session pins pg_catalog (ADR 0023).
+          examples: [`table public.${r('granted')}`, `table public.${r('owned')}`],
           member_of: [r('other')],
           members: [],
         },

@@ -148,6 +148,43 @@ describe('executor: rp.execute.request under the per-database lock', () => {
     expect(await schemaUsage(db.url, name)).toBe(true);
   });
 
+  it("a database owner's session settings change no statement: a hostile comment is stored as reviewed, nothing injected runs", async () => {
+    const db = await database('exec_hostile_settings');
+    const name = role('hostile');
+    const pwned = role('pwned');
+    const owner = role('owner');
+    await query(
+      db.adminUrl,
+      `CREATE ROLE "${owner}" LOGIN; ALTER DATABASE "${db.database}" OWNER TO "${owner}"`,
+    );
+    const asOwner = new URL(db.url);
+    asOwner.username = owner;
+    // What the owner of a database may do to every session that connects to it (ADR 0023).
+    await query(
+      asOwner.toString(),
+      `ALTER DATABASE "${db.database}" SET standard_conforming_strings = off;
+       ALTER DATABASE "${db.database}" SET search_path = "$user", public, pg_catalog;`,
+    );
+    // With standard_conforming_strings off the literal would end after `\'` and the rest run as the executor.
+    const comment = `x\\'; CREATE ROLE "${pwned}" SUPERUSER; --`;
+    const { request } = await approvedRequest({
+      secrets,
+      url: db.url,
+      planName: 'plan-hostile-settings',
+      content: { roles: [{ name, comment }] },
+    });
+    await publishRequest(nc, names, request);
+    const [result] = await finalResults('plan-hostile-settings');
+    expect(result).toMatchObject({ phase: 'Applied', reason: 'Executed' });
+    const stored = await query<{ comment: string | null }>(
+      db.url,
+      "SELECT pg_catalog.shobj_description(oid, 'pg_authid') AS comment FROM pg_catalog.pg_roles WHERE rolname = $1",
+      [name],
+    );
+    expect(stored).toEqual([{ comment }]);
+    expect(await roleExists(db.url, pwned)).toBe(false);
+  });
+
   it('a redelivered, already applied request runs no SQL and reports Applied (AlreadyConverged)', async () => {
     const db = await database('exec_redeliver');
     const name = role('redeliver');

@@ -273,9 +273,10 @@ export function renderChange(change: Change, context: SqlContext, inventory: Inv
     case 'drop_owned':
       return [plain(`DROP OWNED BY ${quoteRole(change.role)}`)];
     case 'terminate_sessions':
+      // Qualified: a search_path the database sets must not pick a look-alike (the executor also pins it).
       return [
         plain(
-          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ${quoteLiteral(change.role)} AND pid <> pg_backend_pid()`,
+          `SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity WHERE usename = ${quoteLiteral(change.role)} AND pid <> pg_catalog.pg_backend_pid()`,
         ),
       ];
     case 'set_password':

@@ -435,7 +435,7 @@ describe('renderSql: default privileges, schemas, retirement', () => {
     ).toEqual([
       'REASSIGN OWNED BY "old" TO "new";',
       'DROP OWNED BY "old";',
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'o''ld' AND pid <> pg_backend_pid();",
+      "SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity WHERE usename = 'o''ld' AND pid <> pg_catalog.pg_backend_pid();",
       'DROP ROLE IF EXISTS "old";',
     ]);
   });

@@ -47,7 +47,7 @@ GRANT "inventory-viewer" TO "reporting";
 GRANT "orders-editor" TO "app";
 REVOKE USAGE ON SCHEMA "inventory" FROM PUBLIC;
 ALTER DEFAULT PRIVILEGES FOR ROLE "app_owner" REVOKE EXECUTE ON ROUTINES FROM PUBLIC;
-SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'legacy_app' AND pid <> pg_backend_pid();
+SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity WHERE usename = 'legacy_app' AND pid <> pg_catalog.pg_backend_pid();
 REASSIGN OWNED BY "legacy_app" TO "app_owner";
 DROP OWNED BY "legacy_app";
 DROP ROLE IF EXISTS "legacy_app";
