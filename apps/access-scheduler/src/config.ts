@@ -1,6 +1,6 @@
 // Environment variables of the access-scheduler, validated at start (see README "Configuration").
 // Shared ones come from baseEnvSpec; add the access-scheduler's own variables below them.
-import { parseEphemeralDuration } from '@rolepolicy/policy';
+import { parseEphemeralDuration, privilegedNamespacesEnvVar } from '@rolepolicy/policy';
 import { baseEnvSpec, DEFAULT_HTTP_PORTS, env, type ConfigOf, type EnvVar } from '@rolepolicy/runtime';
 
 /** An ephemeral duration (`24h`, `90m`) as whole seconds. */
@@ -32,6 +32,7 @@ export const accessSchedulerEnvSpec = {
     'Cluster ceiling of an EphemeralAccessPolicy pendingRequestTTL',
     '1h',
   ),
+  EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES: privilegedNamespacesEnvVar(),
   ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: env.positiveInt(
     'Every timer is rebuilt from resource state (and every request reconciled) this often; bounds revocation lag after a Redis or scheduler loss',
     30_000,

@@ -7,6 +7,7 @@ import {
   env,
   type ConfigOf,
 } from '@rolepolicy/runtime';
+import { privilegedNamespacesEnvVar } from '@rolepolicy/policy';
 
 /** Upper bound of EXECUTOR_CONCURRENCY and EXECUTOR_REVOKE_CONCURRENCY: each execution holds up to two database connections. */
 export const MAX_EXECUTOR_CONCURRENCY = 32;
@@ -29,6 +30,7 @@ export const executorEnvSpec = {
     MAX_EXECUTOR_CONCURRENCY,
     8,
   ),
+  EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES: privilegedNamespacesEnvVar(),
 } as const;
 
 /** The executor's validated configuration. */

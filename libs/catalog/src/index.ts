@@ -39,6 +39,7 @@ export {
 export { DatabaseError, REDACTED, redactError, redactText, SafeError } from './redaction.js';
 export { canonicalConfigValue, parseRoleConfig, splitGucList } from './role-config.js';
 export type { PgCatalog } from './pg-catalog.tables.js';
+export { PrivilegeRepository, type PrivilegeRow } from './privilege.repository.js';
 export { renderQuerySnapshots } from './query-snapshots.js';
 export {
   readReviewFacts,

@@ -9,6 +9,7 @@ import { InventoryRepository } from './inventory.repository.js';
 import { MembershipRepository } from './membership.repository.js';
 import { ObjectAclRepository } from './object-acl.repository.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
+import { PrivilegeRepository } from './privilege.repository.js';
 import { ReviewFactsRepository } from './review-facts.repository.js';
 import { RoleRepository } from './role.repository.js';
 import { SchemaRepository } from './schema.repository.js';
@@ -30,6 +31,7 @@ const REPOSITORIES: Readonly<Record<string, readonly Call[]>> = {
     ['findMemberships (PostgreSQL 15)', (db) => new MembershipRepository(db).findMemberships(ROLES, 150000)],
     ['findMemberships (PostgreSQL 16+)', (db) => new MembershipRepository(db).findMemberships(ROLES, 160000)],
   ],
+  'privilege.repository': [['reachable', (db) => new PrivilegeRepository(db).reachable(ROLES)]],
   'schema.repository': [['findSchemas', (db) => new SchemaRepository(db).findSchemas(SCHEMAS)]],
   'object-acl.repository': [
     ['relationGrants', (db) => new ObjectAclRepository(db).relationGrants(SCHEMAS, ROLES)],

@@ -18,6 +18,55 @@ function statusOf(
 const cond = (status: ReturnType<typeof statusOf>, type: string) =>
   status.conditions?.find((c) => c.type === type);
 
+describe('privileged bundle roles are reported early (ADR 0021)', () => {
+  const privilegedTarget = () =>
+    target({
+      roles: [
+        { name: 'reader', login: false },
+        { name: 'ops', login: false, superuser: true },
+        { name: 'files', login: false },
+        { name: 'alice', login: true },
+        { name: 'pg_read_server_files', external: true },
+      ],
+      memberships: [{ role: 'pg_read_server_files', members: [{ name: 'files' }] }],
+    } as never);
+  const accepted = (policy: EphemeralAccessPolicy, limits = LIMITS) =>
+    accessPolicyStatus({ policy, target: privilegedTarget(), limits, holding: [], now: NOW });
+
+  it.each([
+    ['a role the target declares SUPERUSER', 'ops', 'in PostgresPolicy orders, role ops has SUPERUSER'],
+    [
+      'a role the target makes a member of a predefined role',
+      'files',
+      'in PostgresPolicy orders, role files is a member of pg_read_server_files, which is a predefined role',
+    ],
+  ])('Accepted=False/PrivilegedRole for %s, naming the role and the rule', (_name, role, text) => {
+    const status = accepted(accessPolicy({ memberships: [{ role, inherit: true }] }));
+    expect(cond(status, 'Accepted')).toMatchObject({ status: 'False', reason: 'PrivilegedRole' });
+    expect(cond(status, 'Accepted')?.message).toContain(text);
+    expect(cond(status, 'Accepted')?.message).toContain('spec.allowPrivilegedRoles is not true');
+    expect(status.resolvedRoles).toEqual([]);
+  });
+
+  it('a policy that opts in is still refused where the operator does not allow it, and accepted where it does', () => {
+    const policy = accessPolicy({
+      memberships: [{ role: 'ops', inherit: true }],
+      allowPrivilegedRoles: true,
+    });
+    const refused = accepted(policy);
+    expect(cond(refused, 'Accepted')).toMatchObject({ status: 'False', reason: 'PrivilegedRole' });
+    expect(cond(refused, 'Accepted')?.message).toContain(
+      'the operator does not allow privileged roles in namespace team-a (EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES)',
+    );
+    const allowed = accepted(policy, { ...LIMITS, privilegedNamespaces: { all: false, names: ['team-a'] } });
+    expect(cond(allowed, 'Accepted')).toMatchObject({ status: 'True', reason: 'Accepted' });
+  });
+
+  it('plain roles need no opt-in', () => {
+    expect(cond(accepted(accessPolicy()), 'Accepted')).toMatchObject({ status: 'True' });
+  });
+});
+
 describe('EphemeralAccessPolicy status', () => {
   it('accepts a valid policy: Accepted, ResolvedRefs, Suspended=False/Active, sorted resolvedRoles, observedGeneration', () => {
     const status = statusOf(

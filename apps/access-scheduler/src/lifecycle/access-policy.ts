@@ -1,7 +1,14 @@
 // The EphemeralAccessPolicy controller's decision (pure): validation into Accepted / ResolvedRefs with the
 // reasons of the operator notes (4.1), Suspended, RoleRetirementBlocked, resolvedRoles, observedGeneration.
 import type { AccessCondition, EphemeralAccessPolicy, EphemeralAccessPolicyStatus } from '@rolepolicy/kube';
-import { compareCodePoints, parseEphemeralDuration } from '@rolepolicy/policy';
+import {
+  NO_PRIVILEGED_NAMESPACES,
+  compareCodePoints,
+  parseEphemeralDuration,
+  privilegedRefusal,
+  privilegedRoles,
+  type PrivilegedNamespaces,
+} from '@rolepolicy/policy';
 import { stampCondition } from './conditions.js';
 import { rolesOf, type TargetView } from './target.js';
 
@@ -9,6 +16,8 @@ import { rolesOf, type TargetView } from './target.js';
 export interface ClusterLimits {
   readonly maximumDurationSeconds: number;
   readonly maxPendingTtlSeconds: number;
+  /** Namespaces whose access policies may opt in to privileged roles (EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES). */
+  readonly privilegedNamespaces?: PrivilegedNamespaces;
 }
 
 /** The spec's default `pendingRequestTTL`. */
@@ -24,7 +33,8 @@ export type RejectionReason =
   | 'TargetNotApplyMode'
   | 'RoleNotFound'
   | 'ExternalTargetRole'
-  | 'DuplicateMembership';
+  | 'DuplicateMembership'
+  | 'PrivilegedRole';
 
 /** A failed check. */
 export interface Rejection {
@@ -131,6 +141,31 @@ export function bundleChecks(
   return { roles: [...seen].sort(compareCodePoints) };
 }
 
+/**
+ * Bundle roles the target declares privileged (attributes, `pg_*` roles, declared memberships reaching them)
+ * that neither the policy's opt-in nor the operator allows. Reported early; the executor checks the live
+ * catalog again under the lock (ADR 0021).
+ */
+function privilegedCheck(
+  policy: EphemeralAccessPolicy,
+  target: TargetView,
+  limits: ClusterLimits,
+): Rejection | null {
+  const findings = privilegedRoles(
+    policy.spec.memberships.map((m) => m.role),
+    target.privilegeGraph ?? [],
+  );
+  const refusal = privilegedRefusal(
+    findings,
+    policy.metadata.namespace ?? '',
+    policy.spec.allowPrivilegedRoles === true,
+    limits.privilegedNamespaces ?? NO_PRIVILEGED_NAMESPACES,
+  );
+  return refusal === null
+    ? null
+    : { reason: 'PrivilegedRole', message: `in PostgresPolicy ${target.name}, ${refusal}` };
+}
+
 /** Validates an access policy against the cluster limits and its target (null when it does not exist). */
 export function validateAccessPolicy(
   policy: EphemeralAccessPolicy,
@@ -140,7 +175,7 @@ export function validateAccessPolicy(
   const durations = durationChecks(policy.spec, limits);
   const bundle = bundleChecks(policy.spec.memberships, target, policy.spec.postgresPolicyRef.name);
   const durationProblem = 'reason' in durations ? durations : null;
-  const refProblem = 'reason' in bundle ? bundle : null;
+  const refProblem = 'reason' in bundle ? bundle : privilegedCheck(policy, target!, limits);
   if (durationProblem !== null || refProblem !== null) {
     return { ok: false, durations: durationProblem, refs: refProblem };
   }

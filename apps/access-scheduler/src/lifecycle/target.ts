@@ -1,7 +1,7 @@
 // What the ephemeral lifecycle reads from the target PostgresPolicy: identity, mode, suspension and the
 // roles of its expanded graph (declared, profile-generated and external). Pure.
 import type { PostgresPolicy } from '@rolepolicy/kube';
-import { expandPolicy, type PolicyContent } from '@rolepolicy/policy';
+import { expandPolicy, type PolicyContent, type RoleFacts } from '@rolepolicy/policy';
 
 /** A role of the expanded target graph. */
 export interface TargetRole {
@@ -21,6 +21,8 @@ export interface TargetView {
   /** `status.managed_database_identity`, the lock identity scoped plans carry (null until planned). */
   readonly managedDatabaseIdentity: string | null;
   readonly reconciliationMode: 'authoritative' | 'additive' | 'adopt';
+  /** Declared attributes and memberships of the expanded roles, for the privileged-role check (ADR 0021). */
+  readonly privilegeGraph?: readonly RoleFacts[];
 }
 
 /** Reads the target policy once per pass. */
@@ -34,6 +36,16 @@ export function targetView(policy: PostgresPolicy): TargetView {
           .map((e) => `${e.path}: ${e.message}`)
           .join('; '),
       };
+  const privilegeGraph: RoleFacts[] = expansion.ok
+    ? expansion.desired.roles.map(({ name, state }) => ({
+        name,
+        superuser: state.superuser,
+        createrole: state.createrole,
+        bypassrls: state.bypassrls,
+        replication: state.replication,
+        memberOf: expansion.desired.memberships.filter((m) => m.member === name).map((m) => m.role),
+      }))
+    : [];
   const mode = policy.spec.mode ?? 'apply';
   return {
     name: policy.metadata.name ?? '',
@@ -44,6 +56,7 @@ export function targetView(policy: PostgresPolicy): TargetView {
     roles,
     managedDatabaseIdentity: policy.status?.managed_database_identity ?? null,
     reconciliationMode: policy.spec.reconciliation_mode ?? 'authoritative',
+    privilegeGraph,
   };
 }
 

@@ -101,6 +101,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
           limits: {
             maximumDurationSeconds: this.config.EPHEMERAL_ACCESS_MAXIMUM_DURATION,
             maxPendingTtlSeconds: this.config.EPHEMERAL_ACCESS_MAX_PENDING_TTL,
+            privilegedNamespaces: this.config.EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES,
           },
           schedule: (job, now) => this.timers.schedule(job, now),
           log: this.logger,

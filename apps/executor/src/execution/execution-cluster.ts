@@ -1,5 +1,5 @@
 // Starts what production execution reads and writes in the cluster: a ResourceCache of policies
-// plans and ephemeral access requests (RP_RESOURCES, ensured first so start order does not matter) and the plan status writer.
+// plans, ephemeral access requests and access policies (RP_RESOURCES, ensured first so start order does not matter) and the plan status writer.
 import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -55,7 +55,7 @@ export async function startExecutionCluster(
   const stream = resourceStream(options);
   await ensureTopology(await jetstreamManager(nc), { streams: [stream], consumers: [] });
   const cache = await ResourceCache.start(nc, {
-    kinds: ['postgrespolicy', 'postgrespolicyplan', 'ephemeralaccessrequest'],
+    kinds: ['postgrespolicy', 'postgrespolicyplan', 'ephemeralaccessrequest', 'ephemeralaccesspolicy'],
     stream: stream.name,
     subjectRoot: options.subjectRoot ?? SUBJECT_ROOT,
   });

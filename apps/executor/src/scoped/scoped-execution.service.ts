@@ -28,12 +28,15 @@ import {
   escapeCheck,
   expandPolicy,
   logicalFingerprint,
+  NO_PRIVILEGED_NAMESPACES,
   renderSql,
   scopedChanges,
   type AnchorRequest,
   type HolderRequest,
   type PolicyContent,
+  type PrivilegedNamespaces,
 } from '@rolepolicy/policy';
+import { SERVICE_CONFIG } from '@rolepolicy/runtime';
 import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js';
 import { connectionTarget } from '../execution/cluster-view.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
@@ -41,6 +44,7 @@ import { classifyFailure } from '../execution/failures.js';
 import { EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
+import { guardActivate, type GuardedAccessPolicy, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
 import {
@@ -90,6 +94,11 @@ export class ScopedExecutionService {
     @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
     @Optional() @Inject(DATABASE_SERIALIZER) private readonly serializer: DatabaseSerializer | null = null,
     @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
+    @Optional()
+    @Inject(SERVICE_CONFIG)
+    private readonly config: {
+      readonly EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES?: PrivilegedNamespaces;
+    } | null = null,
   ) {}
 
   /**
@@ -331,6 +340,22 @@ export class ScopedExecutionService {
           message: `${bundleEscape.message}; nothing was run`,
         },
       };
+    }
+    // An Activate is checked against its access policy and the live privilege graph (ADR 0021).
+    if (request.operation === 'Activate') {
+      const guarded = state.request as GuardedRequest;
+      const stop = await guardActivate({
+        message: request,
+        request: guarded,
+        accessPolicy: cluster.cache.get(
+          'ephemeralaccesspolicy',
+          request.plan.namespace,
+          guarded.spec?.accessPolicyRef?.name ?? '',
+        ) as unknown as GuardedAccessPolicy | undefined,
+        operator: this.config?.EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES ?? NO_PRIVILEGED_NAMESPACES,
+        connection,
+      });
+      if (stop !== null) return { run: false, result: stop };
     }
     const snapshot = await inspect(
       connection.db,

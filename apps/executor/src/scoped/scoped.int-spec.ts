@@ -61,6 +61,10 @@ const BOB = role('bob');
 const READER = role('reader');
 const WRITER = role('writer');
 const AUDITOR = role('auditor');
+/** Roles privileged in the database only (made out of band): the access policies do not say so. */
+const OPS_FILES = role('ops_files');
+const OPS_SUPER = role('ops_super');
+const OPS_NESTED = role('ops_nested');
 
 let nats: PrivateNatsServer;
 let emulator: Emulator;
@@ -71,6 +75,8 @@ let publisher: JetStreamPublisher;
 let sql: pg.Client;
 let fingerprint: string;
 let policyUid: string;
+/** Each access policy's uid and generation, as resolvedAccess records them. */
+const accessPolicies = new Map<string, { uid: string; generation: number }>();
 const apps: INestApplication[] = [];
 const results = new Map<string, ScopedExecuteResultV1[]>();
 /** Everything the services printed, to prove no connection secret is ever shown. */
@@ -110,7 +116,7 @@ async function start(def: unknown, extra: Record<string, string> = {}): Promise<
   apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));
 }
 
-type Kind = 'PostgresPolicy' | 'PostgresPolicyPlan' | 'EphemeralAccessRequest';
+type Kind = 'PostgresPolicy' | 'PostgresPolicyPlan' | 'EphemeralAccessRequest' | 'EphemeralAccessPolicy';
 type Obj = { metadata: Record<string, any>; spec?: any; status?: any };
 const coords = (kind: Kind) => ({
   group: GROUP,
@@ -138,8 +144,14 @@ async function createRequest(
   name: string,
   memberships: BundleMembership[],
   phase: string,
-  options: { readonly fingerprint?: string } = {},
+  options: {
+    readonly fingerprint?: string;
+    readonly accessPolicy?: string;
+    readonly grantedDuration?: string;
+  } = {},
 ): Promise<Req> {
+  const accessPolicy = options.accessPolicy ?? 'temporary-write';
+  const recorded = accessPolicies.get(accessPolicy) ?? { uid: 'no-such-access-policy', generation: 1 };
   const created = (await custom.createNamespacedCustomObject({
     ...coords('EphemeralAccessRequest'),
     body: {
@@ -147,7 +159,7 @@ async function createRequest(
       kind: 'EphemeralAccessRequest',
       metadata: { name },
       spec: {
-        accessPolicyRef: { name: 'temporary-write' },
+        accessPolicyRef: { name: accessPolicy },
         subject: { role: ALICE },
         requestedBy: { username: 'alice@example.com' },
       },
@@ -159,11 +171,11 @@ async function createRequest(
   await patchStatus('EphemeralAccessRequest', name, {
     phase,
     resolvedAccess: {
-      accessPolicyGeneration: 1,
-      accessPolicyUid: 'access-policy-uid',
+      accessPolicyGeneration: recorded.generation,
+      accessPolicyUid: recorded.uid,
       bundleEncoding: BUNDLE_ENCODING,
       bundleHash: hash,
-      grantedDuration: '600s',
+      grantedDuration: options.grantedDuration ?? '600s',
       memberships: bundle,
       targetDatabaseFingerprint: target,
       targetPolicyGeneration: 1,
@@ -171,6 +183,34 @@ async function createRequest(
     },
   });
   return { name, uid: created.metadata['uid'] as string, hash, memberships: bundle };
+}
+
+/** Creates an EphemeralAccessPolicy on the base policy and records its uid and generation. */
+async function createAccessPolicy(
+  name: string,
+  roles: readonly string[],
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const created = (await custom.createNamespacedCustomObject({
+    ...coords('EphemeralAccessPolicy'),
+    body: {
+      apiVersion: API_VERSION,
+      kind: 'EphemeralAccessPolicy',
+      metadata: { name },
+      spec: {
+        approval: { mode: 'Automatic' },
+        justification: { required: false },
+        maximumDuration: '1h',
+        memberships: roles.map((r) => ({ role: r, inherit: true })),
+        postgresPolicyRef: { name: 'base' },
+        ...extra,
+      },
+    },
+  })) as Obj;
+  accessPolicies.set(name, {
+    uid: created.metadata['uid'] as string,
+    generation: created.metadata['generation'] as number,
+  });
 }
 
 /** Creates the scoped plan of `req` as the scheduler does (controller-owned by the request, phase Applying). */
@@ -352,7 +392,8 @@ beforeAll(async () => {
   const kc = emulator.kubeConfig(NS);
   custom = kc.makeApiClient(CustomObjectsApi);
   await start(inspectorService);
-  await start(executorService);
+  // The operator lets this namespace's access policies opt in to privileged roles (ADR 0021).
+  await start(executorService, { EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES: NS });
   await start(plannerService);
   await start(k8sGatewayService, {
     KUBECONFIG: emulator.kubeconfigPath,
@@ -396,6 +437,14 @@ beforeAll(async () => {
     },
   })) as Obj;
   policyUid = policy.metadata['uid'] as string;
+  await createAccessPolicy('temporary-write', [READER, WRITER, AUDITOR]);
+  // Privileged in the database only: one is a member of a predefined role, one is a superuser, one reaches
+  // the superuser through a membership. The base policy does not manage them.
+  await sql.query(`CREATE ROLE "${OPS_FILES}" NOLOGIN; GRANT pg_read_server_files TO "${OPS_FILES}";
+    CREATE ROLE "${OPS_SUPER}" NOLOGIN SUPERUSER;
+    CREATE ROLE "${OPS_NESTED}" NOLOGIN; GRANT "${OPS_SUPER}" TO "${OPS_NESTED}"`);
+  await createAccessPolicy('ops', [OPS_FILES, OPS_SUPER, OPS_NESTED]);
+  await createAccessPolicy('ops-allowed', [OPS_FILES], { allowPrivilegedRoles: true });
   await reconciled();
 }, TIMEOUT_MS);
 
@@ -408,7 +457,17 @@ afterAll(async () => {
   if (db !== undefined) {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    for (const name of [ALICE, BOB, READER, WRITER, AUDITOR, role('extra')]) {
+    for (const name of [
+      ALICE,
+      BOB,
+      READER,
+      WRITER,
+      AUDITOR,
+      role('extra'),
+      OPS_NESTED,
+      OPS_SUPER,
+      OPS_FILES,
+    ]) {
       await admin.query(`DROP ROLE IF EXISTS "${name}"`);
     }
     await admin.end();
@@ -604,6 +663,91 @@ test(
     const policy = await forceReconcile();
     expect(condition(policy, 'Ready')).toMatchObject({ status: 'True', reason: 'Reconciled' });
     expect(await member(WRITER, ALICE)).toBe(false);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a tampered resolvedAccess granting a role its EphemeralAccessPolicy does not list grants nothing',
+  async () => {
+    // Written first by someone who may patch request status (an approver), or sent by a compromised
+    // scheduler: the snapshot verifies (its hash is recomputed), the plan matches, the policy does not list BOB.
+    const tampered = await createRequest(
+      'tampered',
+      [{ role: BOB, member: ALICE, inherit: true }],
+      'Applying',
+    );
+    await createScopedPlan(tampered, 'Activate');
+    const result = await execute(tampered, 'Activate');
+    expect(result).toMatchObject({
+      outcome: 'Failed',
+      reason: 'MembershipNotInAccessPolicy',
+      statements: [],
+    });
+    expect(result.message).toContain(
+      `grants role ${BOB}, which EphemeralAccessPolicy ${NS}/temporary-write does not list in spec.memberships`,
+    );
+    expect(await member(BOB, ALICE)).toBe(false);
+
+    // Longer than the policy's maximumDuration (1h): refused too.
+    const long = await createRequest('long', [{ role: AUDITOR, member: ALICE, inherit: true }], 'Applying', {
+      grantedDuration: '86400s',
+    });
+    await createScopedPlan(long, 'Activate');
+    expect(await execute(long, 'Activate')).toMatchObject({
+      outcome: 'Failed',
+      reason: 'DurationExceedsMaximum',
+    });
+    expect(await member(AUDITOR, ALICE)).toBe(false);
+    await patchStatus('EphemeralAccessRequest', 'tampered', { phase: 'Failed' });
+    await patchStatus('EphemeralAccessRequest', 'long', { phase: 'Failed' });
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'roles privileged in the database (SUPERUSER, pg_* membership, through a chain) are refused unless the access policy opts in',
+  async () => {
+    const ops = await createRequest(
+      'ops',
+      [
+        { role: OPS_FILES, member: ALICE, inherit: true },
+        { role: OPS_SUPER, member: ALICE, inherit: true },
+        { role: OPS_NESTED, member: ALICE, inherit: true },
+      ],
+      'Applying',
+      { accessPolicy: 'ops' },
+    );
+    await createScopedPlan(ops, 'Activate');
+    const refused = await execute(ops, 'Activate');
+    expect(refused).toMatchObject({ outcome: 'Failed', reason: 'PrivilegedRole', statements: [] });
+    expect(refused.message).toContain(
+      `role ${OPS_FILES} is a member of pg_read_server_files, which is a predefined role`,
+    );
+    expect(refused.message).toContain(`role ${OPS_SUPER} has SUPERUSER`);
+    expect(refused.message).toContain(`role ${OPS_NESTED} is a member of ${OPS_SUPER}, which has SUPERUSER`);
+    expect(refused.message).toContain('spec.allowPrivilegedRoles is not true');
+    for (const granted of [OPS_FILES, OPS_SUPER, OPS_NESTED])
+      expect(await member(granted, ALICE)).toBe(false);
+    await patchStatus('EphemeralAccessRequest', 'ops', { phase: 'Failed' });
+
+    // The policy opts in and the operator lists this namespace (EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES).
+    const allowed = await createRequest(
+      'ops-allowed',
+      [{ role: OPS_FILES, member: ALICE, inherit: true }],
+      'Applying',
+      {
+        accessPolicy: 'ops-allowed',
+      },
+    );
+    await createScopedPlan(allowed, 'Activate');
+    expect(await execute(allowed, 'Activate')).toMatchObject({
+      outcome: 'Applied',
+      reason: 'MembershipsGranted',
+    });
+    expect(await member(OPS_FILES, ALICE)).toBe(true);
+    await patchStatus('EphemeralAccessRequest', 'ops-allowed', { phase: 'Ended' });
+    await sql.query(`REVOKE "${OPS_FILES}" FROM "${ALICE}"`);
   },
   TIMEOUT_MS,
 );

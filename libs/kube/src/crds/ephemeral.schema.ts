@@ -31,6 +31,14 @@ export const EphemeralAccessPolicySpec = Type.Object({
   pendingRequestTTL: Opt(Doc('Time a pending request has to receive approval.', Duration('15m'))),
   postgresPolicyRef: Doc('PostgresPolicy in the same namespace managing the target database.', NameRef),
   suspend: Opt(Bool({ default: false })),
+  allowPrivilegedRoles: Opt(
+    Doc(
+      'Extension (ADR 0021): bundle roles may be privileged (SUPERUSER, CREATEROLE, BYPASSRLS, REPLICATION, ' +
+        'a predefined pg_* role, or a member of one). Takes effect only in namespaces the operator lists in ' +
+        'EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES.',
+      Bool({ default: false }),
+    ),
+  ),
   displayName: Opt(Nullable(Str({ max: 128 }))),
   description: Opt(Nullable(Str({ max: 2048 }))),
 });

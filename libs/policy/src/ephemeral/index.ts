@@ -6,3 +6,5 @@ export * from './provenance.js';
 export * from './overlay.js';
 export * from './holders.js';
 export * from './scoped-changes.js';
+export * from './access-terms.js';
+export * from './privileged.js';
