@@ -52,6 +52,10 @@ function after(req: EphemeralAccessRequest, decision: RequestDecision): Ephemera
 const cond = (req: EphemeralAccessRequest, type: string) =>
   req.status?.conditions?.find((c) => c.type === type);
 const MIN = 60_000;
+const deleting = (req: EphemeralAccessRequest): EphemeralAccessRequest => ({
+  ...req,
+  metadata: { ...req.metadata, deletionTimestamp: '2026-11-25T12:05:00Z' },
+});
 
 /** An Automatic request resolved at T0: Applying, granted 30 minutes. */
 function applying(): EphemeralAccessRequest {
@@ -480,11 +484,6 @@ describe('active access, expiry and revocation', () => {
 });
 
 describe('deletion (finalizer)', () => {
-  const deleting = (req: EphemeralAccessRequest): EphemeralAccessRequest => ({
-    ...req,
-    metadata: { ...req.metadata, deletionTimestamp: '2026-11-25T12:05:00Z' },
-  });
-
   it('an Active request revokes before its finalizer goes, logged as Revoked (RequestDeleted)', () => {
     const req = deleting(active());
     expect(decide(req, { activation: 'Applied' }).actions).toEqual([
@@ -577,6 +576,55 @@ describe('integrity', () => {
       const gone = { ...req, metadata: { ...req.metadata, deletionTimestamp: 'x' } };
       expect(decide(gone).actions).toEqual([{ kind: 'removeFinalizer' }]);
     }
+  });
+
+  it('a later expiresAt written into status is corrected back and does not delay the revoke (ADR 0020)', () => {
+    const req = active();
+    const forged = { ...req, status: { ...req.status, expiresAt: '2026-11-25T13:30:00Z' } };
+    const before = decide(forged, { activation: 'Applied', now: T0 + 10 * MIN });
+    expect(before.status?.expiresAt).toBe('2026-11-25T12:30:00Z');
+    expect(before.deadline).toEqual({ kind: 'expiry', at: T0 + 30 * MIN });
+    const due = decide(forged, { activation: 'Applied', now: T0 + 30 * MIN });
+    expect(due.status?.phase).toBe('Revoking');
+    expect(due.actions).toEqual([{ kind: 'createPlan', operation: 'Revoke' }]);
+  });
+
+  it('the clock starts no later than the activation plan was created, whatever activatedAt says', () => {
+    const req = active();
+    const late = { ...req, status: { ...req.status, activatedAt: '2026-11-25T12:20:00Z' } };
+    const activation = {
+      ...plan(late, 'Activate', 'Applied'),
+      metadata: { ...plan(late, 'Activate', 'Applied').metadata, creationTimestamp: '2026-11-25T12:00:01Z' },
+    };
+    const decision = decideRequest({
+      request: late,
+      resolution: null,
+      target: target(),
+      activationPlan: activation,
+      revokePlan: undefined,
+      now: T0 + 31 * MIN,
+    });
+    expect(decision.status?.phase).toBe('Revoking');
+    expect(decision.status?.expiresAt).toBe('2026-11-25T12:30:01Z');
+  });
+
+  it('an activatedAt written before the scheduler started the clock cancels the request before any grant', () => {
+    const forgedApproval = approve(pendingApproval());
+    const early = {
+      ...forgedApproval,
+      status: { ...forgedApproval.status, activatedAt: '2026-11-25T13:00:00Z' },
+    };
+    const decision = decide(early, { policy: REQUIRED, now: T0 + MIN });
+    expect(decision.status?.phase).toBe('Cancelled');
+    expect(decision.transition?.reason).toBe('StatusTampered');
+    expect(decision.status?.lastError).toContain('status.activatedAt');
+    expect(decision.actions).toEqual([]);
+    // A phase forged to Applying with a clock in the future is never activated either.
+    const req = applying();
+    const future = { ...req, status: { ...req.status, activatedAt: '2026-11-25T13:00:00Z' } };
+    const applyingDecision = decide(future, { now: T0 + MIN });
+    expect(applyingDecision.status?.phase).toBe('Cancelled');
+    expect(applyingDecision.actions).toEqual([]);
   });
 
   it('a second pass over its own write changes nothing', () => {

@@ -3,6 +3,7 @@
 // Level-triggered: nothing depends on having seen an earlier pass; every pass re-derives our conditions.
 import type { AccessCondition, EphemeralAccessRequestStatus, ResolvedAccess } from '@rolepolicy/kube';
 import { verifyResolvedAccess } from '@rolepolicy/policy';
+import { accessClock } from './clock.js';
 import { decisionConditions, stampCondition, type ConditionInput } from './conditions.js';
 import { drive, planState } from './request-checks.js';
 import { decideLive } from './request-phases.js';
@@ -36,11 +37,11 @@ export function decideRequest(input: RequestInput): RequestDecision {
     waiting: false,
   };
 
+  const resolved = status.resolvedAccess ?? null;
+  const verified = resolved === null ? null : verifyResolvedAccess(resolved);
   if (isTerminal(phase)) {
     return deleting && hasFinalizer ? { ...none, actions: [{ kind: 'removeFinalizer' }] } : none;
   }
-  const resolved = status.resolvedAccess ?? null;
-  const verified = resolved === null ? null : verifyResolvedAccess(resolved);
   if (deleting) return hasFinalizer ? decideDeletion(input, phase, resolved, verified?.ok === true) : none;
 
   const finalizer: RequestAction[] = hasFinalizer ? [] : [{ kind: 'addFinalizer' }];
@@ -144,11 +145,22 @@ function finish(
   else if (step.error !== undefined) next.lastError = step.error === null ? null : errorText(step.error);
   if (next.lastError === null) delete next.lastError;
   if (next.retainedMemberships === undefined) next.retainedMemberships = current.retainedMemberships ?? [];
+  // expiresAt is a report of the clock, never its source: a value someone else wrote is corrected back.
+  const holding = step.phase === 'Applying' || step.phase === 'Active' || step.phase === 'Revoking';
+  const clock =
+    resolved === null
+      ? undefined
+      : accessClock(
+          { ...request, status: next },
+          input.activationPlan,
+          planState(input.activationPlan, request, 'Activate', resolved.bundleHash),
+        );
+  if (holding && clock?.expiresAt !== undefined) next.expiresAt = timestamp(clock.expiresAt);
   const deadline =
     step.phase === 'PendingApproval' && next.approvalExpiresAt
       ? { kind: 'approval' as const, at: instant(next.approvalExpiresAt)! }
-      : (step.phase === 'Applying' || step.phase === 'Active') && next.expiresAt
-        ? { kind: 'expiry' as const, at: instant(next.expiresAt)! }
+      : (step.phase === 'Applying' || step.phase === 'Active') && clock?.expiresAt !== undefined
+        ? { kind: 'expiry' as const, at: clock.expiresAt }
         : null;
   return {
     status: sameStatus(current, next) ? null : next,

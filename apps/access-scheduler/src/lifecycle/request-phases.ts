@@ -11,6 +11,7 @@ import {
   snapshotMode,
   type PlanState,
 } from './request-checks.js';
+import { accessClock, clockTampered } from './clock.js';
 import type { RequestInput, RequestPhase, Step } from './request-types.js';
 import { foreignPlan, retainedOfPlan } from './scoped-plan.js';
 import { instant, timestamp } from './time.js';
@@ -30,6 +31,8 @@ export function decideLive(
   if (resolved === null) {
     if (denied !== undefined)
       return { phase: 'Denied', reason: 'Denied', message: denied.message ?? 'denied', actions: [] };
+    const tampered = clockTampered(request, phase, now);
+    if (tampered !== null) return tamperedClock(input, tampered);
     return decidePending(input, phase);
   }
   const activation = planState(input.activationPlan, request, 'Activate', resolved.bundleHash);
@@ -41,7 +44,9 @@ export function decideLive(
       foreignPlan(plan, request, activation === 'foreign' ? 'Activate' : 'Revoke', resolved.bundleHash)!,
     );
   }
-  const expiresAt = instant(request.status?.expiresAt);
+  // Never status.expiresAt: anyone who may patch status could move it (ADR 0020).
+  const expiresAt = accessClock(request, input.activationPlan, activation).expiresAt;
+  const until = expiresAt === undefined ? '(unset)' : timestamp(expiresAt);
   const approvalExpiresAt = instant(request.status?.approvalExpiresAt);
 
   // 1. Denied is a kill switch, also for Automatic requests.
@@ -51,6 +56,9 @@ export function decideLive(
       return { phase: 'Denied', reason: 'Denied', message: why, actions: [] };
     return stopHolding(phase, activation, revoke, { phase: 'Denied', reason: 'Denied', message: why }, input);
   }
+  // A clock someone else started before activation: nothing was granted, and nothing will be.
+  const tampered = activation === 'absent' ? clockTampered(request, phase, now) : null;
+  if (tampered !== null && phase !== 'Active' && phase !== 'Revoking') return tamperedClock(input, tampered);
   switch (phase) {
     case 'Pending':
       // Recorded snapshot but phase lost (e.g. a status write replaced it): resume from the snapshot's mode.
@@ -99,7 +107,7 @@ export function decideLive(
         return {
           phase: 'Revoking',
           reason: 'AccessExpired',
-          message: `access expired at ${request.status?.expiresAt ?? '(unset)'}`,
+          message: `access expired at ${until}`,
           actions: drive(revoke, 'Revoke'),
           applied: grantedCondition(),
         };
@@ -107,7 +115,7 @@ export function decideLive(
       return {
         phase,
         reason: 'Active',
-        message: `granted until ${request.status?.expiresAt}`,
+        message: `granted until ${until}`,
         actions: [],
         applied: grantedCondition(),
       };
@@ -120,6 +128,18 @@ export function decideLive(
     default:
       return { phase, reason: phase, message: '', actions: [] };
   }
+}
+
+/** Ends a request whose clock someone else set, before anything was granted. */
+function tamperedClock(input: RequestInput, message: string): Step {
+  return {
+    phase: 'Cancelled',
+    reason: 'StatusTampered',
+    message,
+    error: message,
+    actions: [],
+    patch: { endedAt: timestamp(input.now) },
+  };
 }
 
 function grantedCondition(): ConditionInput {
@@ -216,7 +236,7 @@ function decideApplying(
       return {
         phase: 'Active',
         reason: 'MembershipsGranted',
-        message: `granted until ${request.status?.expiresAt}`,
+        message: `granted until ${expiresAt === undefined ? '(unset)' : timestamp(expiresAt)}`,
         actions: [],
         applied: grantedCondition(),
       };
