@@ -627,6 +627,37 @@ describe('integrity', () => {
     expect(applyingDecision.actions).toEqual([]);
   });
 
+  it('a terminal phase written over a granted, unrevoked request is written back; the duty to revoke stays', () => {
+    for (const forgedPhase of ['Ended', 'Cancelled', 'Failed', 'Denied'] as const) {
+      const req = active();
+      const forged = { ...req, status: { ...req.status, phase: forgedPhase } };
+      const decision = decide(forged, { activation: 'Applied', now: T0 + MIN });
+      expect(decision.status?.phase).toBe('Active');
+      expect(decision.transition).toMatchObject({
+        from: forgedPhase,
+        to: 'Active',
+        reason: 'UnrevokedTerminalPhase',
+      });
+      expect(decision.status?.lastError).toContain('was not written by the access-scheduler');
+      expect(decision.actions).toEqual([]);
+      // Deleted right after the forged write: the finalizer stays, the phase is written back first.
+      const gone = deleting(forged);
+      const onDelete = decide(gone, { activation: 'Applied', now: T0 + MIN });
+      expect(onDelete.status?.phase).toBe('Active');
+      expect(onDelete.actions).not.toContainEqual({ kind: 'removeFinalizer' });
+      // Then the deletion revokes before the finalizer goes.
+      const next = after(gone, onDelete);
+      expect(decide(next, { activation: 'Applied', now: T0 + MIN }).actions).toEqual([
+        { kind: 'createPlan', operation: 'Revoke' },
+      ]);
+    }
+    // An activation still running comes back as Applying; an applied revoke makes the terminal phase true.
+    const running = { ...applying(), status: { ...applying().status, phase: 'Ended' as const } };
+    expect(decide(running, { activation: 'Applying' }).status?.phase).toBe('Applying');
+    const revoked = { ...active(), status: { ...active().status, phase: 'Ended' as const } };
+    expect(decide(revoked, { activation: 'Applied', revoke: 'Applied' }).status).toBeNull();
+  });
+
   it('a second pass over its own write changes nothing', () => {
     for (const [req, world] of [
       [applying(), {}],

@@ -40,6 +40,8 @@ export function decideRequest(input: RequestInput): RequestDecision {
   const resolved = status.resolvedAccess ?? null;
   const verified = resolved === null ? null : verifyResolvedAccess(resolved);
   if (isTerminal(phase)) {
+    const held = resolved !== null && verified?.ok === true ? unreleasedHold(input, phase, resolved) : null;
+    if (held !== null) return finish(input, phase, held, []);
     return deleting && hasFinalizer ? { ...none, actions: [{ kind: 'removeFinalizer' }] } : none;
   }
   if (deleting) return hasFinalizer ? decideDeletion(input, phase, resolved, verified?.ok === true) : none;
@@ -47,6 +49,40 @@ export function decideRequest(input: RequestInput): RequestDecision {
   const finalizer: RequestAction[] = hasFinalizer ? [] : [{ kind: 'addFinalizer' }];
   const step = decideLive(input, phase, resolved, verified, hasFinalizer);
   return finish(input, phase, step, finalizer);
+}
+
+/**
+ * A terminal phase the scheduler did not write (ADR 0020): it moves a request to a terminal phase after a
+ * grant only once the revoke plan is Applied. With the activation plan Applying or Applied and no applied
+ * revoke, the phase was written by someone else: the holding phase is written back (and nothing else this
+ * pass, so the revoke that follows finds the request holding), and the duty to revoke goes on: at the
+ * approved expiry, at once if it is past, or at deletion.
+ */
+function unreleasedHold(input: RequestInput, phase: RequestPhase, resolved: ResolvedAccess): Step | null {
+  const { request } = input;
+  const activation = planState(input.activationPlan, request, 'Activate', resolved.bundleHash);
+  if (activation !== 'Applying' && activation !== 'Applied') return null;
+  const revoke = planState(input.revokePlan, request, 'Revoke', resolved.bundleHash);
+  if (revoke === 'Applied') return null;
+  const held: RequestPhase =
+    activation === 'Applying'
+      ? 'Applying'
+      : revoke === 'absent' || revoke === 'foreign'
+        ? 'Active'
+        : 'Revoking';
+  const message = `status.phase ${phase} was not written by the access-scheduler: the activation is ${activation} and no revocation ran; back to ${held} until the memberships are revoked`;
+  return {
+    phase: held,
+    reason: 'UnrevokedTerminalPhase',
+    message,
+    ready: { type: 'Ready', status: 'True', reason: held, message },
+    error: message,
+    actions: [],
+    waiting: true,
+    ...(activation === 'Applied'
+      ? { applied: { type: 'Applied', status: 'True', reason: 'MembershipsGranted' } as ConditionInput }
+      : {}),
+  };
 }
 
 /** Deletion of a request: revoke what it holds, then release the finalizer (notes 4.3 step 7). */
