@@ -3,8 +3,10 @@
 // a tenant or approver may make (kubectl against the API emulator, or the same calls through client-node);
 // each assertion reads pg_auth_members of the real target database.
 // The base policy is additive, so the planner never removes a stray edge: only a revocation does.
+import type { EphemeralAccessRequest } from '@rolepolicy/kube';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 import { EphemeralResources } from './support/ephemeral.js';
+import { Kubectl } from './support/kubectl.js';
 
 const REBUILD_MS = 2_000;
 /** The approved duration of the attacked requests (seconds). */
@@ -13,6 +15,7 @@ const GRANTED_S = 8;
 let stack: Stack;
 let db: TargetDatabase;
 let eph: EphemeralResources;
+let kubectl: Kubectl;
 let reader: string;
 let alice: string;
 
@@ -20,6 +23,7 @@ beforeAll(async () => {
   stack = await startStack({ env: { ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS) } });
   db = await stack.createDatabase('ephintegrity');
   eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
+  kubectl = new Kubectl(() => stack.emulator.kubeconfigPath, stack.namespace);
   [reader, alice] = [stack.role('reader'), stack.role('alice')];
   await stack.resources.createPolicy('orders', {
     connection: db.connection,
@@ -43,6 +47,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  kubectl?.dispose();
   await stack?.stop();
 });
 
@@ -63,6 +68,38 @@ async function activate(name: string, requestedDuration?: string, accessPolicy =
     ...(requestedDuration ? { requestedDuration } : {}),
   });
   return eph.phase(name, 'Active');
+}
+
+/** The deterministic name of a request's scoped plan (`scopedPlanName`), as anyone can compute it. */
+function scopedName(req: EphemeralAccessRequest, operation: 'activate' | 'revoke'): string {
+  const uid = (req.metadata.uid ?? '')
+    .replace(/[^a-z0-9]/gi, '')
+    .slice(0, 8)
+    .toLowerCase();
+  const hash = req.status!.resolvedAccess!.bundleHash.slice(7, 19);
+  return `${req.metadata.name}-${uid}-${operation}-${hash}`;
+}
+
+/** A tenant's `kubectl apply` of a plan that takes the request's revoke plan name first. */
+async function squatRevokePlan(req: EphemeralAccessRequest): Promise<void> {
+  const manifest = {
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind: 'PostgresPolicyPlan',
+    metadata: { name: scopedName(req, 'revoke') },
+    spec: {
+      managedDatabaseIdentity: 'squatter',
+      policyGeneration: 1,
+      policyRef: { name: 'orders' },
+      reconciliationMode: 'additive',
+      origin: { kind: 'EphemeralAccessRequest', name: req.metadata.name, uid: 'not-the-request' },
+      scope: {
+        kind: 'MembershipBundle',
+        operation: 'Revoke',
+        bundleHash: req.status!.resolvedAccess!.bundleHash,
+      },
+    },
+  };
+  await kubectl.ok(['apply', '-f', '-'], JSON.stringify(manifest));
 }
 
 test('an approver who patches status.expiresAt later does not prolong access past grantedDuration', async () => {
@@ -87,6 +124,29 @@ test('a terminal phase written into status does not release the membership: dele
   ]);
   await eph.delete('EphemeralAccessRequest', 'forged-end');
   await waitFor('forged-end gone', async () => (await eph.request('forged-end')) === undefined, {
+    timeoutMs: 30_000,
+  });
+  expect(await isMember()).toBe(false);
+}, 90_000);
+
+test('a plan created by hand with the scoped revoke plan name is not obeyed: the revoke runs at expiry', async () => {
+  const active = await activate('squatted');
+  expect(await isMember()).toBe(true);
+  await squatRevokePlan(active);
+  await eph.phase('squatted', 'Ended', 40_000);
+  expect(await isMember()).toBe(false);
+  // The scheduler's own revoke plan replaced the squatter's.
+  const revoke = await stack.resources.plan(scopedName(active, 'revoke'));
+  expect(revoke?.spec.origin?.uid).toBe(active.metadata.uid);
+  expect(revoke?.status?.phase).toBe('Applied');
+}, 90_000);
+
+test('deleting a request whose revoke plan name was taken by hand still revokes before the finalizer goes', async () => {
+  const active = await activate('squatted-delete', '30m');
+  expect(await isMember()).toBe(true);
+  await squatRevokePlan(active);
+  await eph.delete('EphemeralAccessRequest', 'squatted-delete');
+  await waitFor('squatted-delete gone', async () => (await eph.request('squatted-delete')) === undefined, {
     timeoutMs: 30_000,
   });
   expect(await isMember()).toBe(false);

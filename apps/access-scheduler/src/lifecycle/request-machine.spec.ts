@@ -528,7 +528,7 @@ describe('integrity', () => {
     expect(decision.status?.lastError).toContain('does not verify');
   });
 
-  it('refuses a plan with its deterministic name that is not this request’s', () => {
+  it('never obeys a plan with its deterministic name that is not this request’s: deletes it, does not stall', () => {
     const req = applying();
     const other = plan(req, 'Activate', 'Applied');
     const foreign = {
@@ -543,8 +543,30 @@ describe('integrity', () => {
       revokePlan: undefined,
       now: T0,
     });
-    expect(decision.actions).toEqual([]);
+    expect(decision.actions).toEqual([{ kind: 'deletePlan', operation: 'Activate' }]);
+    expect(decision.waiting).toBe(true);
+    expect(decision.status?.phase).toBe('Applying');
     expect(decision.status?.lastError).toContain('is not the Activate plan');
+    expect(decision.status?.lastError).toContain('not obeyed');
+  });
+
+  it('a squatted revoke plan name never releases a deleted request without its revoke', () => {
+    const req = deleting(active());
+    const ours = plan(req, 'Revoke', 'Applied');
+    const squatter = {
+      ...ours,
+      spec: { ...ours.spec, origin: { kind: 'EphemeralAccessRequest', name: 'x', uid: 'not-the-request' } },
+    };
+    const decision = decideRequest({
+      request: req,
+      resolution: null,
+      target: target(),
+      activationPlan: plan(req, 'Activate', 'Applied'),
+      revokePlan: squatter,
+      now: T0 + MIN,
+    });
+    expect(decision.actions).toEqual([{ kind: 'deletePlan', operation: 'Revoke' }]);
+    expect(decision.transition).toBeNull();
   });
 
   it('re-derives its own conditions after a merge patch replaced the array with only the decision', () => {

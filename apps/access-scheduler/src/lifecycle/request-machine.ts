@@ -119,7 +119,10 @@ function decideDeletion(
   if (activation !== 'Applied') return released('deleted before any membership was granted');
   const revoke = planState(input.revokePlan, request, 'Revoke', resolved.bundleHash);
   if (revoke === 'Applied') return released('deleted: memberships revoked');
-  if (revoke === 'foreign') return released('deleted: the revoke plan name is taken by another object');
+  if (revoke === 'foreign') {
+    // Never released on a plan the scheduler did not make: delete it, then revoke with our own.
+    return { ...base, actions: [{ kind: 'deletePlan', operation: 'Revoke' }], waiting: true };
+  }
   return { ...base, actions: drive(revoke, 'Revoke'), waiting: true };
 }
 

@@ -37,13 +37,7 @@ export function decideLive(
   }
   const activation = planState(input.activationPlan, request, 'Activate', resolved.bundleHash);
   const revoke = planState(input.revokePlan, request, 'Revoke', resolved.bundleHash);
-  if (activation === 'foreign' || revoke === 'foreign') {
-    const plan = activation === 'foreign' ? input.activationPlan! : input.revokePlan!;
-    return invalidState(
-      phase,
-      foreignPlan(plan, request, activation === 'foreign' ? 'Activate' : 'Revoke', resolved.bundleHash)!,
-    );
-  }
+  if (activation === 'foreign' || revoke === 'foreign') return squatted(input, phase, activation, revoke);
   // Never status.expiresAt: anyone who may patch status could move it (ADR 0020).
   const expiresAt = accessClock(request, input.activationPlan, activation).expiresAt;
   const until = expiresAt === undefined ? '(unset)' : timestamp(expiresAt);
@@ -128,6 +122,31 @@ export function decideLive(
     default:
       return { phase, reason: phase, message: '', actions: [] };
   }
+}
+
+/**
+ * A plan name of this request taken by an object the scheduler did not create (ADR 0020): never obeyed. The
+ * object is deleted (bound to its uid) and the pass waits; the next pass creates the scheduler's own plan.
+ */
+function squatted(input: RequestInput, phase: RequestPhase, activation: PlanState, revoke: PlanState): Step {
+  const { request } = input;
+  const hash = request.status!.resolvedAccess!.bundleHash;
+  const operations = [
+    ...(activation === 'foreign' ? (['Activate'] as const) : []),
+    ...(revoke === 'foreign' ? (['Revoke'] as const) : []),
+  ];
+  const plans = operations.map((op) =>
+    foreignPlan(op === 'Activate' ? input.activationPlan! : input.revokePlan!, request, op, hash),
+  );
+  const message = `${plans.join('; ')}: it is not obeyed and is being deleted`;
+  return {
+    phase,
+    reason: phase,
+    message,
+    error: message,
+    actions: operations.map((operation) => ({ kind: 'deletePlan', operation })),
+    waiting: true,
+  };
 }
 
 /** Ends a request whose clock someone else set, before anything was granted. */
