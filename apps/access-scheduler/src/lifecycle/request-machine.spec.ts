@@ -52,6 +52,10 @@ function after(req: EphemeralAccessRequest, decision: RequestDecision): Ephemera
 const cond = (req: EphemeralAccessRequest, type: string) =>
   req.status?.conditions?.find((c) => c.type === type);
 const MIN = 60_000;
+const deleting = (req: EphemeralAccessRequest): EphemeralAccessRequest => ({
+  ...req,
+  metadata: { ...req.metadata, deletionTimestamp: '2026-11-25T12:05:00Z' },
+});
 
 /** An Automatic request resolved at T0: Applying, granted 30 minutes. */
 function applying(): EphemeralAccessRequest {
@@ -480,11 +484,6 @@ describe('active access, expiry and revocation', () => {
 });
 
 describe('deletion (finalizer)', () => {
-  const deleting = (req: EphemeralAccessRequest): EphemeralAccessRequest => ({
-    ...req,
-    metadata: { ...req.metadata, deletionTimestamp: '2026-11-25T12:05:00Z' },
-  });
-
   it('an Active request revokes before its finalizer goes, logged as Revoked (RequestDeleted)', () => {
     const req = deleting(active());
     expect(decide(req, { activation: 'Applied' }).actions).toEqual([
@@ -529,7 +528,7 @@ describe('integrity', () => {
     expect(decision.status?.lastError).toContain('does not verify');
   });
 
-  it('refuses a plan with its deterministic name that is not this request’s', () => {
+  it('never obeys a plan with its deterministic name that is not this request’s: deletes it, does not stall', () => {
     const req = applying();
     const other = plan(req, 'Activate', 'Applied');
     const foreign = {
@@ -544,8 +543,30 @@ describe('integrity', () => {
       revokePlan: undefined,
       now: T0,
     });
-    expect(decision.actions).toEqual([]);
+    expect(decision.actions).toEqual([{ kind: 'deletePlan', operation: 'Activate' }]);
+    expect(decision.waiting).toBe(true);
+    expect(decision.status?.phase).toBe('Applying');
     expect(decision.status?.lastError).toContain('is not the Activate plan');
+    expect(decision.status?.lastError).toContain('not obeyed');
+  });
+
+  it('a squatted revoke plan name never releases a deleted request without its revoke', () => {
+    const req = deleting(active());
+    const ours = plan(req, 'Revoke', 'Applied');
+    const squatter = {
+      ...ours,
+      spec: { ...ours.spec, origin: { kind: 'EphemeralAccessRequest', name: 'x', uid: 'not-the-request' } },
+    };
+    const decision = decideRequest({
+      request: req,
+      resolution: null,
+      target: target(),
+      activationPlan: plan(req, 'Activate', 'Applied'),
+      revokePlan: squatter,
+      now: T0 + MIN,
+    });
+    expect(decision.actions).toEqual([{ kind: 'deletePlan', operation: 'Revoke' }]);
+    expect(decision.transition).toBeNull();
   });
 
   it('re-derives its own conditions after a merge patch replaced the array with only the decision', () => {
@@ -577,6 +598,86 @@ describe('integrity', () => {
       const gone = { ...req, metadata: { ...req.metadata, deletionTimestamp: 'x' } };
       expect(decide(gone).actions).toEqual([{ kind: 'removeFinalizer' }]);
     }
+  });
+
+  it('a later expiresAt written into status is corrected back and does not delay the revoke (ADR 0020)', () => {
+    const req = active();
+    const forged = { ...req, status: { ...req.status, expiresAt: '2026-11-25T13:30:00Z' } };
+    const before = decide(forged, { activation: 'Applied', now: T0 + 10 * MIN });
+    expect(before.status?.expiresAt).toBe('2026-11-25T12:30:00Z');
+    expect(before.deadline).toEqual({ kind: 'expiry', at: T0 + 30 * MIN });
+    const due = decide(forged, { activation: 'Applied', now: T0 + 30 * MIN });
+    expect(due.status?.phase).toBe('Revoking');
+    expect(due.actions).toEqual([{ kind: 'createPlan', operation: 'Revoke' }]);
+  });
+
+  it('the clock starts no later than the activation plan was created, whatever activatedAt says', () => {
+    const req = active();
+    const late = { ...req, status: { ...req.status, activatedAt: '2026-11-25T12:20:00Z' } };
+    const activation = {
+      ...plan(late, 'Activate', 'Applied'),
+      metadata: { ...plan(late, 'Activate', 'Applied').metadata, creationTimestamp: '2026-11-25T12:00:01Z' },
+    };
+    const decision = decideRequest({
+      request: late,
+      resolution: null,
+      target: target(),
+      activationPlan: activation,
+      revokePlan: undefined,
+      now: T0 + 31 * MIN,
+    });
+    expect(decision.status?.phase).toBe('Revoking');
+    expect(decision.status?.expiresAt).toBe('2026-11-25T12:30:01Z');
+  });
+
+  it('an activatedAt written before the scheduler started the clock cancels the request before any grant', () => {
+    const forgedApproval = approve(pendingApproval());
+    const early = {
+      ...forgedApproval,
+      status: { ...forgedApproval.status, activatedAt: '2026-11-25T13:00:00Z' },
+    };
+    const decision = decide(early, { policy: REQUIRED, now: T0 + MIN });
+    expect(decision.status?.phase).toBe('Cancelled');
+    expect(decision.transition?.reason).toBe('StatusTampered');
+    expect(decision.status?.lastError).toContain('status.activatedAt');
+    expect(decision.actions).toEqual([]);
+    // A phase forged to Applying with a clock in the future is never activated either.
+    const req = applying();
+    const future = { ...req, status: { ...req.status, activatedAt: '2026-11-25T13:00:00Z' } };
+    const applyingDecision = decide(future, { now: T0 + MIN });
+    expect(applyingDecision.status?.phase).toBe('Cancelled');
+    expect(applyingDecision.actions).toEqual([]);
+  });
+
+  it('a terminal phase written over a granted, unrevoked request is written back; the duty to revoke stays', () => {
+    for (const forgedPhase of ['Ended', 'Cancelled', 'Failed', 'Denied'] as const) {
+      const req = active();
+      const forged = { ...req, status: { ...req.status, phase: forgedPhase } };
+      const decision = decide(forged, { activation: 'Applied', now: T0 + MIN });
+      expect(decision.status?.phase).toBe('Active');
+      expect(decision.transition).toMatchObject({
+        from: forgedPhase,
+        to: 'Active',
+        reason: 'UnrevokedTerminalPhase',
+      });
+      expect(decision.status?.lastError).toContain('was not written by the access-scheduler');
+      expect(decision.actions).toEqual([]);
+      // Deleted right after the forged write: the finalizer stays, the phase is written back first.
+      const gone = deleting(forged);
+      const onDelete = decide(gone, { activation: 'Applied', now: T0 + MIN });
+      expect(onDelete.status?.phase).toBe('Active');
+      expect(onDelete.actions).not.toContainEqual({ kind: 'removeFinalizer' });
+      // Then the deletion revokes before the finalizer goes.
+      const next = after(gone, onDelete);
+      expect(decide(next, { activation: 'Applied', now: T0 + MIN }).actions).toEqual([
+        { kind: 'createPlan', operation: 'Revoke' },
+      ]);
+    }
+    // An activation still running comes back as Applying; an applied revoke makes the terminal phase true.
+    const running = { ...applying(), status: { ...applying().status, phase: 'Ended' as const } };
+    expect(decide(running, { activation: 'Applying' }).status?.phase).toBe('Applying');
+    const revoked = { ...active(), status: { ...active().status, phase: 'Ended' as const } };
+    expect(decide(revoked, { activation: 'Applied', revoke: 'Applied' }).status).toBeNull();
   });
 
   it('a second pass over its own write changes nothing', () => {

@@ -3,6 +3,7 @@
 // Level-triggered: nothing depends on having seen an earlier pass; every pass re-derives our conditions.
 import type { AccessCondition, EphemeralAccessRequestStatus, ResolvedAccess } from '@rolepolicy/kube';
 import { verifyResolvedAccess } from '@rolepolicy/policy';
+import { accessClock } from './clock.js';
 import { decisionConditions, stampCondition, type ConditionInput } from './conditions.js';
 import { drive, planState } from './request-checks.js';
 import { decideLive } from './request-phases.js';
@@ -36,16 +37,52 @@ export function decideRequest(input: RequestInput): RequestDecision {
     waiting: false,
   };
 
-  if (isTerminal(phase)) {
-    return deleting && hasFinalizer ? { ...none, actions: [{ kind: 'removeFinalizer' }] } : none;
-  }
   const resolved = status.resolvedAccess ?? null;
   const verified = resolved === null ? null : verifyResolvedAccess(resolved);
+  if (isTerminal(phase)) {
+    const held = resolved !== null && verified?.ok === true ? unreleasedHold(input, phase, resolved) : null;
+    if (held !== null) return finish(input, phase, held, []);
+    return deleting && hasFinalizer ? { ...none, actions: [{ kind: 'removeFinalizer' }] } : none;
+  }
   if (deleting) return hasFinalizer ? decideDeletion(input, phase, resolved, verified?.ok === true) : none;
 
   const finalizer: RequestAction[] = hasFinalizer ? [] : [{ kind: 'addFinalizer' }];
   const step = decideLive(input, phase, resolved, verified, hasFinalizer);
   return finish(input, phase, step, finalizer);
+}
+
+/**
+ * A terminal phase the scheduler did not write (ADR 0020): it moves a request to a terminal phase after a
+ * grant only once the revoke plan is Applied. With the activation plan Applying or Applied and no applied
+ * revoke, the phase was written by someone else: the holding phase is written back (and nothing else this
+ * pass, so the revoke that follows finds the request holding), and the duty to revoke goes on: at the
+ * approved expiry, at once if it is past, or at deletion.
+ */
+function unreleasedHold(input: RequestInput, phase: RequestPhase, resolved: ResolvedAccess): Step | null {
+  const { request } = input;
+  const activation = planState(input.activationPlan, request, 'Activate', resolved.bundleHash);
+  if (activation !== 'Applying' && activation !== 'Applied') return null;
+  const revoke = planState(input.revokePlan, request, 'Revoke', resolved.bundleHash);
+  if (revoke === 'Applied') return null;
+  const held: RequestPhase =
+    activation === 'Applying'
+      ? 'Applying'
+      : revoke === 'absent' || revoke === 'foreign'
+        ? 'Active'
+        : 'Revoking';
+  const message = `status.phase ${phase} was not written by the access-scheduler: the activation is ${activation} and no revocation ran; back to ${held} until the memberships are revoked`;
+  return {
+    phase: held,
+    reason: 'UnrevokedTerminalPhase',
+    message,
+    ready: { type: 'Ready', status: 'True', reason: held, message },
+    error: message,
+    actions: [],
+    waiting: true,
+    ...(activation === 'Applied'
+      ? { applied: { type: 'Applied', status: 'True', reason: 'MembershipsGranted' } as ConditionInput }
+      : {}),
+  };
 }
 
 /** Deletion of a request: revoke what it holds, then release the finalizer (notes 4.3 step 7). */
@@ -82,7 +119,10 @@ function decideDeletion(
   if (activation !== 'Applied') return released('deleted before any membership was granted');
   const revoke = planState(input.revokePlan, request, 'Revoke', resolved.bundleHash);
   if (revoke === 'Applied') return released('deleted: memberships revoked');
-  if (revoke === 'foreign') return released('deleted: the revoke plan name is taken by another object');
+  if (revoke === 'foreign') {
+    // Never released on a plan the scheduler did not make: delete it, then revoke with our own.
+    return { ...base, actions: [{ kind: 'deletePlan', operation: 'Revoke' }], waiting: true };
+  }
   return { ...base, actions: drive(revoke, 'Revoke'), waiting: true };
 }
 
@@ -144,11 +184,22 @@ function finish(
   else if (step.error !== undefined) next.lastError = step.error === null ? null : errorText(step.error);
   if (next.lastError === null) delete next.lastError;
   if (next.retainedMemberships === undefined) next.retainedMemberships = current.retainedMemberships ?? [];
+  // expiresAt is a report of the clock, never its source: a value someone else wrote is corrected back.
+  const holding = step.phase === 'Applying' || step.phase === 'Active' || step.phase === 'Revoking';
+  const clock =
+    resolved === null
+      ? undefined
+      : accessClock(
+          { ...request, status: next },
+          input.activationPlan,
+          planState(input.activationPlan, request, 'Activate', resolved.bundleHash),
+        );
+  if (holding && clock?.expiresAt !== undefined) next.expiresAt = timestamp(clock.expiresAt);
   const deadline =
     step.phase === 'PendingApproval' && next.approvalExpiresAt
       ? { kind: 'approval' as const, at: instant(next.approvalExpiresAt)! }
-      : (step.phase === 'Applying' || step.phase === 'Active') && next.expiresAt
-        ? { kind: 'expiry' as const, at: instant(next.expiresAt)! }
+      : (step.phase === 'Applying' || step.phase === 'Active') && clock?.expiresAt !== undefined
+        ? { kind: 'expiry' as const, at: clock.expiresAt }
         : null;
   return {
     status: sameStatus(current, next) ? null : next,

@@ -11,6 +11,7 @@ import {
   snapshotMode,
   type PlanState,
 } from './request-checks.js';
+import { accessClock, clockTampered } from './clock.js';
 import type { RequestInput, RequestPhase, Step } from './request-types.js';
 import { foreignPlan, retainedOfPlan } from './scoped-plan.js';
 import { instant, timestamp } from './time.js';
@@ -30,18 +31,16 @@ export function decideLive(
   if (resolved === null) {
     if (denied !== undefined)
       return { phase: 'Denied', reason: 'Denied', message: denied.message ?? 'denied', actions: [] };
+    const tampered = clockTampered(request, phase, now);
+    if (tampered !== null) return tamperedClock(input, tampered);
     return decidePending(input, phase);
   }
   const activation = planState(input.activationPlan, request, 'Activate', resolved.bundleHash);
   const revoke = planState(input.revokePlan, request, 'Revoke', resolved.bundleHash);
-  if (activation === 'foreign' || revoke === 'foreign') {
-    const plan = activation === 'foreign' ? input.activationPlan! : input.revokePlan!;
-    return invalidState(
-      phase,
-      foreignPlan(plan, request, activation === 'foreign' ? 'Activate' : 'Revoke', resolved.bundleHash)!,
-    );
-  }
-  const expiresAt = instant(request.status?.expiresAt);
+  if (activation === 'foreign' || revoke === 'foreign') return squatted(input, phase, activation, revoke);
+  // Never status.expiresAt: anyone who may patch status could move it (ADR 0020).
+  const expiresAt = accessClock(request, input.activationPlan, activation).expiresAt;
+  const until = expiresAt === undefined ? '(unset)' : timestamp(expiresAt);
   const approvalExpiresAt = instant(request.status?.approvalExpiresAt);
 
   // 1. Denied is a kill switch, also for Automatic requests.
@@ -51,6 +50,9 @@ export function decideLive(
       return { phase: 'Denied', reason: 'Denied', message: why, actions: [] };
     return stopHolding(phase, activation, revoke, { phase: 'Denied', reason: 'Denied', message: why }, input);
   }
+  // A clock someone else started before activation: nothing was granted, and nothing will be.
+  const tampered = activation === 'absent' ? clockTampered(request, phase, now) : null;
+  if (tampered !== null && phase !== 'Active' && phase !== 'Revoking') return tamperedClock(input, tampered);
   switch (phase) {
     case 'Pending':
       // Recorded snapshot but phase lost (e.g. a status write replaced it): resume from the snapshot's mode.
@@ -99,7 +101,7 @@ export function decideLive(
         return {
           phase: 'Revoking',
           reason: 'AccessExpired',
-          message: `access expired at ${request.status?.expiresAt ?? '(unset)'}`,
+          message: `access expired at ${until}`,
           actions: drive(revoke, 'Revoke'),
           applied: grantedCondition(),
         };
@@ -107,7 +109,7 @@ export function decideLive(
       return {
         phase,
         reason: 'Active',
-        message: `granted until ${request.status?.expiresAt}`,
+        message: `granted until ${until}`,
         actions: [],
         applied: grantedCondition(),
       };
@@ -120,6 +122,43 @@ export function decideLive(
     default:
       return { phase, reason: phase, message: '', actions: [] };
   }
+}
+
+/**
+ * A plan name of this request taken by an object the scheduler did not create (ADR 0020): never obeyed. The
+ * object is deleted (bound to its uid) and the pass waits; the next pass creates the scheduler's own plan.
+ */
+function squatted(input: RequestInput, phase: RequestPhase, activation: PlanState, revoke: PlanState): Step {
+  const { request } = input;
+  const hash = request.status!.resolvedAccess!.bundleHash;
+  const operations = [
+    ...(activation === 'foreign' ? (['Activate'] as const) : []),
+    ...(revoke === 'foreign' ? (['Revoke'] as const) : []),
+  ];
+  const plans = operations.map((op) =>
+    foreignPlan(op === 'Activate' ? input.activationPlan! : input.revokePlan!, request, op, hash),
+  );
+  const message = `${plans.join('; ')}: it is not obeyed and is being deleted`;
+  return {
+    phase,
+    reason: phase,
+    message,
+    error: message,
+    actions: operations.map((operation) => ({ kind: 'deletePlan', operation })),
+    waiting: true,
+  };
+}
+
+/** Ends a request whose clock someone else set, before anything was granted. */
+function tamperedClock(input: RequestInput, message: string): Step {
+  return {
+    phase: 'Cancelled',
+    reason: 'StatusTampered',
+    message,
+    error: message,
+    actions: [],
+    patch: { endedAt: timestamp(input.now) },
+  };
 }
 
 function grantedCondition(): ConditionInput {
@@ -216,7 +255,7 @@ function decideApplying(
       return {
         phase: 'Active',
         reason: 'MembershipsGranted',
-        message: `granted until ${request.status?.expiresAt}`,
+        message: `granted until ${expiresAt === undefined ? '(unset)' : timestamp(expiresAt)}`,
         actions: [],
         applied: grantedCondition(),
       };

@@ -44,7 +44,9 @@ export type RequestAction =
   /** Create (or re-arm a Failed) scoped plan in phase Applying. */
   | { readonly kind: 'createPlan'; readonly operation: ScopeOperation }
   /** Ask the executor to run the plan (it exists in phase Applying). */
-  | { readonly kind: 'sendScoped'; readonly operation: ScopeOperation };
+  | { readonly kind: 'sendScoped'; readonly operation: ScopeOperation }
+  /** Delete an object that holds the plan's name but is not the scheduler's plan (ADR 0020). */
+  | { readonly kind: 'deletePlan'; readonly operation: ScopeOperation };
 
 /** A phase change, for the audit trail. `Revoked` is logged for a deleted request, never persisted. */
 export interface Transition {

@@ -365,7 +365,8 @@ export class AccessScheduler {
     // plan never depends on this status write (an activation plan is only made once Applying is persisted).
     // Finalizers after it: they move the resourceVersion the status write is bound to.
     const plans = decision.actions.filter((a) => a.kind === 'createPlan');
-    for (const action of plans) await this.act(action, current, ref, snapshotView, activationPlan, now);
+    const scoped = { activationPlan, revokePlan };
+    for (const action of plans) await this.act(action, current, ref, snapshotView, scoped, now);
     if (decision.status !== null) {
       await this.send(
         statusCommand(ref, replacingPatch(request.status, decision.status), request.metadata.resourceVersion),
@@ -383,8 +384,7 @@ export class AccessScheduler {
       );
     }
     for (const action of decision.actions) {
-      if (action.kind !== 'createPlan')
-        await this.act(action, current, ref, snapshotView, activationPlan, now);
+      if (action.kind !== 'createPlan') await this.act(action, current, ref, snapshotView, scoped, now);
     }
     if (decision.deadline !== null) {
       await this.deps.schedule(
@@ -406,10 +406,14 @@ export class AccessScheduler {
     request: EphemeralAccessRequest,
     ref: Ref,
     target: TargetView | null,
-    activationPlan: PostgresPolicyPlan | undefined,
+    scoped: {
+      readonly activationPlan: PostgresPolicyPlan | undefined;
+      readonly revokePlan: PostgresPolicyPlan | undefined;
+    },
     now: number,
   ): Promise<void> {
     const ns = ref.namespace;
+    const { activationPlan } = scoped;
     switch (action.kind) {
       case 'addFinalizer':
         await this.send(finalizerCommand(ref, REQUEST_FINALIZER, true), ref);
@@ -450,6 +454,24 @@ export class AccessScheduler {
       case 'sendScoped':
         await this.sendScoped(request, action.operation, now);
         return;
+      case 'deletePlan': {
+        // Bound to the squatter's uid: a plan of ours created meanwhile under the name survives.
+        const plan = action.operation === 'Activate' ? scoped.activationPlan : scoped.revokePlan;
+        if (plan === undefined) return;
+        await this.send(
+          deleteCommand({
+            kind: 'PostgresPolicyPlan',
+            namespace: ns,
+            name: plan.metadata.name ?? '',
+            uid: plan.metadata.uid,
+          }),
+          ref,
+        );
+        this.deps.log.warn(
+          `request ${ns}/${ref.name}: deleting PostgresPolicyPlan ${plan.metadata.name ?? ''} (uid ${plan.metadata.uid ?? ''}), which holds its ${action.operation} plan name but was not created by the access-scheduler`,
+        );
+        return;
+      }
       default: {
         const never: never = action;
         return never;

@@ -938,6 +938,24 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
     ],
   },
   {
+    name: 'EphemeralAccessRequest: activatedAt is write-once (the start of the access clock, ADR 0020)',
+    kind: 'EphemeralAccessRequest',
+    steps: [
+      create(request('ear-activated')),
+      statusPatch({ phase: 'Applying', activatedAt: '2026-11-20T10:00:00Z' }),
+      statusPatch({
+        phase: 'Active',
+        activatedAt: '2026-11-20T10:00:00Z',
+        expiresAt: '2026-11-20T10:30:00Z',
+      }),
+      statusPatch(
+        { activatedAt: '2026-11-20T11:00:00Z' },
+        invalid('status', REQUEST_MESSAGES.activatedAtWriteOnce),
+      ),
+      statusPatch({ activatedAt: null }, invalid('status', REQUEST_MESSAGES.activatedAtWriteOnce)),
+    ],
+  },
+  {
     name: 'EphemeralAccessRequest: Approved=True and Denied=True are mutually exclusive',
     kind: 'EphemeralAccessRequest',
     steps: [

@@ -1,5 +1,5 @@
 // EphemeralAccessPolicy (a requestable bundle of memberships) and EphemeralAccessRequest (a bounded ask for it).
-// Request rules: immutable spec, write-once resolvedAccess, terminal decisions recorded with decidedBy.
+// Request rules: immutable spec, write-once resolvedAccess and activatedAt, terminal decisions with decidedBy.
 import { Type } from '@sinclair/typebox';
 import {
   DECISION_MESSAGES,
@@ -15,6 +15,7 @@ import { AccessCondition, Duration, Identity, NameRef, RoleName } from './value-
 export const REQUEST_MESSAGES = {
   specImmutable: 'request spec is immutable',
   resolvedAccessWriteOnce: 'resolvedAccess is write-once',
+  activatedAtWriteOnce: 'activatedAt is write-once',
   conditionTypes: 'request conditions must use a declared lifecycle or decision type',
 } as const;
 
@@ -132,6 +133,8 @@ export const EphemeralAccessRequestStatus = Type.Object(
   },
   celRules([
     { rule: writeOnceRule('resolvedAccess'), message: REQUEST_MESSAGES.resolvedAccessWriteOnce },
+    // The start of the access clock (ADR 0020): a later activatedAt would prolong access.
+    { rule: writeOnceRule('activatedAt'), message: REQUEST_MESSAGES.activatedAtWriteOnce },
     { rule: MUTUALLY_EXCLUSIVE_RULE, message: DECISION_MESSAGES.mutuallyExclusive },
     { rule: REQUEST_TERMINAL_RULE, message: DECISION_MESSAGES.requestTerminal },
     { rule: writeOnceRule('decidedBy'), message: DECISION_MESSAGES.identityWriteOnce },
