@@ -9,6 +9,7 @@ import type { WorkloadAuth } from './identity/token-source.js';
 import type { TargetAddress } from './inspect.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 import { DatabaseError, redactError, SafeError } from './redaction.js';
+import { preferTlsPool, refuseSecretInClear, splitUrl, sslModeOf, tlsPlan, type DatabaseTls } from './tls.js';
 
 /** The spec's pattern for `connection.params.setRole`. */
 export const SET_ROLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_$-]*$/;
@@ -29,6 +30,8 @@ export interface ConnectionParams {
 export interface OpenOptions {
   /** The service's cloud workload identity (CLOUD_IDENTITY_PROVIDER); null: `params.auth` is refused. */
   readonly identity?: WorkloadIdentity | null;
+  /** CAs trusted for sslMode verify-ca/verify-full besides Node's roots (DATABASE_TLS_CA_FILE). */
+  readonly tls?: DatabaseTls;
 }
 
 /** A connection URL or structured params, plus pool options. */
@@ -49,20 +52,6 @@ export interface CatalogConnection {
   /** Secrets of this connection (password, URL); pass to redactError/redactText. */
   readonly secrets: readonly string[];
   close(): Promise<void>;
-}
-
-function sslOption(mode: string | null | undefined): pg.ClientConfig['ssl'] {
-  switch (mode ?? 'prefer') {
-    case 'disable':
-    case 'allow':
-    case 'prefer':
-      // node-postgres cannot fall back from TLS to plain text, so prefer/allow connect in plain text.
-      return false;
-    case 'require':
-      return { rejectUnauthorized: false };
-    default:
-      return true;
-  }
 }
 
 /** Parses the parts of a URL that identify the target (host, port, database); never credentials. */
@@ -115,10 +104,18 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   }
   let target: TargetAddress;
   let base: pg.PoolConfig;
+  // The password node-postgres sends when the server asks: a literal, or a function (tokens).
+  let secret: string | (() => Promise<string>) | null;
   let token: (() => Promise<string>) | null = null;
+  let sslMode: string | null | undefined;
+  let sslField: string;
   if ('url' in spec) {
     target = targetOfUrl(spec.url);
-    base = { connectionString: spec.url };
+    const split = splitUrl(spec.url);
+    base = split.config;
+    secret = split.password;
+    sslMode = split.sslMode;
+    sslField = 'connection URL sslmode';
   } else {
     const { params } = spec;
     if (!params.host || !params.dbname)
@@ -129,26 +126,37 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
       port: target.port,
       database: params.dbname,
       ...(params.username ? { user: params.username } : {}),
-      ...(params.password ? { password: params.password } : {}),
-      ssl: sslOption(params.sslMode),
     };
+    secret = params.password ? params.password : null;
+    sslMode = params.sslMode;
+    sslField = 'connection.params.sslMode';
     if (params.auth != null) {
       token = tokenPassword(params, target.port, secrets, options);
-      base.password = token;
+      secret = token;
     }
   }
-  const pool = new pg.Pool({
-    ...base,
-    max: spec.maxConnections ?? 4,
-    statement_timeout: spec.statementTimeoutMs ?? 60_000,
-    lock_timeout: spec.lockTimeoutMs ?? 10_000,
-    application_name: spec.applicationName ?? 'rolepolicy',
-  });
-  // A network error or a server-side termination (57P01: restart, DROP DATABASE ... FORCE) must not crash
-  // the process: pg emits it on the pool for idle clients and on the client itself for a checked-out one
-  // between queries. The next query on that client reports it (redacted) and the pool discards it.
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  const plan = tlsPlan(sslModeOf(sslMode, sslField), options.tls);
+  const poolOf = (ssl: pg.PoolConfig['ssl'], password: pg.PoolConfig['password'] | null) => {
+    const pool = new pg.Pool({
+      ...base,
+      // No password given: node-postgres falls back to PGPASSWORD (the CLI), over TLS or `disable` only.
+      ...(password == null ? {} : { password }),
+      ssl,
+      max: spec.maxConnections ?? 4,
+      statement_timeout: spec.statementTimeoutMs ?? 60_000,
+      lock_timeout: spec.lockTimeoutMs ?? 10_000,
+      application_name: spec.applicationName ?? 'rolepolicy',
+    });
+    watchErrors(pool);
+    return pool;
+  };
+  const pool =
+    plan.kind === 'prefer'
+      ? preferTlsPool(
+          poolOf(plan.ssl, secret),
+          poolOf(false, refuseSecretInClear(`${target.host}:${target.port}`, plan.mode)),
+        )
+      : poolOf(plan.kind === 'plain' ? false : plan.ssl, secret);
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({
     dialect: new PostgresDialect({
@@ -167,10 +175,23 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
 }
 
 /**
+ * A network error or a server-side termination (57P01: restart, DROP DATABASE ... FORCE) must not crash
+ * the process: pg emits it on the pool for idle clients and on the client itself for a checked-out one
+ * between queries. The next query on that client reports it (redacted) and the pool discards it.
+ */
+function watchErrors(pool: pg.Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+}
+
+/**
  * Gets the token before a new connection opens its socket, so the provider's latency never runs inside the
  * server's authentication_timeout (the password function then answers from the token source's cache).
  */
-function warmingPool(pool: pg.Pool, token: () => Promise<string>): PostgresPool {
+function warmingPool(
+  pool: PostgresPool & { readonly idleCount: number },
+  token: () => Promise<string>,
+): PostgresPool {
   return {
     connect: async () => {
       if (pool.idleCount === 0) await token();

@@ -12,6 +12,7 @@ import {
   withRedaction,
   type CatalogConnection,
   type LockedDecision,
+  type DatabaseTls,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
@@ -38,7 +39,12 @@ import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js
 import { connectionTarget } from '../execution/cluster-view.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
 import { classifyFailure } from '../execution/failures.js';
-import { EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from '../execution/options.js';
+import {
+  DATABASE_TLS,
+  EXECUTION_OPTIONS,
+  WORKLOAD_IDENTITY,
+  type ExecutionOptions,
+} from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
@@ -90,6 +96,7 @@ export class ScopedExecutionService {
     @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
     @Optional() @Inject(DATABASE_SERIALIZER) private readonly serializer: DatabaseSerializer | null = null,
     @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
+    @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
   ) {}
 
   /**
@@ -254,7 +261,7 @@ export class ScopedExecutionService {
         maxConnections: 2,
         applicationName: 'rolepolicy-executor-scoped',
       },
-      { identity: this.identity },
+      { identity: this.identity, tls: this.tls },
     );
     try {
       const { host, port, database } = connection.target;
