@@ -3,6 +3,7 @@
 import {
   baseEnvSpec,
   cloudIdentityEnvSpec,
+  databaseTlsEnvSpec,
   DEFAULT_HTTP_PORTS,
   env,
   type ConfigOf,
@@ -16,6 +17,7 @@ export const MAX_EXECUTOR_CONCURRENCY = 32;
 export const executorEnvSpec = {
   ...baseEnvSpec(DEFAULT_HTTP_PORTS['executor']),
   ...cloudIdentityEnvSpec(),
+  ...databaseTlsEnvSpec(),
   EXECUTOR_CONCURRENCY: env.intInRange(
     'Execution requests one replica handles at once per durable (policy executions, ephemeral activations; ' +
       'each holds up to two database connections); requests for one database still run one after another',

@@ -3,6 +3,7 @@
 import {
   baseEnvSpec,
   cloudIdentityEnvSpec,
+  databaseTlsEnvSpec,
   DEFAULT_HTTP_PORTS,
   env,
   type ConfigOf,
@@ -12,6 +13,7 @@ import {
 export const inspectorEnvSpec = {
   ...baseEnvSpec(DEFAULT_HTTP_PORTS['inspector']),
   ...cloudIdentityEnvSpec(),
+  ...databaseTlsEnvSpec(),
   INSPECT_REQUEST_SUBJECT: env.text(
     'Subject the inspector answers snapshot requests on',
     'rp.inspect.request',

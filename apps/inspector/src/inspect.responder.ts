@@ -8,7 +8,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { workloadIdentityFromConfig } from '@rolepolicy/catalog';
+import { databaseTlsFromConfig, workloadIdentityFromConfig } from '@rolepolicy/catalog';
 import {
   NATS_CONNECTION,
   SERVICE_CONFIG,
@@ -49,6 +49,7 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
       config.INSPECT_MAX_TARGET_POOLS,
       undefined,
       workloadIdentityFromConfig(config),
+      databaseTlsFromConfig(config),
     );
     this.slots = new Slots(config.INSPECT_CONCURRENCY);
     this.deps = {

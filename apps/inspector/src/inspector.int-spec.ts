@@ -136,7 +136,8 @@ beforeAll(async () => {
   urlWithPassword = withPassword.toString();
   capture(process.stdout, writes.out);
   capture(process.stderr, writes.err);
-  securePg = await startPrivatePostgres(PASSWORD);
+  // TLS on: the default sslMode sends a password only over TLS.
+  securePg = await startPrivatePostgres(PASSWORD, { tls: true });
   const port = await freePort();
   readyUrl = `http://127.0.0.1:${port}/readyz`;
   app = await startService(inspectorService, {

@@ -5,6 +5,7 @@ import {
   openConnection,
   type CatalogConnection,
   type ConnectionSpec,
+  type DatabaseTls,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 
@@ -46,6 +47,8 @@ export class TargetPools {
     private readonly applicationName = 'rolepolicy-inspector',
     /** Token provider for targets with `params.auth` (CLOUD_IDENTITY_PROVIDER); null refuses them. */
     private readonly identity: WorkloadIdentity | null = null,
+    /** CAs trusted for verify-ca/verify-full besides Node's roots (DATABASE_TLS_CA_FILE). */
+    private readonly tls: DatabaseTls = {},
   ) {}
 
   /** Number of open pools (for metrics and tests). */
@@ -64,7 +67,7 @@ export class TargetPools {
     }
     const connection = openConnection(
       { ...spec, maxConnections: CONNECTIONS_PER_TARGET, applicationName: this.applicationName },
-      { identity: this.identity },
+      { identity: this.identity, tls: this.tls },
     );
     this.pools.set(key, connection);
     while (this.pools.size > this.maxPools) {

@@ -1,5 +1,5 @@
-// Opens a Kysely/pg pool on a connection URL or on structured params: statement/lock timeouts and the pinned
-// session settings set, `SET ROLE` run once per pooled connection, every error redacted of credentials.
+// Opens a Kysely/pg pool on a connection URL or on structured params: statement/lock timeouts set,
+// `SET ROLE` run once per pooled connection, and every error redacted of credentials.
 
 import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
@@ -15,6 +15,7 @@ import {
   startupOptions,
   urlWithStartupOptions,
 } from './session-settings.js';
+import { preferTlsPool, refuseSecretInClear, splitUrl, sslModeOf, tlsPlan, type DatabaseTls } from './tls.js';
 
 /** The spec's pattern for `connection.params.setRole`. */
 export const SET_ROLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_$-]*$/;
@@ -35,6 +36,8 @@ export interface ConnectionParams {
 export interface OpenOptions {
   /** The service's cloud workload identity (CLOUD_IDENTITY_PROVIDER); null: `params.auth` is refused. */
   readonly identity?: WorkloadIdentity | null;
+  /** CAs trusted for sslMode verify-ca/verify-full besides Node's roots (DATABASE_TLS_CA_FILE). */
+  readonly tls?: DatabaseTls;
 }
 
 /** A connection URL or structured params, plus pool options. */
@@ -55,20 +58,6 @@ export interface CatalogConnection {
   /** Secrets of this connection (password, URL); pass to redactError/redactText. */
   readonly secrets: readonly string[];
   close(): Promise<void>;
-}
-
-function sslOption(mode: string | null | undefined): pg.ClientConfig['ssl'] {
-  switch (mode ?? 'prefer') {
-    case 'disable':
-    case 'allow':
-    case 'prefer':
-      // node-postgres cannot fall back from TLS to plain text, so prefer/allow connect in plain text.
-      return false;
-    case 'require':
-      return { rejectUnauthorized: false };
-    default:
-      return true;
-  }
 }
 
 /** Parses the parts of a URL that identify the target (host, port, database); never credentials. */
@@ -121,10 +110,18 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   }
   let target: TargetAddress;
   let base: pg.PoolConfig;
+  // The password node-postgres sends when the server asks: a literal, or a function (tokens).
+  let secret: string | (() => Promise<string>) | null;
   let token: (() => Promise<string>) | null = null;
+  let sslMode: string | null | undefined;
+  let sslField: string;
   if ('url' in spec) {
     target = targetOfUrl(spec.url);
-    base = { connectionString: urlWithStartupOptions(spec.url) };
+    const split = splitUrl(urlWithStartupOptions(spec.url));
+    base = split.config;
+    secret = split.password;
+    sslMode = split.sslMode;
+    sslField = 'connection URL sslmode';
   } else {
     const { params } = spec;
     if (!params.host || !params.dbname)
@@ -135,30 +132,38 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
       port: target.port,
       database: params.dbname,
       ...(params.username ? { user: params.username } : {}),
-      ...(params.password ? { password: params.password } : {}),
-      ssl: sslOption(params.sslMode),
       options: startupOptions(),
     };
+    secret = params.password ? params.password : null;
+    sslMode = params.sslMode;
+    sslField = 'connection.params.sslMode';
     if (params.auth != null) {
       token = tokenPassword(params, target.port, secrets, options);
-      base.password = token;
+      secret = token;
     }
   }
-  const pool = new pg.Pool({
-    ...base,
-    max: spec.maxConnections ?? 4,
-    statement_timeout: spec.statementTimeoutMs ?? 60_000,
-    lock_timeout: spec.lockTimeoutMs ?? 10_000,
-    application_name: spec.applicationName ?? 'rolepolicy',
-  });
-  // A network error or a server-side termination (57P01: restart, DROP DATABASE ... FORCE) must not crash
-  // the process: pg emits it on the pool for idle clients and on the client itself for a checked-out one
-  // between queries. The next query on that client reports it (redacted) and the pool discards it.
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-    oneStatementPerQuery(client);
-  });
+  const plan = tlsPlan(sslModeOf(sslMode, sslField), options.tls);
+  const poolOf = (ssl: pg.PoolConfig['ssl'], password: pg.PoolConfig['password'] | null) => {
+    const pool = new pg.Pool({
+      ...base,
+      // No password given: node-postgres falls back to PGPASSWORD (the CLI), over TLS or `disable` only.
+      ...(password == null ? {} : { password }),
+      ssl,
+      max: spec.maxConnections ?? 4,
+      statement_timeout: spec.statementTimeoutMs ?? 60_000,
+      lock_timeout: spec.lockTimeoutMs ?? 10_000,
+      application_name: spec.applicationName ?? 'rolepolicy',
+    });
+    watchErrors(pool);
+    return pool;
+  };
+  const pool =
+    plan.kind === 'prefer'
+      ? preferTlsPool(
+          poolOf(plan.ssl, secret),
+          poolOf(false, refuseSecretInClear(`${target.host}:${target.port}`, plan.mode)),
+        )
+      : poolOf(plan.kind === 'plain' ? false : plan.ssl, secret);
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({
     dialect: new PostgresDialect({
@@ -185,10 +190,26 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
 }
 
 /**
+ * A network error or a server-side termination (57P01: restart, DROP DATABASE ... FORCE) must not crash
+ * the process: pg emits it on the pool for idle clients and on the client itself for a checked-out one
+ * between queries. The next query on that client reports it (redacted) and the pool discards it.
+ */
+function watchErrors(pool: pg.Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    oneStatementPerQuery(client);
+  });
+}
+
+/**
  * Gets the token before a new connection opens its socket, so the provider's latency never runs inside the
  * server's authentication_timeout (the password function then answers from the token source's cache).
  */
-function warmingPool(pool: pg.Pool, token: () => Promise<string>): PostgresPool {
+function warmingPool(
+  pool: PostgresPool & { readonly idleCount: number },
+  token: () => Promise<string>,
+): PostgresPool {
   return {
     connect: async () => {
       if (pool.idleCount === 0) await token();

@@ -36,6 +36,15 @@ export {
   type ExecutableStatement,
   type LockedDecision,
 } from './execute.js';
+export {
+  databaseTlsFromConfig,
+  SSL_MODES,
+  sslModeOf,
+  tlsPlan,
+  type DatabaseTls,
+  type SslMode,
+  type TlsPlan,
+} from './tls.js';
 export { DatabaseError, REDACTED, redactError, redactText, SafeError } from './redaction.js';
 export { canonicalConfigValue, parseRoleConfig, splitGucList } from './role-config.js';
 export type { PgCatalog } from './pg-catalog.tables.js';

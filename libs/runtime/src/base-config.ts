@@ -50,6 +50,18 @@ export function baseEnvSpec(port: number) {
 }
 
 /**
+ * TLS of the database connections the inspector and the executor open (`connection.params.sslMode`,
+ * a URL's `sslmode`); the default is to try TLS first and never send a secret in clear (ADR 0019).
+ */
+export function databaseTlsEnvSpec() {
+  return {
+    DATABASE_TLS_CA_FILE: env.optionalFile(
+      'CA certificate(s) (PEM) trusted for sslMode verify-ca and verify-full, besides Node’s built-in roots',
+    ),
+  } as const;
+}
+
+/**
  * Cloud workload identity (`connection.params.auth`), read by the services that open database connections
  * (inspector, executor). The SDKs read their own variables too (docs/cloud-identity.md).
  */

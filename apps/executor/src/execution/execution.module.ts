@@ -3,7 +3,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamPublisher, SUBJECTS } from '@rolepolicy/contracts';
-import { workloadIdentityFromConfig, type WorkloadIdentity } from '@rolepolicy/catalog';
+import {
+  databaseTlsFromConfig,
+  workloadIdentityFromConfig,
+  type DatabaseTls,
+  type WorkloadIdentity,
+} from '@rolepolicy/catalog';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import { EXECUTION_DISPATCH, createExecutionDispatch, type ExecutionDispatch } from './dispatch.js';
 import { executeController } from './execute.controller.js';
@@ -14,7 +19,7 @@ import {
   type ExecutionCluster,
 } from './execution-cluster.js';
 import { ExecutionService } from './execution.service.js';
-import { EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from './options.js';
+import { DATABASE_TLS, EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from './options.js';
 import { scopedExecuteController } from '../scoped/scoped.controller.js';
 import {
   DATABASE_SERIALIZER,
@@ -51,6 +56,12 @@ export class ExecutionModule {
               : config === undefined
                 ? null
                 : workloadIdentityFromConfig(config),
+        },
+        {
+          provide: DATABASE_TLS,
+          inject: [{ token: SERVICE_CONFIG, optional: true }],
+          useFactory: (config?: Parameters<typeof databaseTlsFromConfig>[0]): DatabaseTls =>
+            config === undefined ? {} : databaseTlsFromConfig(config),
         },
         cluster === undefined
           ? { provide: EXECUTION_CLUSTER, useValue: null }

@@ -15,6 +15,7 @@ import {
   type ExecutableStatement,
   type LockedDecision,
   type PgCatalog,
+  type DatabaseTls,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
@@ -42,6 +43,7 @@ import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js
 import { classifyFailure } from './failures.js';
 import { freshVerdict, planVisible, presenceVerdict, type FreshState } from './fresh-verdict.js';
 import {
+  DATABASE_TLS,
   EXECUTION_OPTIONS,
   WORKLOAD_IDENTITY,
   type ExecutionOptions,
@@ -88,6 +90,7 @@ export class ExecutionService {
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
     @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
     @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
+    @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
   ) {
     const secrets = cluster?.view.secrets ?? options.secrets;
     if (secrets === undefined) throw new Error('the executor has no secret resolver');
@@ -207,7 +210,7 @@ export class ExecutionService {
         maxConnections: 2,
         applicationName: 'rolepolicy-executor',
       },
-      { identity: this.identity },
+      { identity: this.identity, tls: this.tls },
     );
     const probe = this.options.probe?.around(request);
     try {

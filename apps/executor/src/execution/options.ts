@@ -57,6 +57,9 @@ export interface ClusterOptions {
   readonly visibilityWaitMs?: number;
 }
 
+/** Injection token of the executor's database TLS settings (DATABASE_TLS_CA_FILE). */
+export const DATABASE_TLS = Symbol('rp.executor.database-tls');
+
 /** Injection token of the executor's WorkloadIdentity (or null). */
 export const WORKLOAD_IDENTITY = Symbol('rp.executor.workload-identity');
 

@@ -12,6 +12,7 @@ import {
   withRedaction,
   type CatalogConnection,
   type LockedDecision,
+  type DatabaseTls,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
@@ -41,7 +42,12 @@ import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js
 import { connectionTarget } from '../execution/cluster-view.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
 import { classifyFailure } from '../execution/failures.js';
-import { EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from '../execution/options.js';
+import {
+  DATABASE_TLS,
+  EXECUTION_OPTIONS,
+  WORKLOAD_IDENTITY,
+  type ExecutionOptions,
+} from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
 import { guardActivate, type GuardedAccessPolicy, type GuardedRequest } from './activate-guard.js';
@@ -99,6 +105,7 @@ export class ScopedExecutionService {
     private readonly config: {
       readonly EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES?: PrivilegedNamespaces;
     } | null = null,
+    @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
   ) {}
 
   /**
@@ -263,7 +270,7 @@ export class ScopedExecutionService {
         maxConnections: 2,
         applicationName: 'rolepolicy-executor-scoped',
       },
-      { identity: this.identity },
+      { identity: this.identity, tls: this.tls },
     );
     try {
       const { host, port, database } = connection.target;

@@ -1,5 +1,6 @@
 // A TCP forwarder a test can cut and restore, to give a real server (PostgreSQL) an outage that only
-// the clients behind the proxy see: cutting closes every forwarded connection and refuses new ones.
+// the clients behind the proxy see: cutting closes every forwarded connection and refuses new ones. It
+// records what clients sent, so a test can show a secret never crossed the wire.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { freePort } from './nats-server.js';
 
@@ -14,6 +15,8 @@ export type TcpProxy = {
   dispose(): Promise<void>;
   /** Client connections accepted so far (a test of connection reuse counts them). */
   accepted(): number;
+  /** Every byte the clients sent so far, in order (a test of what crossed the wire reads it). */
+  sent(): Buffer;
 };
 
 /** Starts a proxy on a free local port that forwards to `127.0.0.1:<targetPort>`. */
@@ -22,6 +25,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let accepted = 0;
+  const chunks: Buffer[] = [];
 
   const track = (socket: Socket): void => {
     sockets.add(socket);
@@ -35,6 +39,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       const upstream = connect(targetPort, targetHost);
       track(client);
       track(upstream);
+      client.on('data', (chunk: Buffer) => chunks.push(chunk));
       client.pipe(upstream);
       upstream.pipe(client);
       client.once('close', () => upstream.destroy());
@@ -60,6 +65,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     port,
     cut,
     accepted: () => accepted,
+    sent: () => Buffer.concat(chunks),
     restore: async () => {
       if (!server) await listen();
     },
