@@ -2,6 +2,7 @@
 // roles of its expanded graph (declared, profile-generated and external). Pure.
 import type { PostgresPolicy } from '@rolepolicy/kube';
 import { expandPolicy, type PolicyContent } from '@rolepolicy/policy';
+import { TARGET_FINALIZER } from './target-guard.js';
 
 /** A role of the expanded target graph. */
 export interface TargetRole {
@@ -21,6 +22,8 @@ export interface TargetView {
   /** `status.managed_database_identity`, the lock identity scoped plans carry (null until planned). */
   readonly managedDatabaseIdentity: string | null;
   readonly reconciliationMode: 'authoritative' | 'additive' | 'adopt';
+  /** The policy carries the finalizer that keeps it until held access is revoked (ADR 0020). */
+  readonly guarded: boolean;
 }
 
 /** Reads the target policy once per pass. */
@@ -44,6 +47,7 @@ export function targetView(policy: PostgresPolicy): TargetView {
     roles,
     managedDatabaseIdentity: policy.status?.managed_database_identity ?? null,
     reconciliationMode: policy.spec.reconciliation_mode ?? 'authoritative',
+    guarded: (policy.metadata.finalizers ?? []).includes(TARGET_FINALIZER),
   };
 }
 
