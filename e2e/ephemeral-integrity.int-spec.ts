@@ -151,3 +151,36 @@ test('deleting a request whose revoke plan name was taken by hand still revokes 
   });
   expect(await isMember()).toBe(false);
 }, 90_000);
+
+test('deleting the target PostgresPolicy while access is active does not stop the revoke', async () => {
+  const other = await stack.createDatabase('ephdoomed');
+  const [viewer, bob] = [stack.role('viewer'), stack.role('bob')];
+  await stack.resources.createPolicy('doomed', {
+    connection: other.connection,
+    mode: 'apply',
+    approval: 'auto',
+    reconciliation_mode: 'additive',
+    roles: [
+      { name: viewer, login: false },
+      { name: bob, login: true },
+    ],
+  });
+  await stack.reconciled('doomed');
+  await eph.create('EphemeralAccessPolicy', 'doomed-auto', {
+    approval: { mode: 'Automatic' },
+    justification: { required: false },
+    maximumDuration: '1h',
+    defaultDuration: `${GRANTED_S}s`,
+    memberships: [{ role: viewer, inherit: true }],
+    postgresPolicyRef: { name: 'doomed' },
+  });
+  await activate('target-deleted', undefined, 'doomed-auto', bob);
+  expect(await isMember(other, viewer, bob)).toBe(true);
+  await stack.resources.deletePolicy('doomed');
+  await eph.phase('target-deleted', 'Ended', 40_000);
+  expect(await isMember(other, viewer, bob)).toBe(false);
+  // Once nothing holds access on it, the policy's deletion completes.
+  await waitFor('policy doomed gone', async () => (await stack.resources.policy('doomed')) === undefined, {
+    timeoutMs: 30_000,
+  });
+}, 120_000);

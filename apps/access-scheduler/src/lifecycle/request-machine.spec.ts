@@ -308,6 +308,14 @@ describe('activation (Applying)', () => {
     expect(decide(req).actions).toEqual([{ kind: 'addFinalizer' }]);
   });
 
+  it('does not activate before the target carries the finalizer that keeps it until the revoke', () => {
+    const unguarded = { ...target(), guarded: false };
+    const decision = decide(applying(), { target: unguarded });
+    expect(decision.actions).toEqual([]);
+    expect(decision.waiting).toBe(true);
+    expect(decide(applying()).actions).toEqual([{ kind: 'createPlan', operation: 'Activate' }]);
+  });
+
   it('does not activate before the target has a managed database identity', () => {
     const unplanned = { ...target(), managedDatabaseIdentity: null };
     const decision = decide(applying(), { target: unplanned });

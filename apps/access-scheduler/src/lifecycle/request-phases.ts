@@ -283,6 +283,15 @@ function decideApplying(
         const message = `PostgresPolicy ${request.status?.resolvedAccess?.targetPolicyUid ?? ''} has no managed database identity yet (it has not been planned)`;
         return { phase, reason: phase, message, error: message, actions: [], waiting: true };
       }
+      // The revoke needs the target: it may not be deleted while access can be held (ADR 0020).
+      if (!target.guarded)
+        return {
+          phase,
+          reason: phase,
+          message: `waiting for the finalizer on PostgresPolicy ${target.name}`,
+          actions: [],
+          waiting: true,
+        };
       return {
         phase,
         reason: phase,

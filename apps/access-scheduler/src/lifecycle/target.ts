@@ -2,6 +2,7 @@
 // roles of its expanded graph (declared, profile-generated and external). Pure.
 import type { PostgresPolicy } from '@rolepolicy/kube';
 import { expandPolicy, type PolicyContent, type RoleFacts } from '@rolepolicy/policy';
+import { TARGET_FINALIZER } from './target-guard.js';
 
 /** A role of the expanded target graph. */
 export interface TargetRole {
@@ -23,6 +24,8 @@ export interface TargetView {
   readonly reconciliationMode: 'authoritative' | 'additive' | 'adopt';
   /** Declared attributes and memberships of the expanded roles, for the privileged-role check (ADR 0021). */
   readonly privilegeGraph?: readonly RoleFacts[];
+  /** The policy carries the finalizer that keeps it until held access is revoked (ADR 0020). */
+  readonly guarded: boolean;
 }
 
 /** Reads the target policy once per pass. */
@@ -57,6 +60,7 @@ export function targetView(policy: PostgresPolicy): TargetView {
     managedDatabaseIdentity: policy.status?.managed_database_identity ?? null,
     reconciliationMode: policy.spec.reconciliation_mode ?? 'authoritative',
     privilegeGraph,
+    guarded: (policy.metadata.finalizers ?? []).includes(TARGET_FINALIZER),
   };
 }
 

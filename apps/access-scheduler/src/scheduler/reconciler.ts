@@ -38,6 +38,7 @@ import { sameJson } from '../lifecycle/same.js';
 import { resolveRequest, type FingerprintRead } from '../lifecycle/resolution.js';
 import { errorText, planNameOf, planStatusOfResult, scopedPlanObject } from '../lifecycle/scoped-plan.js';
 import { targetView, type TargetView } from '../lifecycle/target.js';
+import { TARGET_FINALIZER } from '../lifecycle/target-guard.js';
 import { instant, timestamp } from '../lifecycle/time.js';
 import {
   createPlanCommand,
@@ -50,6 +51,7 @@ import {
   type UnkeyedCommand,
 } from './commands.js';
 import { FingerprintCache } from './fingerprint.js';
+import { TargetFinalizers } from './target-finalizer.js';
 import { Slots } from '@rolepolicy/runtime';
 import type { TimerJob } from './timers.js';
 
@@ -89,6 +91,7 @@ type Meta = { uid?: string; resourceVersion?: string; deletionTimestamp?: string
 const meta = (o: CachedObject): Meta => o.metadata as Meta;
 const reqKey = (ns: string, name: string) => `request/${ns}/${name}`;
 const eapKey = (ns: string, name: string) => `accesspolicy/${ns}/${name}`;
+const targetKey = (ns: string, uid: string) => `target/${ns}/${uid}`;
 
 /** The reconcile loop of one access-scheduler replica (one replica is assumed, as for the planner). */
 export class AccessScheduler {
@@ -105,6 +108,7 @@ export class AccessScheduler {
   private readonly lastSent = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly lastDeletes = new Map<string, number>();
+  private readonly targets: TargetFinalizers;
   private readonly fingerprints: FingerprintCache;
   /** Passes that run at once (each may read Secrets and send commands); the rest wait their turn. */
   private readonly slots = new Slots(16);
@@ -116,6 +120,12 @@ export class AccessScheduler {
       deps.secrets,
       (ns, name) => (deps.cache.get('secret', ns, name)?.metadata as Meta | undefined)?.resourceVersion ?? '',
     );
+    this.targets = new TargetFinalizers({
+      cache: deps.cache,
+      plan: (ns, name) => this.plan(ns, name),
+      send: (command, owner) => this.send(command, owner),
+      now: () => this.now(),
+    });
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
     );
@@ -157,6 +167,11 @@ export class AccessScheduler {
       phases[phase] = (phases[phase] ?? 0) + 1;
       this.triggerRequest(o.metadata.namespace ?? '', o.metadata.name);
     }
+    // A guarded target that no request holds any more (its requests gone) is released here.
+    for (const o of this.deps.cache.list('postgrespolicy')) {
+      if ((meta(o).finalizers ?? []).includes(TARGET_FINALIZER))
+        this.triggerTarget(o.metadata.namespace ?? '', meta(o).uid ?? '');
+    }
     return phases;
   }
 
@@ -193,6 +208,12 @@ export class AccessScheduler {
     if (phase === 'Revoking' || request!.metadata.deletionTimestamp !== undefined) return true;
     const expiresAt = instant(request!.status?.expiresAt);
     return expiresAt !== undefined && this.now() >= expiresAt;
+  }
+
+  /** Adds or removes the finalizer of a target policy (by uid) as the requests holding on it need. */
+  triggerTarget(ns: string, uid: string): void {
+    if (this.stopped || uid === '') return;
+    void this.queue.schedule(targetKey(ns, uid), () => this.slots.run(() => this.targets.sync(ns, uid)));
   }
 
   triggerAccessPolicy(ns: string, name: string): void {
@@ -237,6 +258,7 @@ export class AccessScheduler {
         }
         return;
       case 'postgrespolicy':
+        if (change.object !== undefined) this.triggerTarget(ns, meta(change.object).uid ?? '');
         for (const o of this.deps.cache.list('ephemeralaccesspolicy', ns)) {
           const eap = o as unknown as EphemeralAccessPolicy;
           if (eap.spec.postgresPolicyRef.name !== change.name) continue;
@@ -319,10 +341,15 @@ export class AccessScheduler {
     const policies = this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[];
     const resolved = request.status?.resolvedAccess ?? null;
     const phase = request.status?.phase ?? 'Pending';
+    // A target being deleted takes no new access; one resolved before keeps it until revoked (snapshotTarget).
     const currentTarget =
       accessPolicy === null
         ? undefined
-        : policies.find((p) => p.metadata.name === accessPolicy.spec.postgresPolicyRef.name);
+        : policies.find(
+            (p) =>
+              p.metadata.name === accessPolicy.spec.postgresPolicyRef.name &&
+              p.metadata.deletionTimestamp === undefined,
+          );
     const snapshotTarget =
       resolved === null ? currentTarget : policies.find((p) => p.metadata.uid === resolved.targetPolicyUid);
     const currentView = currentTarget === undefined ? null : targetView(currentTarget);
@@ -399,6 +426,7 @@ export class AccessScheduler {
       );
     }
     if (decision.waiting) this.retryLater(ns, name);
+    if (resolved !== null) this.triggerTarget(ns, resolved.targetPolicyUid);
   }
 
   private async act(
@@ -496,6 +524,7 @@ export class AccessScheduler {
       roles: new Map(),
       managedDatabaseIdentity: spec.managedDatabaseIdentity,
       reconciliationMode: spec.reconciliationMode,
+      guarded: false,
     };
   }
 

@@ -20,7 +20,13 @@ export function targetPolicy(spec: Partial<PostgresPolicy['spec']> = {}, generat
   return {
     apiVersion: 'rolepolicy.io/v1alpha1',
     kind: 'PostgresPolicy',
-    metadata: { name: 'orders', namespace: 'team-a', uid: 'uid-orders', generation },
+    metadata: {
+      name: 'orders',
+      namespace: 'team-a',
+      uid: 'uid-orders',
+      generation,
+      finalizers: ['rolepolicy.io/ephemeral-access-target'],
+    },
     spec: {
       connection: { secretRef: { name: 'db' } },
       mode: 'apply',
