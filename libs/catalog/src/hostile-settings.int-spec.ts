@@ -377,3 +377,85 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
     });
   },
 );
+
+// createrole_self_grant exists from 16 and only acts for a non-superuser executor: run on an embedded 16
+// whatever PG_MAJORS selects, with an executor that has CREATEROLE and nothing else.
+describe('on PostgreSQL 16, a database owner setting createrole_self_grant for a CREATEROLE executor', () => {
+  let sandbox: PostgresSandbox;
+  const prefix = `rp_${sandboxId()}_`;
+  const executor = `${prefix}exec`;
+  const owner = `${prefix}owner`;
+  const victim = `${prefix}victim`;
+  const urlAs = (user: string): string => {
+    const url = new URL(sandbox.url);
+    url.username = user;
+    return url.toString();
+  };
+  async function rows(url: string, text: string, values: unknown[] = []): Promise<unknown[]> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  beforeAll(async () => {
+    sandbox = await createPostgresSandbox('hostile_self_grant', 16);
+    await rows(
+      sandbox.adminUrl,
+      `CREATE ROLE "${executor}" LOGIN CREATEROLE; CREATE ROLE "${owner}" LOGIN;
+       ALTER DATABASE "${sandbox.database}" OWNER TO "${owner}"`,
+    );
+    await rows(
+      urlAs(owner),
+      `ALTER DATABASE "${sandbox.database}" SET createrole_self_grant = 'set, inherit'`,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    if ((sandbox as PostgresSandbox | undefined) === undefined) return;
+    await sandbox.drop();
+    await dropRolesWithPrefix(sandbox.adminUrl, [], prefix);
+  });
+
+  it('CREATE ROLE leaves the executor only the ADMIN option PostgreSQL always gives it', async () => {
+    const connection = openConnection({ url: urlAs(executor), maxConnections: 1 });
+    try {
+      const scope = scopeOf({ roles: [victim] });
+      const before = await inspect(connection.db, scope, null);
+      const change: Change = {
+        kind: 'create_role',
+        name: victim,
+        state: {
+          login: false,
+          superuser: false,
+          createdb: false,
+          createrole: false,
+          inherit: true,
+          replication: false,
+          bypassrls: false,
+          connection_limit: -1,
+          comment: null,
+          password_valid_until: null,
+        },
+      };
+      const rendered = renderSql([change], {
+        serverVersionNum: before.server_version_num,
+        inventory: before.inventory,
+        passwords: {},
+      });
+      await executeStatements(connection.db, rendered.statements);
+    } finally {
+      await connection.close();
+    }
+    const edges = await rows(
+      sandbox.adminUrl,
+      `SELECT m.admin_option, m.inherit_option, m.set_option FROM pg_auth_members m
+        WHERE m.roleid = $1::regrole AND m.member = $2::regrole`,
+      [`"${victim}"`, `"${executor}"`],
+    );
+    expect(edges).toEqual([{ admin_option: true, inherit_option: false, set_option: false }]);
+  });
+});
