@@ -312,22 +312,34 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
         for (const setting of everything()) {
           await sqlAs(owner, sandbox.database, `ALTER DATABASE ${db} SET ${setting}`);
         }
-        // A URL's own options come first and lose to ours.
+        // A URL's own options come first and lose to ours; structured params get the same options.
         const url = new URL(sandbox.url);
         url.searchParams.set('options', '-c standard_conforming_strings=off -c search_path=tricks');
-        const connection = openConnection({ url: url.toString(), maxConnections: 1 });
+        const params = {
+          host: url.hostname,
+          port: Number(url.port || 5432),
+          dbname: sandbox.database,
+          username: decodeURIComponent(url.username),
+          sslMode: 'disable',
+        };
+        const settings = [...PINNED_SETTINGS, ...PINNED_IF_PRESENT];
+        const names = settings.map((setting) => setting.name);
+        const expected = settings
+          .filter(({ name }) => sandbox.serverVersionNum >= 160000 || name !== 'createrole_self_grant')
+          .map(({ name, value }) => ({ name, value }));
         try {
-          const settings = [...PINNED_SETTINGS, ...PINNED_IF_PRESENT];
-          const names = settings.map((setting) => setting.name);
-          const { rows } = await sql<{ name: string; value: string | null }>`
-            SELECT s.name, pg_catalog.current_setting(s.name, true) AS value
-            FROM pg_catalog.unnest(${names}::pg_catalog.text[]) AS s(name)`.execute(connection.db);
-          const expected = settings
-            .filter(({ name }) => sandbox.serverVersionNum >= 160000 || name !== 'createrole_self_grant')
-            .map(({ name, value }) => ({ name, value }));
-          expect(rows.filter((row) => row.value !== null)).toEqual(expected);
+          for (const spec of [{ url: url.toString() }, { params }]) {
+            const connection = openConnection({ ...spec, maxConnections: 1 });
+            try {
+              const { rows } = await sql<{ name: string; value: string | null }>`
+                SELECT s.name, pg_catalog.current_setting(s.name, true) AS value
+                FROM pg_catalog.unnest(${names}::pg_catalog.text[]) AS s(name)`.execute(connection.db);
+              expect(rows.filter((row) => row.value !== null)).toEqual(expected);
+            } finally {
+              await connection.close();
+            }
+          }
         } finally {
-          await connection.close();
           await resetSettings();
         }
       });
