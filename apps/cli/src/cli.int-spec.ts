@@ -209,6 +209,44 @@ ${policyYaml()
   );
 
   it(
+    'apply on a database whose owner turned standard_conforming_strings off stores a hostile comment as written (ADR 0023)',
+    async () => {
+      const hostile = await createPostgresSandbox('cli_hostile');
+      try {
+        const owner = r('owner');
+        const admin = new pg.Client({ connectionString: hostile.url });
+        await admin.connect();
+        await admin.query(
+          `CREATE ROLE "${owner}" LOGIN; ALTER DATABASE "${hostile.database}" OWNER TO "${owner}"`,
+        );
+        await admin.end();
+        const asOwner = new pg.Client({ connectionString: hostile.url.replace('postgres@', `${owner}@`) });
+        await asOwner.connect();
+        await asOwner.query(`ALTER DATABASE "${hostile.database}" SET standard_conforming_strings = off`);
+        await asOwner.end();
+        // YAML single quotes: '' is one quote, the backslash is literal.
+        const comment = `x\\'; CREATE ROLE "${r('cli_pwned')}" SUPERUSER; --`;
+        const yaml = `roles:\n  - name: ${r('cli_victim')}\n    comment: '${comment.replaceAll("'", "''")}'\n`;
+        const env = { DATABASE_URL: hostile.url };
+        const applied = await runCli(['apply', '-f', '-', '--yes'], { env, stdin: yaml });
+        expect(applied.code).toBe(0);
+        const check = new pg.Client({ connectionString: sandbox.adminUrl });
+        await check.connect();
+        const { rows } = await check.query<{ rolname: string; comment: string | null }>(
+          `SELECT rolname, pg_catalog.shobj_description(oid, 'pg_authid') AS comment FROM pg_catalog.pg_roles
+            WHERE rolname = ANY($1::text[]) ORDER BY rolname`,
+          [[r('cli_victim'), r('cli_pwned')]],
+        );
+        await check.end();
+        expect(rows).toEqual([{ rolname: r('cli_victim'), comment }]);
+      } finally {
+        await hostile.drop();
+      }
+    },
+    SLOW,
+  );
+
+  it(
     'a connection failure exits 1 without printing the password in the URL',
     async () => {
       const url = `postgres://postgres:Hunter2-Secret@127.0.0.1:1/${sandbox.database}`;

@@ -354,6 +354,36 @@ describe('inspector: snapshot requests over NATS', () => {
     expect(reply.error.message).not.toContain('no good');
   }, 60_000);
 
+  it("a database owner's look-alike = operator first on the search_path does not change what the inspector reads", async () => {
+    const hostile = await createPostgresSandbox('inspector_hostile');
+    const owner = role('owner');
+    const asOwner = new URL(hostile.url);
+    asOwner.username = owner;
+    try {
+      await sql(
+        hostile.url,
+        `CREATE ROLE "${owner}" LOGIN; ALTER DATABASE "${hostile.database}" OWNER TO "${owner}"`,
+      );
+      // An operator that says no role name matches: read through it, every managed role looks absent.
+      await sql(
+        asOwner.toString(),
+        `CREATE SCHEMA tricks;
+         CREATE FUNCTION tricks.never(name, text) RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT false';
+         CREATE OPERATOR tricks.= (LEFTARG = name, RIGHTARG = text, FUNCTION = tricks.never);
+         ALTER DATABASE "${hostile.database}" SET search_path = tricks, pg_catalog;`,
+      );
+      const result = await ask(
+        request({ url: hostile.url }, scopeOf({ roles: [role('reader'), role('writer')] })),
+      );
+      if (!result.ok || !('snapshot' in result))
+        throw new Error(`expected a snapshot: ${JSON.stringify(result)}`);
+      expect(result.snapshot.existing_roles).toEqual([role('reader'), role('writer')]);
+    } finally {
+      await hostile.drop();
+      await sql('postgres://postgres@127.0.0.1:5432/postgres', `DROP ROLE IF EXISTS "${owner}"`);
+    }
+  }, 60_000);
+
   it('/metrics counts requests by outcome', async () => {
     const text = await (await fetch(readyUrl.replace('/readyz', '/metrics'))).text();
     for (const outcome of ['inline', 'object', 'unchanged', 'transient', 'permanent'])

@@ -312,22 +312,34 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
         for (const setting of everything()) {
           await sqlAs(owner, sandbox.database, `ALTER DATABASE ${db} SET ${setting}`);
         }
-        // A URL's own options come first and lose to ours.
+        // A URL's own options come first and lose to ours; structured params get the same options.
         const url = new URL(sandbox.url);
         url.searchParams.set('options', '-c standard_conforming_strings=off -c search_path=tricks');
-        const connection = openConnection({ url: url.toString(), maxConnections: 1 });
+        const params = {
+          host: url.hostname,
+          port: Number(url.port || 5432),
+          dbname: sandbox.database,
+          username: decodeURIComponent(url.username),
+          sslMode: 'disable',
+        };
+        const settings = [...PINNED_SETTINGS, ...PINNED_IF_PRESENT];
+        const names = settings.map((setting) => setting.name);
+        const expected = settings
+          .filter(({ name }) => sandbox.serverVersionNum >= 160000 || name !== 'createrole_self_grant')
+          .map(({ name, value }) => ({ name, value }));
         try {
-          const settings = [...PINNED_SETTINGS, ...PINNED_IF_PRESENT];
-          const names = settings.map((setting) => setting.name);
-          const { rows } = await sql<{ name: string; value: string | null }>`
-            SELECT s.name, pg_catalog.current_setting(s.name, true) AS value
-            FROM pg_catalog.unnest(${names}::pg_catalog.text[]) AS s(name)`.execute(connection.db);
-          const expected = settings
-            .filter(({ name }) => sandbox.serverVersionNum >= 160000 || name !== 'createrole_self_grant')
-            .map(({ name, value }) => ({ name, value }));
-          expect(rows.filter((row) => row.value !== null)).toEqual(expected);
+          for (const spec of [{ url: url.toString() }, { params }]) {
+            const connection = openConnection({ ...spec, maxConnections: 1 });
+            try {
+              const { rows } = await sql<{ name: string; value: string | null }>`
+                SELECT s.name, pg_catalog.current_setting(s.name, true) AS value
+                FROM pg_catalog.unnest(${names}::pg_catalog.text[]) AS s(name)`.execute(connection.db);
+              expect(rows.filter((row) => row.value !== null)).toEqual(expected);
+            } finally {
+              await connection.close();
+            }
+          }
         } finally {
-          await connection.close();
           await resetSettings();
         }
       });
@@ -377,3 +389,85 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
     });
   },
 );
+
+// createrole_self_grant exists from 16 and only acts for a non-superuser executor: run on an embedded 16
+// whatever PG_MAJORS selects, with an executor that has CREATEROLE and nothing else.
+describe('on PostgreSQL 16, a database owner setting createrole_self_grant for a CREATEROLE executor', () => {
+  let sandbox: PostgresSandbox;
+  const prefix = `rp_${sandboxId()}_`;
+  const executor = `${prefix}exec`;
+  const owner = `${prefix}owner`;
+  const victim = `${prefix}victim`;
+  const urlAs = (user: string): string => {
+    const url = new URL(sandbox.url);
+    url.username = user;
+    return url.toString();
+  };
+  async function rows(url: string, text: string, values: unknown[] = []): Promise<unknown[]> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  beforeAll(async () => {
+    sandbox = await createPostgresSandbox('hostile_self_grant', 16);
+    await rows(
+      sandbox.adminUrl,
+      `CREATE ROLE "${executor}" LOGIN CREATEROLE; CREATE ROLE "${owner}" LOGIN;
+       ALTER DATABASE "${sandbox.database}" OWNER TO "${owner}"`,
+    );
+    await rows(
+      urlAs(owner),
+      `ALTER DATABASE "${sandbox.database}" SET createrole_self_grant = 'set, inherit'`,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    if ((sandbox as PostgresSandbox | undefined) === undefined) return;
+    await sandbox.drop();
+    await dropRolesWithPrefix(sandbox.adminUrl, [], prefix);
+  });
+
+  it('CREATE ROLE leaves the executor only the ADMIN option PostgreSQL always gives it', async () => {
+    const connection = openConnection({ url: urlAs(executor), maxConnections: 1 });
+    try {
+      const scope = scopeOf({ roles: [victim] });
+      const before = await inspect(connection.db, scope, null);
+      const change: Change = {
+        kind: 'create_role',
+        name: victim,
+        state: {
+          login: false,
+          superuser: false,
+          createdb: false,
+          createrole: false,
+          inherit: true,
+          replication: false,
+          bypassrls: false,
+          connection_limit: -1,
+          comment: null,
+          password_valid_until: null,
+        },
+      };
+      const rendered = renderSql([change], {
+        serverVersionNum: before.server_version_num,
+        inventory: before.inventory,
+        passwords: {},
+      });
+      await executeStatements(connection.db, rendered.statements);
+    } finally {
+      await connection.close();
+    }
+    const edges = await rows(
+      sandbox.adminUrl,
+      `SELECT m.admin_option, m.inherit_option, m.set_option FROM pg_auth_members m
+        WHERE m.roleid = $1::regrole AND m.member = $2::regrole`,
+      [`"${victim}"`, `"${executor}"`],
+    );
+    expect(edges).toEqual([{ admin_option: true, inherit_option: false, set_option: false }]);
+  });
+});

@@ -103,7 +103,10 @@ export function urlWithStartupOptions(url: string): string {
   return parsed.toString();
 }
 
-/** What the session's first query runs: a statement with no operator, literal or unqualified name. */
+/**
+ * Runs one statement on the session being set up. pinSessionSettings only passes statements whose meaning
+ * no setting can change: qualified names, parameters instead of literals, no operator.
+ */
 interface Runner {
   run(text: string, parameters: readonly unknown[]): Promise<readonly Record<string, unknown>[]>;
 }
@@ -112,8 +115,8 @@ const ALL = [...PINNED_SETTINGS, ...PINNED_IF_PRESENT];
 
 /**
  * Sets what only some majors know, then reads every pinned setting back; any difference refuses the session
- * (a pooler that drops `options`, a URL that overrides them, a server that ignored one), so nothing of the
- * product ever runs on a session whose settings the database chose.
+ * (a pooler that dropped `options`, a server that ignored one), so nothing of the product ever runs on a
+ * session whose settings the database chose.
  */
 export async function pinSessionSettings(session: Runner): Promise<void> {
   const names = ALL.map((setting) => setting.name);
@@ -146,7 +149,7 @@ export async function pinSessionSettings(session: Runner): Promise<void> {
     );
     throw new DatabaseError(
       `the session did not take the settings rolepolicy pins (${list.join('; ')}): ` +
-        'a connection pooler may drop the startup options, or the connection URL overrides them',
+        'a connection pooler may have dropped the startup options; connect to PostgreSQL directly',
       SESSION_SETTINGS_REFUSED,
     );
   }
