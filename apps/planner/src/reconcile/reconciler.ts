@@ -30,7 +30,6 @@ import {
   cachedPlan,
   cachedPolicy,
   decideReconcile,
-  detectConflict,
   reconcileGate,
   reconcilingStatus,
   sameStatus,
@@ -45,6 +44,7 @@ import {
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '../lifecycle/index.js';
+import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
 import { PlanOverlay } from './plan-overlay.js';
@@ -177,6 +177,7 @@ export class Reconciler {
   private readonly planOverlay = new PlanOverlay(OVERLAY_CAP_MS);
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
+  private readonly proof: ConflictProof;
   private readonly review: ReviewRecorder;
   private readonly ephemeral = new EphemeralTriggers();
   /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
@@ -195,6 +196,11 @@ export class Reconciler {
     this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
       versionOf(deps.cache.get('secret', namespace, name)),
     );
+    this.proof = new ConflictProof({
+      nats: deps.nats,
+      secrets: deps.secrets,
+      inspectTimeoutMs: deps.inspectTimeoutMs,
+    });
     this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
     this.candidates = new CandidatePlanner({
       cache: deps.cache,
@@ -396,14 +402,22 @@ export class Reconciler {
     if (status !== null) this.planOverlay.resultHandled(result.plan.namespace, result.plan.name, status);
   }
 
-  /** Conflicts with every other live policy (their Secrets read only when their versions moved). */
-  private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ConflictVerdict> {
+  /**
+   * Conflicts with every other live policy whose connection reached the database (their Secrets read only
+   * when their versions moved; ADR 0024 for the proof).
+   */
+  private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ProvenVerdict> {
     const peers = this.deps.cache
       .list('postgrespolicy')
       .map((o) => cachedPolicy(o as unknown as Kube.PostgresPolicy))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
       .filter((p) => p.metadata.deletionTimestamp === undefined);
-    return detectConflict(prepared.claims, await this.peers.of(peers, policy.metadata.uid));
+    const claims = await this.peers.of(peers, policy.metadata.uid);
+    return this.proof.verdict(
+      { policy, claims: prepared.claims, connection: prepared.connection },
+      claims,
+      peers,
+    );
   }
 
   /**
@@ -446,7 +460,9 @@ export class Reconciler {
     let conflict: ConflictVerdict = { kind: 'clear' };
     if (prepared.ok) {
       try {
-        conflict = await this.conflictOf(policy, prepared);
+        const proven = await this.conflictOf(policy, prepared);
+        if (proven.kind === 'verdict') conflict = proven.verdict;
+        else prepared = { ok: false, error: proven.error, watchedSecrets: [] };
       } catch (error) {
         prepared = { ok: false, error: secretReadError(error), watchedSecrets: [] };
       }
@@ -644,6 +660,8 @@ export class Reconciler {
       scopeDigest: scopeDigest(prepared.scope),
     });
     if (applied === null) return null;
+    // The executor's session used this very connection (the inputs above cover it): it reached the database.
+    this.proof.noteReached(policy.metadata.uid, prepared.connection);
     const outcome = this.planFromRead(policy, prepared, applied, applied.readAt);
     if (outcome.kind === 'computed' && outcome.plan.changeCount === 0) {
       this.deps.onAppliedSnapshotUsed?.();
@@ -697,6 +715,7 @@ export class Reconciler {
       this.converged.forget(key);
       return { kind: 'failed', error: inspectFailure(result.error) };
     }
+    this.proof.noteReached(policy.metadata.uid, prepared.connection);
     if ('unchanged' in result) {
       const reused =
         shortcut === null
