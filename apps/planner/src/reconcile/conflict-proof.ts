@@ -29,6 +29,7 @@ export interface ConflictProofDeps {
   readonly nats: NatsConnection;
   readonly secrets: SecretReader;
   readonly inspectTimeoutMs: number;
+  readonly inspectSealKey: string;
 }
 
 /** Whether a session opened; `answered` false when no inspector answered at all (nothing was learned). */
@@ -153,7 +154,7 @@ export class ConflictProof {
           connection: connection as never,
           scope: managedScopePayload(IDENTITY_ONLY),
         },
-        { timeoutMs: this.deps.inspectTimeoutMs },
+        { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
       );
       return result.ok ? { ok: true } : { ok: false, answered: true, error: inspectFailure(result.error) };
     } catch (error) {

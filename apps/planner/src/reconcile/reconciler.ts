@@ -81,6 +81,8 @@ export interface ReconcilerDeps {
   readonly secrets: SecretReader;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
+  /** The inspectors' public key every request's connection is sealed to (INSPECT_SEAL_PUBLIC_KEY). */
+  readonly inspectSealKey: string;
   /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */
   readonly log: {
     log(m: string | LogRecord): void;
@@ -200,6 +202,7 @@ export class Reconciler {
       nats: deps.nats,
       secrets: deps.secrets,
       inspectTimeoutMs: deps.inspectTimeoutMs,
+      inspectSealKey: deps.inspectSealKey,
     });
     this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
     this.candidates = new CandidatePlanner({
@@ -211,6 +214,7 @@ export class Reconciler {
       planCreated: (plan) => this.planOverlay.planCreated(plan),
       settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
       inspectTimeoutMs: deps.inspectTimeoutMs,
+      inspectSealKey: deps.inspectSealKey,
       log: deps.log,
       ...(deps.onCandidateInspection ? { onInspection: deps.onCandidateInspection } : {}),
     });
@@ -698,7 +702,7 @@ export class Reconciler {
           withFingerprint: fingerprintPays(policy),
           ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
         },
-        { timeoutMs: this.deps.inspectTimeoutMs },
+        { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
       );
     } catch (error) {
       const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
