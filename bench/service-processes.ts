@@ -6,6 +6,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import {
+  inspectSealEnv,
   freePort,
   startEmulator,
   startPrivateNatsServer,
@@ -127,6 +128,7 @@ export async function startProductProcesses(options: {
             LOG_LEVEL: logDir === undefined ? 'error' : 'log',
             KUBECONFIG: emulator.kubeconfigPath,
             LEASE_NAMESPACE: options.namespace,
+            ...inspectSealEnv(),
             ...options.env,
           },
         },

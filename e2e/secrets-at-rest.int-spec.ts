@@ -2,16 +2,21 @@
 // Secret whose URL holds a password (applied the way kubectl apply does, with its last-applied copy), a
 // literal connection password, a Secret-sourced password rotated once, and a generated password. Every
 // message of every JetStream stream (KV buckets and object stores included) and every Redis key is read
-// back, and so is every line the services log at the most verbose level and every Kubernetes Event
-// they recorded: no password, verifier or URL, nor the base64 of one, anywhere.
+// back, and so is every line the services log at the most verbose level, every Kubernetes Event
+// they recorded, and every message that crossed core NATS during the flow (a subscriber on `>`: inspect
+// requests and replies, Secret reads, post-apply snapshots): no password, verifier or URL, nor the base64
+// of one, anywhere.
 import { generatedSecretName } from '@rolepolicy/kube';
 import { localRedisUrl } from '@rolepolicy/testing';
-import { connect } from '@nats-io/transport-node';
-import { findNeedles, redisContents, streamContents } from './support/at-rest.js';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { findNeedles, redisContents, streamContents, wireTap, type StoredItem } from './support/at-rest.js';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 
 let stack: Stack;
 let db: TargetDatabase;
+/** A subscriber on `>` for the whole flow, as a holder of wide subscribe rights (or a capture) would be. */
+let tap: NatsConnection;
+let wire: StoredItem[];
 
 /** Every line the services log during the flow, at the most verbose level (JSON, one object a line). */
 const logged: string[] = [];
@@ -23,10 +28,13 @@ beforeAll(async () => {
     return true;
   }) as typeof process.stdout.write;
   stack = await startStack({ env: { LOG_LEVEL: 'verbose', LOG_FORMAT: 'json' } });
+  tap = await connect({ servers: stack.nats.url });
+  wire = wireTap(tap);
   db = await stack.createDatabase('at_rest');
 }, 45_000);
 
 afterAll(async () => {
+  await tap?.drain();
   await stack?.stop();
   process.stdout.write = originalWrite;
 });
@@ -123,6 +131,10 @@ test('no password, verifier or connection URL rests in any stream, bucket, objec
 
   const nc = await connect({ servers: stack.nats.url });
   try {
+    await tap.flush();
+    // The tap saw the flow's core NATS traffic: inspections asked and Secrets read (sealed replies).
+    expect(wire.some((item) => item.where.startsWith('rp.inspect.request'))).toBe(true);
+    expect(wire.some((item) => item.where.startsWith('rp.k8s.secret.read'))).toBe(true);
     const stored = await streamContents(nc);
     // The scan sees the resource stream and the Secret events in it (metadata only).
     expect(stored.some((item) => item.where.includes('.resource.secret.'))).toBe(true);
@@ -146,7 +158,7 @@ test('no password, verifier or connection URL rests in any stream, bucket, objec
     const events = (await stack.core.listNamespacedEvent({ namespace: ns })).items;
     expect(events.some((e) => e.reason === 'PlanApplied')).toBe(true);
     const eventItems = events.map((e) => ({ where: `Event ${e.metadata?.name}`, text: JSON.stringify(e) }));
-    expect(findNeedles([...stored, ...redis, ...logItems, ...eventItems], needles)).toEqual([]);
+    expect(findNeedles([...stored, ...redis, ...logItems, ...eventItems, ...wire], needles)).toEqual([]);
   } finally {
     await nc.drain();
   }

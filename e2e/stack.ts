@@ -7,6 +7,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { PostgresPolicy } from '@rolepolicy/kube';
 import { startService, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
+  inspectSealEnv,
   freePort,
   sandboxId,
   startEmulator,
@@ -122,6 +123,7 @@ function envFor(
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: String(port),
     LOG_LEVEL: process.env['E2E_LOG_LEVEL'] ?? 'error',
+    ...inspectSealEnv(),
     ...(process.env['RP_TEST_REDIS_URL'] ? { REDIS_URL: process.env['RP_TEST_REDIS_URL'] } : {}),
   };
   const own: Record<string, string> =

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { loadConfig, type EnvSpec } from '@rolepolicy/runtime';
+import { inspectSealEnv } from '@rolepolicy/testing';
 import { k8sGatewayEnvSpec } from '../apps/k8s-gateway/src/config.js';
 import { inspectorEnvSpec } from '../apps/inspector/src/config.js';
 import { plannerEnvSpec } from '../apps/planner/src/config.js';
@@ -119,7 +120,9 @@ describe('docker-compose.yml', () => {
         .filter((name) => name.endsWith('_FILE'))
         .map((name) => [name, standIn]),
     );
-    const config = loadConfig(spec, { ...environment, ...files }) as { readonly HTTP_PORT: number };
+    // The seal keys are interpolated from generate.sh's inspect-seal.env: validate with a generated pair.
+    const keys = Object.fromEntries(Object.entries(inspectSealEnv()).filter(([name]) => name in environment));
+    const config = loadConfig(spec, { ...environment, ...files, ...keys }) as { readonly HTTP_PORT: number };
     expect(compose.services[app]?.ports).toContain(`${config.HTTP_PORT}:${config.HTTP_PORT}`);
   });
 

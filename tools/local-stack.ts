@@ -6,7 +6,7 @@ import { connect as tcpConnect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
-import { FALLBACK_POSTGRES_MAJOR, postgresAdminUrl } from '@rolepolicy/testing';
+import { FALLBACK_POSTGRES_MAJOR, inspectSealEnv, postgresAdminUrl } from '@rolepolicy/testing';
 
 /** The five services in start order, with their offset from the HTTP port base. */
 export const SERVICES = ['k8s-gateway', 'inspector', 'planner', 'executor', 'access-scheduler'] as const;
@@ -151,6 +151,8 @@ export function startService(
       HTTP_HOST: host,
       HTTP_PORT: String(port),
       KUBECONFIG: kubeconfig,
+      // The inspectors' seal key pair of this local installation (a deployment gets it from generate.sh).
+      ...inspectSealEnv(),
       LOG_LEVEL: process.env['LOG_LEVEL'] ?? defaultLogLevel,
       LOG_FORMAT: process.env['LOG_FORMAT'] ?? defaultLogFormat,
     },

@@ -46,7 +46,18 @@ if [ ! -f nats.env ]; then
   } > nats.env
 fi
 
-# Certificates are public; keys and nats.env stay private.
+# The inspectors' seal key pair (ADR 0024): the planner seals each inspect request's connection to the
+# public half, the inspectors open it with the private half. Base64 DER (SPKI / PKCS#8) of an X25519 key.
+if [ ! -f inspect-seal.env ]; then
+  openssl genpkey -algorithm X25519 -outform DER -out inspect-seal.der 2>/dev/null
+  {
+    echo "INSPECT_SEAL_PRIVATE_KEY=$(base64 < inspect-seal.der | tr -d '\n')"
+    echo "INSPECT_SEAL_PUBLIC_KEY=$(openssl pkey -inform DER -in inspect-seal.der -pubout -outform DER | base64 | tr -d '\n')"
+  } > inspect-seal.env
+  rm -f inspect-seal.der
+fi
+
+# Certificates are public; keys and the env files stay private.
 chmod 644 ca.pem server-cert.pem
-chmod 600 ca-key.pem server-key.pem nats.env
+chmod 600 ca-key.pem server-key.pem nats.env inspect-seal.env
 echo "NATS TLS material and secrets are in $OUT_DIR"

@@ -1,5 +1,6 @@
 // Everything that rests in the bus and in Redis, as text, for secret scans: every message of every
-// JetStream stream (KV buckets and object stores are streams too: KV_*, OBJ_*), and every Redis value.
+// JetStream stream (KV buckets and object stores are streams too: KV_*, OBJ_*), every Redis value, and
+// every message that crosses core NATS while a tap listens.
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
@@ -25,6 +26,24 @@ export async function streamContents(nc: NatsConnection): Promise<StoredItem[]> 
       });
     }
   }
+  return items;
+}
+
+/**
+ * Starts recording every message published on the server `nc` is connected to (a subscription on `>`,
+ * inbox replies included) into the returned array, as `<subject>` and its headers and data as text.
+ */
+export function wireTap(nc: NatsConnection): StoredItem[] {
+  const items: StoredItem[] = [];
+  nc.subscribe('>', {
+    callback: (error, msg) => {
+      if (error !== null) return;
+      const headers = msg.headers
+        ? [...msg.headers.keys()].map((k) => `${k}: ${msg.headers!.get(k)}`).join('\n')
+        : '';
+      items.push({ where: msg.subject, text: `${headers}\n${new TextDecoder().decode(msg.data)}` });
+    },
+  });
   return items;
 }
 

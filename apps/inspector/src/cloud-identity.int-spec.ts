@@ -4,10 +4,11 @@
 // reach a reply or anything the service prints.
 import type { INestApplication } from '@nestjs/common';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { managedScopePayload, type InspectRequestV1 } from '@rolepolicy/contracts';
+import { managedScopePayload, type InspectQuery } from '@rolepolicy/contracts';
 import type { ManagedScope } from '@rolepolicy/policy';
 import { startService } from '@rolepolicy/runtime';
 import {
+  inspectSealEnv,
   createNatsSandbox,
   freePort,
   startPrivatePostgres,
@@ -56,7 +57,7 @@ const scope: ManagedScope = {
   function_signatures: [],
 };
 
-function request(username: string): InspectRequestV1 {
+function request(username: string): InspectQuery {
   return {
     v: 1,
     requestId: `req-${Math.random().toString(36).slice(2)}`,
@@ -115,6 +116,7 @@ beforeAll(async () => {
       HTTP_PORT: String(await freePort()),
       LOG_LEVEL: 'verbose',
       INSPECT_REQUEST_SUBJECT: subject,
+      ...inspectSealEnv(),
       INSPECT_OBJECT_BUCKET: `sbx-${nats.id}-snapshots`,
       CLOUD_IDENTITY_PROVIDER: 'gcp',
     },
@@ -138,7 +140,11 @@ afterAll(async () => {
 
 describe('inspector with CLOUD_IDENTITY_PROVIDER=gcp', () => {
   it('reads the target with the workload token, and reports an unreachable provider without a token', async () => {
-    const result = await requestSnapshot(client, request(ROLE), { subject, timeoutMs: 60_000 });
+    const result = await requestSnapshot(client, request(ROLE), {
+      subject,
+      timeoutMs: 60_000,
+      sealTo: inspectSealEnv().INSPECT_SEAL_PUBLIC_KEY,
+    });
     expect(result).toMatchObject({ ok: true, via: 'inline' });
     if (!result.ok) return;
     expect(result.snapshot.schemas.map((s) => s.name)).toEqual(['app']);
@@ -148,7 +154,11 @@ describe('inspector with CLOUD_IDENTITY_PROVIDER=gcp', () => {
     });
 
     issuer.setDown(true);
-    const failed = await requestSnapshot(client, request('someone_else'), { subject, timeoutMs: 60_000 });
+    const failed = await requestSnapshot(client, request('someone_else'), {
+      subject,
+      timeoutMs: 60_000,
+      sealTo: inspectSealEnv().INSPECT_SEAL_PUBLIC_KEY,
+    });
     issuer.setDown(false);
     expect(failed).toMatchObject({
       ok: false,

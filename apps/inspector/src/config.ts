@@ -1,5 +1,6 @@
 // Environment variables of the inspector, validated at start (see README "Configuration").
 // Shared ones come from baseEnvSpec; the inspector's own variables tune replies and target pools.
+import { keyPairFromPrivateKey, type ReplyKeyPair } from '@rolepolicy/contracts';
 import {
   baseEnvSpec,
   cloudIdentityEnvSpec,
@@ -7,13 +8,32 @@ import {
   DEFAULT_HTTP_PORTS,
   env,
   type ConfigOf,
+  type EnvVar,
 } from '@rolepolicy/runtime';
+
+/**
+ * The inspectors' private key (base64 PKCS#8 DER of an X25519 key; `deploy/nats/generate.sh` makes one):
+ * it opens the connection sealed in each request (ADR 0024). Required: a request is never sent in clear.
+ */
+function sealPrivateKey(): EnvVar<ReplyKeyPair> {
+  return {
+    doc: 'Private key (base64 PKCS#8 DER, X25519) that opens the connection sealed in each inspect request; the planner seals to its public half (INSPECT_SEAL_PUBLIC_KEY)',
+    parse: (raw) => {
+      try {
+        return { ok: true, value: keyPairFromPrivateKey(raw.trim()) };
+      } catch {
+        return { ok: false, error: 'must be an X25519 private key (PKCS#8 DER, base64)' };
+      }
+    },
+  };
+}
 
 /** Every variable the inspector reads. */
 export const inspectorEnvSpec = {
   ...baseEnvSpec(DEFAULT_HTTP_PORTS['inspector']),
   ...cloudIdentityEnvSpec(),
   ...databaseTlsEnvSpec(),
+  INSPECT_SEAL_PRIVATE_KEY: sealPrivateKey(),
   INSPECT_REQUEST_SUBJECT: env.text(
     'Subject the inspector answers snapshot requests on',
     'rp.inspect.request',

@@ -1,13 +1,15 @@
-// The requester's side of `rp.inspect.request` (used by the planner and tests): send the request, then
-// resolve the reply into a CatalogSnapshot, fetching it from the object store when it came by reference.
+// The requester's side of `rp.inspect.request` (used by the planner and tests): seal the connection to the
+// inspectors' key and send the request, then resolve the reply into a CatalogSnapshot, fetching it from the
+// object store when it came by reference.
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   decodePayload,
   encodePayload,
   inspectReplyContract,
   inspectRequestContract,
+  sealInspectQuery,
   SUBJECTS,
-  type InspectRequestV1,
+  type InspectQuery,
 } from '@rolepolicy/contracts';
 import type { CatalogSnapshot } from '@rolepolicy/policy';
 import type { ReviewFacts } from '@rolepolicy/review';
@@ -34,6 +36,11 @@ export type UnchangedResult = { readonly ok: true; readonly unchanged: true; rea
 
 /** Options of {@link requestSnapshot}. */
 export type RequestSnapshotOptions = {
+  /**
+   * The inspectors' public key (`INSPECT_SEAL_PUBLIC_KEY`, base64 SPKI DER of an X25519 key): the
+   * connection is sealed to it, so no credential crosses NATS in clear (ADR 0024).
+   */
+  readonly sealTo: string;
   readonly subject?: string;
   /** How long to wait for the reply; default 60 s (the catalog's statement timeout). */
   readonly timeoutMs?: number;
@@ -45,8 +52,8 @@ export type RequestSnapshotOptions = {
  */
 export async function requestSnapshot(
   nats: NatsConnection,
-  request: InspectRequestV1,
-  options: RequestSnapshotOptions = {},
+  request: InspectQuery,
+  options: RequestSnapshotOptions,
 ): Promise<SnapshotResult> {
   const { unlessFingerprint: _ignored, ...unconditional } = request;
   const result = await requestSnapshotUnlessUnchanged(nats, unconditional, options);
@@ -60,12 +67,12 @@ export async function requestSnapshot(
  */
 export async function requestSnapshotUnlessUnchanged(
   nats: NatsConnection,
-  request: InspectRequestV1,
-  options: RequestSnapshotOptions = {},
+  request: InspectQuery,
+  options: RequestSnapshotOptions,
 ): Promise<SnapshotResult | UnchangedResult> {
   const msg = await nats.request(
     options.subject ?? SUBJECTS.inspectRequest,
-    encodePayload(inspectRequestContract, request),
+    encodePayload(inspectRequestContract, sealInspectQuery(request, options.sealTo)),
     { timeout: options.timeoutMs ?? 60_000 },
   );
   const decoded = decodePayload(inspectReplyContract, msg.data);

@@ -12,7 +12,9 @@ import {
   encodePayload,
   inspectReplyContract,
   inspectRequestContract,
+  openInspectConnection,
   type InspectReplyV1,
+  type ReplyKeyPair,
 } from '@rolepolicy/contracts';
 import { classifyError } from './classify-error.js';
 import type { SnapshotStore } from './snapshot-store.js';
@@ -24,6 +26,8 @@ export type InspectDeps = {
   readonly store: SnapshotStore;
   /** Snapshots whose JSON is larger than this many bytes go to the object store. */
   readonly inlineMaxBytes: number;
+  /** The inspectors' installation key pair (INSPECT_SEAL_PRIVATE_KEY): opens each request's connection. */
+  readonly sealKeys: ReplyKeyPair;
 };
 
 /** How a request ended, for metrics: the reply status, with errors split by class. */
@@ -51,7 +55,16 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
     });
   }
   const request = decoded.value;
-  const spec: ConnectionSpec = request.connection;
+  const opened = openInspectConnection(request, deps.sealKeys);
+  if (!opened.ok) {
+    return reply({
+      v: 1,
+      requestId: request.requestId,
+      status: 'error',
+      error: { class: 'permanent', code: 'SealedConnectionRefused', message: opened.message },
+    });
+  }
+  const spec: ConnectionSpec = opened.connection;
   let secrets: readonly string[] = secretsOf(spec);
   try {
     return await deps.pools.use(spec, async (connection) => {

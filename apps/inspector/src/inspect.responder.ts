@@ -56,6 +56,7 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
       pools,
       store: new SnapshotStore(nats, config.INSPECT_OBJECT_BUCKET),
       inlineMaxBytes: config.INSPECT_INLINE_MAX_BYTES,
+      sealKeys: config.INSPECT_SEAL_PRIVATE_KEY,
     };
     const registers = [metrics.registry];
     this.requests = new Counter({

@@ -4,10 +4,11 @@ import type { INestApplication } from '@nestjs/common';
 import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { inspect, openConnection, readReviewFacts, type CatalogConnection } from '@rolepolicy/catalog';
-import { managedScopePayload, type InspectRequestV1 } from '@rolepolicy/contracts';
+import { exportedKeyPair, managedScopePayload, seal, type InspectQuery } from '@rolepolicy/contracts';
 import type { ManagedScope } from '@rolepolicy/policy';
 import { startService } from '@rolepolicy/runtime';
 import {
+  inspectSealEnv,
   createNatsSandbox,
   createPostgresSandbox,
   freePort,
@@ -67,7 +68,7 @@ function scopeOf(partial: Partial<ManagedScope>): ManagedScope {
   };
 }
 
-function request(connection: InspectRequestV1['connection'], scope: ManagedScope): InspectRequestV1 {
+function request(connection: InspectQuery['connection'], scope: ManagedScope): InspectQuery {
   return {
     v: 1,
     requestId: `req-${Math.random().toString(36).slice(2)}`,
@@ -83,8 +84,10 @@ function request(connection: InspectRequestV1['connection'], scope: ManagedScope
   };
 }
 
-const ask = (req: InspectRequestV1): Promise<SnapshotResult> =>
-  requestSnapshot(client, req, { subject, timeoutMs: 30_000 });
+const sealKey = (): string => inspectSealEnv().INSPECT_SEAL_PUBLIC_KEY;
+
+const ask = (req: InspectQuery): Promise<SnapshotResult> =>
+  requestSnapshot(client, req, { subject, timeoutMs: 30_000, sealTo: sealKey() });
 
 async function sql(url: string, text: string): Promise<void> {
   const c = new pg.Client({ connectionString: url });
@@ -147,6 +150,7 @@ beforeAll(async () => {
       HTTP_PORT: String(port),
       LOG_LEVEL: 'verbose',
       INSPECT_REQUEST_SUBJECT: subject,
+      ...inspectSealEnv(),
       INSPECT_OBJECT_BUCKET: bucket,
       INSPECT_INLINE_MAX_BYTES: String(INLINE_MAX_BYTES),
     },
@@ -237,7 +241,7 @@ describe('inspector: snapshot requests over NATS', () => {
   }, 60_000);
 
   it('with a fingerprint asked for, the snapshot carries it, and the same fingerprint answers unchanged until drift', async () => {
-    const options = { subject, timeoutMs: 30_000 };
+    const options = { subject, timeoutMs: 30_000, sealTo: sealKey() };
     const scope = smallScope();
     const first = await requestSnapshotUnlessUnchanged(
       client,
@@ -336,22 +340,44 @@ describe('inspector: snapshot requests over NATS', () => {
     expect((await fetch(readyUrl)).status).toBe(200);
   }, 60_000);
 
-  it('an invalid request is refused with a permanent error naming the path, never the values', async () => {
-    const bad = {
-      ...request({ url: db.url }, smallScope()),
-      connection: { url: db.url, setRole: 'no good' },
-    };
-    const msg = await client.request(subject, new TextEncoder().encode(JSON.stringify(bad)), {
+  /** Sends `payload` as it is (no client-side sealing or validation) and returns the error reply. */
+  async function refusal(payload: unknown): Promise<{ class: string; code: string; message: string }> {
+    const msg = await client.request(subject, new TextEncoder().encode(JSON.stringify(payload)), {
       timeout: 30_000,
     });
     const reply = JSON.parse(new TextDecoder().decode(msg.data)) as {
       status: string;
-      error: { class: string; message: string };
+      error: { class: string; code: string; message: string };
     };
     expect(reply.status).toBe('error');
-    expect(reply.error.class).toBe('permanent');
-    expect(reply.error.message).toContain('/connection');
-    expect(reply.error.message).not.toContain('no good');
+    return reply.error;
+  }
+
+  it('an invalid request is refused with a permanent error naming the path, never the values', async () => {
+    // The connection is checked once opened: its shape is inside the sealed box (ADR 0024).
+    const { connection: _clear, ...rest } = request({ url: db.url }, smallScope());
+    const box = new TextEncoder().encode(
+      JSON.stringify({ v: 1, connection: { url: db.url, setRole: 'no good' } }),
+    );
+    const error = await refusal({ ...rest, sealedConnection: seal(box, sealKey(), 'inspect-connection') });
+    expect(error.class).toBe('permanent');
+    expect(error.message).toContain('/connection');
+    expect(error.message).not.toContain('no good');
+  }, 60_000);
+
+  it('a connection in clear, or sealed to another key, is refused and never used', async () => {
+    const clear = await refusal(request({ url: urlWithPassword }, smallScope()));
+    expect(clear.class).toBe('permanent');
+    expect(clear.message).toContain('sealedConnection');
+    expect(clear.message).not.toContain(PASSWORD);
+    const { connection: _clear, ...rest } = request({ url: urlWithPassword }, smallScope());
+    const box = new TextEncoder().encode(JSON.stringify({ v: 1, connection: { url: urlWithPassword } }));
+    const elsewhere = await refusal({
+      ...rest,
+      sealedConnection: seal(box, exportedKeyPair().publicKey, 'inspect-connection'),
+    });
+    expect(elsewhere).toMatchObject({ class: 'permanent', code: 'SealedConnectionRefused' });
+    expect(elsewhere.message).toContain('INSPECT_SEAL_PRIVATE_KEY');
   }, 60_000);
 
   it("a database owner's look-alike = operator first on the search_path does not change what the inspector reads", async () => {

@@ -1,6 +1,22 @@
 // Environment variables of the planner, validated at start (see README "Configuration").
 // Shared ones come from baseEnvSpec; the planner's own are lifecycle thresholds and timeouts.
-import { baseEnvSpec, DEFAULT_HTTP_PORTS, env, type ConfigOf } from '@rolepolicy/runtime';
+import { x25519PublicKey } from '@rolepolicy/contracts';
+import { baseEnvSpec, DEFAULT_HTTP_PORTS, env, type ConfigOf, type EnvVar } from '@rolepolicy/runtime';
+
+/** The inspectors' public key: every inspect request's connection is sealed to it (ADR 0024). Required. */
+function sealPublicKey(): EnvVar<string> {
+  return {
+    doc: "Inspectors' public key (base64 SPKI DER, X25519) each inspect request's connection is sealed to (the inspectors hold INSPECT_SEAL_PRIVATE_KEY)",
+    parse: (raw) => {
+      try {
+        x25519PublicKey(raw.trim());
+        return { ok: true, value: raw.trim() };
+      } catch {
+        return { ok: false, error: 'must be an X25519 public key (SPKI DER, base64)' };
+      }
+    },
+  };
+}
 
 /** Every variable the planner reads. */
 export const plannerEnvSpec = {
@@ -41,6 +57,7 @@ export const plannerEnvSpec = {
     3600,
   ),
   PLANNER_INSPECT_TIMEOUT_MS: env.positiveInt('How long the planner waits for an inspector reply', 60_000),
+  INSPECT_SEAL_PUBLIC_KEY: sealPublicKey(),
   PLANNER_LEASE_DURATION_MS: env.positiveInt(
     'How long the leader may go without renewing its lease (rp-leaders KV) before a standby takes over',
     15_000,

@@ -30,6 +30,7 @@ export * from './transport/slots.js';
 export * from './transport/publisher.js';
 export * from './transport/error-passthrough.filter.js';
 export * from './messages/secret-access.js';
+export * from './secrets/inspect-seal.js';
 export * from './secrets/seal.js';
 export * from './secrets/secret-client.js';
 export * from './secrets/secret-responder.js';

@@ -32,6 +32,7 @@ import {
 } from '@rolepolicy/policy';
 import { startService, type EnvSpec, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
+  inspectSealEnv,
   createPostgresSandbox,
   eventually,
   freePort,
@@ -111,6 +112,7 @@ async function start(def: unknown, extra: Record<string, string> = {}): Promise<
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: String(await freePort()),
     LOG_LEVEL: 'log',
+    ...inspectSealEnv(),
     ...extra,
   };
   apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));

@@ -58,6 +58,8 @@ export interface CandidatePlannerDeps {
   readonly planCreated: (plan: PostgresPolicyPlan) => void;
   readonly settings: CandidateSettings;
   readonly inspectTimeoutMs: number;
+  /** The inspectors' public key each request's connection is sealed to (INSPECT_SEAL_PUBLIC_KEY). */
+  readonly inspectSealKey: string;
   readonly log: { log(m: string): void; warn(m: string): void };
   /** Counts inspections (metrics and the bench). */
   readonly onInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
@@ -338,7 +340,7 @@ export class CandidatePlanner {
           connection: prepared.connection as never,
           scope: managedScopePayload(scope),
         },
-        { timeoutMs: this.deps.inspectTimeoutMs },
+        { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
       );
       if (!result.ok) {
         const error = inspectFailure(result.error);

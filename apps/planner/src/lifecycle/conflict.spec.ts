@@ -1,5 +1,5 @@
 // Issue 6: two policies claiming the same role or schema on one database: the later one gets Conflict.
-import { detectConflict, type PolicyClaims } from './conflict.js';
+import { blockingClaims, detectConflict, type PolicyClaims } from './conflict.js';
 
 function claims(
   name: string,
@@ -58,5 +58,39 @@ describe('conflict between policies on one database', () => {
 
   it('a policy never conflicts with itself', () => {
     expect(detectConflict(early, [early])).toEqual({ kind: 'clear' });
+  });
+});
+
+describe('conflicts across namespaces (ADR 0024)', () => {
+  const mine = claims('alpha', '2026-01-01T00:00:00Z', ['app', 'secret_role'], ['inventory']);
+  const theirs = { ...claims('beta', '2026-02-01T00:00:00Z', ['app'], ['billing']), namespace: 'team-b' };
+
+  it('the later policy of another namespace yields, told only that another namespace claims its overlap', () => {
+    const verdict = detectConflict(theirs, [mine]);
+    expect(verdict).toMatchObject({
+      kind: 'conflict',
+      peers: [],
+      otherNamespaces: { roles: ['app'], schemas: [] },
+    });
+    if (verdict.kind !== 'conflict') return;
+    expect(verdict.message).toContain('a policy in another namespace (roles: app; schemas: -)');
+    expect(verdict.message).not.toContain('team-a');
+    expect(verdict.message).not.toContain('alpha');
+    expect(verdict.message).not.toContain('secret_role');
+  });
+
+  it('same-namespace peers are still named beside an anonymous other namespace', () => {
+    const sibling = { ...claims('gamma', '2026-01-15T00:00:00Z', ['app']), namespace: 'team-b' };
+    const verdict = detectConflict(theirs, [mine, sibling]);
+    if (verdict.kind !== 'conflict') throw new Error('expected a conflict');
+    expect(verdict.peers.map((p) => `${p.namespace}/${p.name}`)).toEqual(['team-b/gamma']);
+    expect(verdict.message).toContain('team-b/gamma (roles: app; schemas: -)');
+    expect(verdict.message).not.toContain('team-a/');
+  });
+
+  it('blockingClaims lists only senior overlapping peers on the same database, oldest first', () => {
+    const unrelated = { ...claims('delta', '2025-01-01T00:00:00Z', ['other']), namespace: 'team-c' };
+    expect(blockingClaims(theirs, [mine, unrelated]).map((c) => c.name)).toEqual(['alpha']);
+    expect(blockingClaims(mine, [theirs])).toEqual([]);
   });
 });

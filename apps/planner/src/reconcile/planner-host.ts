@@ -214,6 +214,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
       },
       inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
+      inspectSealKey: this.config.INSPECT_SEAL_PUBLIC_KEY,
       convergedMemo: {
         fullEveryPasses: this.config.PLANNER_FULL_INSPECTION_EVERY,
         fullAfterMs: this.config.PLANNER_FULL_INSPECTION_AFTER_SECONDS * 1000,

@@ -19,6 +19,7 @@ import {
 } from '@rolepolicy/policy';
 import { startService, type EnvSpec, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
+  inspectSealEnv,
   createPostgresSandbox,
   eventually,
   freePort,
@@ -87,6 +88,7 @@ async function start(def: unknown, extra: Record<string, string> = {}): Promise<
     // Nest's log levels are process-global (the last app wins), so every service logs at `log`; the
     // capture below keeps it out of the test output unless RP_TEST_VERBOSE is set.
     LOG_LEVEL: 'log',
+    ...inspectSealEnv(),
     ...extra,
   };
   apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));

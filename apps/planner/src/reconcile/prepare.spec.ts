@@ -103,7 +103,7 @@ describe('preparePolicy', () => {
 
   it('gives peers no claims when they cannot be resolved', () => {
     expect(peerClaims(policy(), lookup({}))).toBeNull();
-    expect(peerClaims(policy(), lookup({ 'db-credentials': url('b') }))?.databaseKey).toBe(
+    expect(peerClaims(policy(), lookup({ 'db-credentials': url('b') }))?.claims.databaseKey).toBe(
       'db.example:5432/b',
     );
   });

@@ -147,8 +147,14 @@ export function fingerprintPays(policy: PostgresPolicy): boolean {
   return policy.status?.last_attempted_generation === policy.metadata.generation;
 }
 
-/** Claims of a peer policy, or null when it is invalid or unresolvable (it claims nothing then). */
-export function peerClaims(policy: PostgresPolicy, lookup: SecretLookup): PolicyClaims | null {
+/**
+ * Claims of a peer policy and the connection they were resolved with (to prove it reaches the database,
+ * ADR 0024), or null when it is invalid or unresolvable (it claims nothing then).
+ */
+export function peerClaims(
+  policy: PostgresPolicy,
+  lookup: SecretLookup,
+): { readonly claims: PolicyClaims; readonly connection: ResolvedConnectionSpec } | null {
   const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
   if (!expansion.ok) return null;
   const connection = resolveConnection(
@@ -157,7 +163,10 @@ export function peerClaims(policy: PostgresPolicy, lookup: SecretLookup): Policy
     lookup,
   );
   if (!connection.ok) return null;
-  return claimsOf(policy, databaseAddress(connection.connection), deriveManagedScope(expansion.desired));
+  return {
+    claims: claimsOf(policy, databaseAddress(connection.connection), deriveManagedScope(expansion.desired)),
+    connection: connection.connection,
+  };
 }
 
 /**

@@ -30,7 +30,6 @@ import {
   cachedPlan,
   cachedPolicy,
   decideReconcile,
-  detectConflict,
   reconcileGate,
   reconcilingStatus,
   sameStatus,
@@ -45,6 +44,7 @@ import {
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '../lifecycle/index.js';
+import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
 import { PlanOverlay } from './plan-overlay.js';
@@ -81,6 +81,8 @@ export interface ReconcilerDeps {
   readonly secrets: SecretReader;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
+  /** The inspectors' public key every request's connection is sealed to (INSPECT_SEAL_PUBLIC_KEY). */
+  readonly inspectSealKey: string;
   /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */
   readonly log: {
     log(m: string | LogRecord): void;
@@ -177,6 +179,7 @@ export class Reconciler {
   private readonly planOverlay = new PlanOverlay(OVERLAY_CAP_MS);
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
+  private readonly proof: ConflictProof;
   private readonly review: ReviewRecorder;
   private readonly ephemeral = new EphemeralTriggers();
   /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
@@ -195,6 +198,12 @@ export class Reconciler {
     this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
       versionOf(deps.cache.get('secret', namespace, name)),
     );
+    this.proof = new ConflictProof({
+      nats: deps.nats,
+      secrets: deps.secrets,
+      inspectTimeoutMs: deps.inspectTimeoutMs,
+      inspectSealKey: deps.inspectSealKey,
+    });
     this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
     this.candidates = new CandidatePlanner({
       cache: deps.cache,
@@ -205,6 +214,7 @@ export class Reconciler {
       planCreated: (plan) => this.planOverlay.planCreated(plan),
       settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
       inspectTimeoutMs: deps.inspectTimeoutMs,
+      inspectSealKey: deps.inspectSealKey,
       log: deps.log,
       ...(deps.onCandidateInspection ? { onInspection: deps.onCandidateInspection } : {}),
     });
@@ -396,14 +406,22 @@ export class Reconciler {
     if (status !== null) this.planOverlay.resultHandled(result.plan.namespace, result.plan.name, status);
   }
 
-  /** Conflicts with every other live policy (their Secrets read only when their versions moved). */
-  private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ConflictVerdict> {
+  /**
+   * Conflicts with every other live policy whose connection reached the database (their Secrets read only
+   * when their versions moved; ADR 0024 for the proof).
+   */
+  private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ProvenVerdict> {
     const peers = this.deps.cache
       .list('postgrespolicy')
       .map((o) => cachedPolicy(o as unknown as Kube.PostgresPolicy))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
       .filter((p) => p.metadata.deletionTimestamp === undefined);
-    return detectConflict(prepared.claims, await this.peers.of(peers, policy.metadata.uid));
+    const claims = await this.peers.of(peers, policy.metadata.uid);
+    return this.proof.verdict(
+      { policy, claims: prepared.claims, connection: prepared.connection },
+      claims,
+      peers,
+    );
   }
 
   /**
@@ -446,7 +464,9 @@ export class Reconciler {
     let conflict: ConflictVerdict = { kind: 'clear' };
     if (prepared.ok) {
       try {
-        conflict = await this.conflictOf(policy, prepared);
+        const proven = await this.conflictOf(policy, prepared);
+        if (proven.kind === 'verdict') conflict = proven.verdict;
+        else prepared = { ok: false, error: proven.error, watchedSecrets: [] };
       } catch (error) {
         prepared = { ok: false, error: secretReadError(error), watchedSecrets: [] };
       }
@@ -644,6 +664,8 @@ export class Reconciler {
       scopeDigest: scopeDigest(prepared.scope),
     });
     if (applied === null) return null;
+    // The executor's session used this very connection (the inputs above cover it): it reached the database.
+    this.proof.noteReached(policy.metadata.uid, prepared.connection);
     const outcome = this.planFromRead(policy, prepared, applied, applied.readAt);
     if (outcome.kind === 'computed' && outcome.plan.changeCount === 0) {
       this.deps.onAppliedSnapshotUsed?.();
@@ -680,7 +702,7 @@ export class Reconciler {
           withFingerprint: fingerprintPays(policy),
           ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
         },
-        { timeoutMs: this.deps.inspectTimeoutMs },
+        { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
       );
     } catch (error) {
       const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
@@ -697,6 +719,7 @@ export class Reconciler {
       this.converged.forget(key);
       return { kind: 'failed', error: inspectFailure(result.error) };
     }
+    this.proof.noteReached(policy.metadata.uid, prepared.connection);
     if ('unchanged' in result) {
       const reused =
         shortcut === null

@@ -1,10 +1,12 @@
 // How a planner pass gets Secret values: read at the moment of use from the k8s-gateway (the API's current
 // objects), used for this pass only, never kept. Peer policies' claims are remembered, but only their
-// non-secret parts (database address, roles, schemas), keyed by the Secret versions they were read at.
+// non-secret parts (database address, roles, schemas, a keyed digest of the connection), keyed by the Secret
+// versions they were read at.
 import type { SecretReadResult } from '@rolepolicy/contracts';
 import { SecretAccessError } from '@rolepolicy/contracts';
 import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
-import type { PolicyClaims, PostgresPolicy, ReconcileError } from '../lifecycle/index.js';
+import type { PostgresPolicy, ReconcileError } from '../lifecycle/index.js';
+import { connectionDigest, type PeerClaim } from './connection-digest.js';
 import { peerClaims, secretsNamedBy } from './prepare.js';
 
 /** The gateway's Secret access as the planner uses it (a SecretAccessClient in production). */
@@ -70,7 +72,7 @@ export async function readPolicySecrets(
 export class PeerClaims {
   // The read of a peer is shared by every pass that needs it while it runs: with N policies created at
   // once, N concurrent passes each needing the N-1 peers would otherwise read N^2 Secrets.
-  private readonly known = new Map<string, { key: string; claims: Promise<PolicyClaims | null> }>();
+  private readonly known = new Map<string, { key: string; claims: Promise<PeerClaim | null> }>();
   /**
    * The Secret names of each peer by generation: naming them expands the peer's policy, and every pass
    * asks about every peer (500 policies created together spent minutes of planner CPU expanding peers).
@@ -87,8 +89,8 @@ export class PeerClaims {
   ) {}
 
   /** Claims of every peer that resolves (`self`: the asking policy's uid); throws SecretAccessError when a read fails. */
-  async of(peers: readonly PostgresPolicy[], self: string): Promise<PolicyClaims[]> {
-    const pending: Promise<PolicyClaims | null>[] = [];
+  async of(peers: readonly PostgresPolicy[], self: string): Promise<PeerClaim[]> {
+    const pending: Promise<PeerClaim | null>[] = [];
     // The asking policy is a peer of every other one: what is remembered about it must survive its own pass
     // (forgetting it made every other policy's next pass read its Secrets again: N^2 reads in a fleet).
     const live = new Set<string>([self]);
@@ -101,9 +103,11 @@ export class PeerClaims {
       let entry = this.known.get(peer.metadata.uid);
       if (entry === undefined || entry.key !== key) {
         const uid = peer.metadata.uid;
-        const claims = readPolicySecrets(this.reader, peer).then((secrets) =>
-          peerClaims(secrets.policy, secrets.lookup),
-        );
+        // Only the digest of the connection is kept: it tells whether a proof still holds (ADR 0024).
+        const claims = readPolicySecrets(this.reader, peer).then((secrets) => {
+          const resolved = peerClaims(secrets.policy, secrets.lookup);
+          return resolved && { claims: resolved.claims, connection: connectionDigest(resolved.connection) };
+        });
         const created = { key, claims };
         entry = created;
         this.known.set(uid, created);
@@ -117,7 +121,7 @@ export class PeerClaims {
     for (const uid of this.known.keys()) if (!live.has(uid)) this.known.delete(uid);
     for (const uid of this.named.keys()) if (!live.has(uid)) this.named.delete(uid);
     // All reads in flight at once (one gateway round trip, not one per peer).
-    return (await Promise.all(pending)).filter((c): c is PolicyClaims => c !== null);
+    return (await Promise.all(pending)).filter((c): c is PeerClaim => c !== null);
   }
 
   private namedBy(peer: PostgresPolicy): ReturnType<typeof secretsNamedBy> {

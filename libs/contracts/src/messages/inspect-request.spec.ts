@@ -1,7 +1,14 @@
-// The inspection request carries a resolved connection and a ManagedScope; malformed ones are refused
-// with paths only, so a password in the payload never reaches a log through a validation message.
+// The inspection request carries a sealed connection and a ManagedScope; malformed ones (the sealed
+// connection once opened, too) are refused with paths only, so a password never reaches a log through a
+// validation message. Sealing: only the inspectors' key opens it (ADR 0024).
 import { validatePayload } from '../contract.js';
-import { inspectRequestContract, type InspectRequestV1 } from './inspect-request.js';
+import { exportedKeyPair, keyPairFromPrivateKey } from '../secrets/seal.js';
+import { openInspectConnection, sealInspectQuery } from '../secrets/inspect-seal.js';
+import {
+  inspectRequestContract,
+  inspectSealedConnectionContract,
+  type InspectRequestV1,
+} from './inspect-request.js';
 import { inspectReplyContract } from './inspect-reply.js';
 
 const scope: InspectRequestV1['scope'] = {
@@ -19,21 +26,25 @@ const scope: InspectRequestV1['scope'] = {
   function_signatures: [{ schema: 'app', name: 'f(integer)' }],
 };
 
-const request = (connection: unknown): unknown => ({
-  v: 1,
+const query = {
+  v: 1 as const,
   requestId: 'r-1',
   source: { apiVersion: 'rolepolicy.io/v1alpha1', kind: 'PostgresPolicy', namespace: 'ns', name: 'p' },
   generation: 3,
-  connection,
   scope,
-});
+};
+const keys = exportedKeyPair();
+/** What the sealed connection opens to (its contract validates the connection's shape). */
+const request = (connection: unknown): unknown => ({ v: 1, connection });
 
 describe('rp.inspect.request v1', () => {
   it('accepts a URL or params connection with an optional setRole', () => {
-    expect(validatePayload(inspectRequestContract, request({ url: 'postgres://db/x' })).ok).toBe(true);
+    expect(validatePayload(inspectSealedConnectionContract, request({ url: 'postgres://db/x' })).ok).toBe(
+      true,
+    );
     expect(
       validatePayload(
-        inspectRequestContract,
+        inspectSealedConnectionContract,
         request({
           params: { host: 'db', dbname: 'x', password: 'pw', sslMode: 'require' },
           setRole: 'admin',
@@ -48,7 +59,7 @@ describe('rp.inspect.request v1', () => {
       { params: { host: 'db', dbname: 'x', password: 'Secret-pw', sslMode: 'sometimes' } },
       { url: 'postgres://u:Secret-pw@db/x', token: 'Secret-pw' },
     ]) {
-      const result = validatePayload(inspectRequestContract, request(connection));
+      const result = validatePayload(inspectSealedConnectionContract, request(connection));
       expect(result.ok).toBe(false);
       if (!result.ok) {
         expect(result.detail).toContain('/connection');
@@ -59,11 +70,32 @@ describe('rp.inspect.request v1', () => {
 
   it('refuses an unknown object type or privilege in the scope', () => {
     const bad = { ...scope, wildcards: [{ ...scope.wildcards[0], object_type: 'index' }] };
-    const result = validatePayload(inspectRequestContract, {
-      ...(request({ url: 'postgres://db/x' }) as object),
-      scope: bad,
+    const sealed = sealInspectQuery({ ...query, connection: { url: 'postgres://db/x' } }, keys.publicKey);
+    expect(validatePayload(inspectRequestContract, sealed).ok).toBe(true);
+    expect(validatePayload(inspectRequestContract, { ...sealed, scope: bad }).ok).toBe(false);
+  });
+
+  it("carries the connection sealed: no credential in the message, opened only with the inspectors' key", () => {
+    const connection = { url: 'postgres://u:Secret-pw@db/x' };
+    const sealed: InspectRequestV1 = sealInspectQuery({ ...query, connection }, keys.publicKey);
+    const wire = JSON.stringify(sealed);
+    expect(wire).not.toContain('Secret-pw');
+    expect(wire).not.toContain(Buffer.from('Secret-pw').toString('base64'));
+    expect(openInspectConnection(sealed, keyPairFromPrivateKey(keys.privateKey))).toEqual({
+      ok: true,
+      connection,
     });
+    const other = keyPairFromPrivateKey(exportedKeyPair().privateKey);
+    const refused = openInspectConnection(sealed, other);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.message).toContain('INSPECT_SEAL_PRIVATE_KEY');
+  });
+
+  it('refuses a request with the connection in clear', () => {
+    const clear = { ...query, connection: { url: 'postgres://u:Secret-pw@db/x' } };
+    const result = validatePayload(inspectRequestContract, clear);
     expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.detail).not.toContain('Secret-pw');
   });
 });
 

@@ -1,5 +1,6 @@
 // `rp.inspect.request`: the planner asks the inspector for a snapshot of one policy's managed scope.
 // Core NATS request/reply (the answer is only useful to the waiting planner); large replies travel by reference.
+// The connection travels sealed to the inspectors' installation key, never in clear (ADR 0024).
 import { Type, type Static } from '@sinclair/typebox';
 import {
   OBJECT_TYPES,
@@ -11,6 +12,7 @@ import {
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
 import { ObjectRef } from './common.js';
+import { SealedV1 } from './secret-access.js';
 
 /** A PostgreSQL identifier as the policy spells it (63 bytes is at most 63 characters). */
 const Identifier = Type.String({ minLength: 1, maxLength: 63 });
@@ -159,8 +161,11 @@ export const InspectRequestV1 = Type.Object(
     /** The policy (or candidate) whose connection and managed scope define what to read. */
     source: ObjectRef,
     generation: Type.Integer({ minimum: 0 }),
-    /** Resolved connection (for now the planner resolves the Secret; later a reference the inspector resolves). */
-    connection: InspectConnection,
+    /**
+     * The resolved connection, sealed to the inspectors' public key (`INSPECT_SEAL_PUBLIC_KEY`): the
+     * plaintext is an {@link InspectSealedConnectionV1}. Whoever sees the message sees ciphertext.
+     */
+    sealedConnection: SealedV1,
     scope: ManagedScopeSchema,
     /** Optional: also read the review facts (the reply then carries `reviewFacts`). */
     review: Type.Optional(InspectReviewQuery),
@@ -178,9 +183,30 @@ export const InspectRequestV1 = Type.Object(
 /** Typed payload of {@link InspectRequestV1}. */
 export type InspectRequestV1 = Static<typeof InspectRequestV1>;
 
+/** What a request's `sealedConnection` opens to. */
+export const InspectSealedConnectionV1 = Type.Object(
+  { v: Type.Literal(1), connection: InspectConnection },
+  { additionalProperties: false },
+);
+
+/** Typed payload of {@link InspectSealedConnectionV1}. */
+export type InspectSealedConnectionV1 = Static<typeof InspectSealedConnectionV1>;
+
+/** An inspection as its requester writes it: the request with the connection still in clear (never sent so). */
+export type InspectQuery = Omit<InspectRequestV1, 'sealedConnection'> & {
+  readonly connection: InspectConnection;
+};
+
 /** Contract of inspection requests. */
 export const inspectRequestContract = defineContract({
   name: 'inspect-request',
   subject: SUBJECTS.inspectRequest,
   versions: { 1: InspectRequestV1 },
+});
+
+/** Contract of the sealed connection's plaintext (validated after opening, like a message). */
+export const inspectSealedConnectionContract = defineContract({
+  name: 'inspect-sealed-connection',
+  subject: SUBJECTS.inspectRequest,
+  versions: { 1: InspectSealedConnectionV1 },
 });

@@ -2,9 +2,11 @@
 // responder seals the values to its public key (ECDH with its own one-time key, HKDF-SHA-256, AES-256-GCM).
 // Whoever else sees the reply (a subscriber to every inbox, a server log, a capture without TLS) sees
 // ciphertext; the private key lives only in the requester's memory for the length of one request.
+// Inspect requests seal their connection the same way, to the inspectors' installation key (ADR 0024).
 import {
   createCipheriv,
   createDecipheriv,
+  createPrivateKey,
   createPublicKey,
   diffieHellman,
   generateKeyPairSync,
@@ -15,7 +17,15 @@ import {
 import type { SealedV1 } from '../messages/secret-access.js';
 
 const ALG = 'x25519-hkdf-sha256-aes256gcm' as const;
-const INFO = Buffer.from('rolepolicy secret reply v1');
+/**
+ * What a box holds. Each purpose derives its own content key, so a box sealed for one (a Secret read reply)
+ * never opens as another (an inspect request's connection).
+ */
+export type SealPurpose = 'secret-reply' | 'inspect-connection';
+const INFO: Readonly<Record<SealPurpose, Buffer>> = {
+  'secret-reply': Buffer.from('rolepolicy secret reply v1'),
+  'inspect-connection': Buffer.from('rolepolicy inspect connection v1'),
+};
 
 /** A one-time key pair; send `publicKey` (base64 SPKI DER) with the request, keep `privateKey`. */
 export interface ReplyKeyPair {
@@ -29,8 +39,8 @@ export function replyKeyPair(): ReplyKeyPair {
   return { publicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'), privateKey };
 }
 
-function contentKey(secret: Buffer, salt: Buffer): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, salt, INFO, 32));
+function contentKey(secret: Buffer, salt: Buffer, purpose: SealPurpose): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, salt, INFO[purpose], 32));
 }
 
 /** The requester's key is not an X25519 public key. */
@@ -38,8 +48,8 @@ export class InvalidReplyKeyError extends Error {
   override readonly name = 'InvalidReplyKeyError';
 }
 
-/** Seals `plaintext` to `recipient` (a {@link ReplyKeyPair.publicKey}); throws InvalidReplyKeyError on a bad key. */
-export function seal(plaintext: Uint8Array, recipient: string): SealedV1 {
+/** The X25519 public key in `recipient` (base64 SPKI DER); throws InvalidReplyKeyError otherwise. */
+export function x25519PublicKey(recipient: string): KeyObject {
   let recipientKey: KeyObject;
   try {
     recipientKey = createPublicKey({ key: Buffer.from(recipient, 'base64'), format: 'der', type: 'spki' });
@@ -48,11 +58,47 @@ export function seal(plaintext: Uint8Array, recipient: string): SealedV1 {
   }
   if (recipientKey.asymmetricKeyType !== 'x25519')
     throw new InvalidReplyKeyError('the reply key is not an X25519 key');
+  return recipientKey;
+}
+
+/**
+ * A long-lived key pair from its private half (base64 PKCS#8 DER), such as the inspectors'
+ * `INSPECT_SEAL_PRIVATE_KEY`; throws InvalidReplyKeyError when it is not an X25519 private key.
+ */
+export function keyPairFromPrivateKey(privateKey: string): ReplyKeyPair {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: Buffer.from(privateKey, 'base64'), format: 'der', type: 'pkcs8' });
+  } catch {
+    throw new InvalidReplyKeyError('the key is not a private key (PKCS#8 DER, base64)');
+  }
+  if (key.asymmetricKeyType !== 'x25519') throw new InvalidReplyKeyError('the key is not an X25519 key');
+  const publicKey = createPublicKey(key).export({ type: 'spki', format: 'der' }).toString('base64');
+  return { publicKey, privateKey: key };
+}
+
+/** A new X25519 key pair as text (public: base64 SPKI DER, private: base64 PKCS#8 DER), for configuration. */
+export function exportedKeyPair(): { readonly publicKey: string; readonly privateKey: string } {
+  const { publicKey, privateKey } = generateKeyPairSync('x25519');
+  return {
+    publicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64'),
+  };
+}
+
+/** Seals `plaintext` to `recipient` (a {@link ReplyKeyPair.publicKey}); throws InvalidReplyKeyError on a bad key. */
+export function seal(
+  plaintext: Uint8Array,
+  recipient: string,
+  purpose: SealPurpose = 'secret-reply',
+): SealedV1 {
+  const recipientKey = x25519PublicKey(recipient);
   const own = generateKeyPairSync('x25519');
   const ephemeralKey = own.publicKey.export({ type: 'spki', format: 'der' });
   const key = contentKey(
     diffieHellman({ privateKey: own.privateKey, publicKey: recipientKey }),
     ephemeralKey,
+    purpose,
   );
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
@@ -67,10 +113,18 @@ export function seal(plaintext: Uint8Array, recipient: string): SealedV1 {
 }
 
 /** Opens a box sealed to `keys`; throws when it was tampered with or sealed to another key. */
-export function open(sealed: SealedV1, keys: ReplyKeyPair): Uint8Array {
+export function open(
+  sealed: SealedV1,
+  keys: ReplyKeyPair,
+  purpose: SealPurpose = 'secret-reply',
+): Uint8Array {
   const ephemeralKey = Buffer.from(sealed.ephemeralKey, 'base64');
   const sender = createPublicKey({ key: ephemeralKey, format: 'der', type: 'spki' });
-  const key = contentKey(diffieHellman({ privateKey: keys.privateKey, publicKey: sender }), ephemeralKey);
+  const key = contentKey(
+    diffieHellman({ privateKey: keys.privateKey, publicKey: sender }),
+    ephemeralKey,
+    purpose,
+  );
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
   decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
   return Buffer.concat([decipher.update(Buffer.from(sealed.ciphertext, 'base64')), decipher.final()]);

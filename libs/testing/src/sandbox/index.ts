@@ -12,3 +12,4 @@ export * from './tcp-proxy.js';
 export * from './nats-access.js';
 export * from './private-postgres.js';
 export * from './token-issuer.js';
+export * from './inspect-seal.js';

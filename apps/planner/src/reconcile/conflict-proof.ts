@@ -1,0 +1,173 @@
+// Conflict claims count only with proof (ADR 0024): a policy's claim on a database makes another policy yield
+// only once this planner saw the claim's own connection open a session there and read the target's identity.
+import type { NatsConnection } from '@nats-io/transport-node';
+import { managedScopePayload, SecretAccessError } from '@rolepolicy/contracts';
+import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
+import type { ManagedScope } from '@rolepolicy/policy';
+import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
+import {
+  API_VERSION,
+  blockingClaims,
+  detectConflict,
+  type ConflictVerdict,
+  type PolicyClaims,
+  type PostgresPolicy,
+  type ReconcileError,
+} from '../lifecycle/index.js';
+import { connectionDigest, type PeerClaim } from './connection-digest.js';
+import { inspectFailure } from './planning.js';
+import { peerClaims } from './prepare.js';
+import { readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
+
+/** A verdict, or why the pass cannot decide one (its own connection failed, or a proof could not be asked). */
+export type ProvenVerdict =
+  | { readonly kind: 'verdict'; readonly verdict: ConflictVerdict }
+  | { readonly kind: 'failed'; readonly error: ReconcileError };
+
+/** What a proof needs: the inspector (a session that reads the identity) and the gateway's Secret reads. */
+export interface ConflictProofDeps {
+  readonly nats: NatsConnection;
+  readonly secrets: SecretReader;
+  readonly inspectTimeoutMs: number;
+  readonly inspectSealKey: string;
+}
+
+/** Whether a session opened; `answered` false when no inspector answered at all (nothing was learned). */
+type Reach =
+  { readonly ok: true } | { readonly ok: false; readonly answered: boolean; readonly error: ReconcileError };
+
+/** An empty managed scope: the inspection then reads only the server, the session role and the identity. */
+const IDENTITY_ONLY: ManagedScope = {
+  roles: [],
+  membership_grantors: [],
+  schemas: [],
+  owned_schemas: [],
+  wildcards: [],
+  public_objects: [],
+  default_privilege_scopes: [],
+  include_database_privileges: false,
+  database_targets: [],
+  function_signatures: [],
+};
+
+/**
+ * Remembers, per policy uid, the connection that last reached its database, and decides conflicts from
+ * proven claims only. A claim whose connection never logged in (a guessed address, bad credentials, an
+ * unreachable host) claims nothing, so naming another tenant's database and roles blocks nobody.
+ */
+export class ConflictProof {
+  /** Policy uid -> digest of the connection a read of its database last succeeded with. */
+  private readonly reached = new Map<string, string>();
+  private sequence = 0;
+
+  constructor(private readonly deps: ConflictProofDeps) {}
+
+  /** A read of the policy's database with `connection` succeeded (its own pass, or a proof). */
+  noteReached(uid: string, connection: ResolvedConnectionSpec): void {
+    this.reached.set(uid, connectionDigest(connection));
+  }
+
+  /**
+   * The conflict verdict of `self` against peers whose connection reached the database. A senior peer
+   * that would block `self` and has no proof yet is asked for one now (a session with its own connection).
+   * A conflict with another namespace is reported only once `self`'s own connection reached the database,
+   * so a policy that cannot log in learns nothing of what other namespaces manage there.
+   */
+  async verdict(
+    self: {
+      readonly policy: PostgresPolicy;
+      readonly claims: PolicyClaims;
+      readonly connection: ResolvedConnectionSpec;
+    },
+    peers: readonly PeerClaim[],
+    peerPolicies: readonly PostgresPolicy[],
+  ): Promise<ProvenVerdict> {
+    const live = new Set([self.claims.uid, ...peerPolicies.map((p) => p.metadata.uid)]);
+    for (const uid of this.reached.keys()) if (!live.has(uid)) this.reached.delete(uid);
+    const proven = (p: PeerClaim) => this.reached.get(p.claims.uid) === p.connection;
+    const byUid = new Map(peers.map((p) => [p.claims.uid, p]));
+    const policies = new Map(peerPolicies.map((p) => [p.metadata.uid, p]));
+    const unproven = blockingClaims(
+      self.claims,
+      peers.map((p) => p.claims),
+    ).filter((c) => !proven(byUid.get(c.uid)!));
+    const asked = await Promise.all(unproven.map((c) => this.provePeer(policies.get(c.uid))));
+    const failed = asked.find((a): a is ProvenVerdict & { kind: 'failed' } => a !== null);
+    if (failed !== undefined) return failed;
+    const verdict = detectConflict(
+      self.claims,
+      peers.filter(proven).map((p) => p.claims),
+    );
+    if (verdict.kind === 'conflict' && verdict.otherNamespaces != null) {
+      const own = connectionDigest(self.connection);
+      if (this.reached.get(self.claims.uid) !== own) {
+        const reach = await this.reach(self.policy, self.connection);
+        if (!reach.ok) return { kind: 'failed', error: reach.error };
+        this.reached.set(self.claims.uid, own);
+      }
+    }
+    return { kind: 'verdict', verdict };
+  }
+
+  /**
+   * Asks for a peer's proof: its Secrets read now, its connection resolved, a session opened with it. The
+   * database's answer (refused login, no such host, no such database) means no proof; only a failure to ask
+   * (no gateway, no inspector) fails the pass, since deciding without the peer could fight it.
+   */
+  private async provePeer(
+    peer: PostgresPolicy | undefined,
+  ): Promise<(ProvenVerdict & { kind: 'failed' }) | null> {
+    if (peer === undefined) return null;
+    let resolved;
+    try {
+      const secrets = await readPolicySecrets(this.deps.secrets, peer);
+      resolved = peerClaims(secrets.policy, secrets.lookup);
+    } catch (error) {
+      if (error instanceof SecretAccessError && !error.transient) return null;
+      return { kind: 'failed', error: secretReadError(error) };
+    }
+    if (resolved === null) return null;
+    const reach = await this.reach(peer, resolved.connection);
+    if (reach.ok) {
+      this.reached.set(peer.metadata.uid, connectionDigest(resolved.connection));
+      return null;
+    }
+    return reach.answered ? null : { kind: 'failed', error: reach.error };
+  }
+
+  /** Opens a session with `connection` through the inspector and reads only the target's identity. */
+  private async reach(policy: PostgresPolicy, connection: ResolvedConnectionSpec): Promise<Reach> {
+    try {
+      const result = await requestSnapshot(
+        this.deps.nats,
+        {
+          v: 1,
+          requestId: `${policy.metadata.uid}.${policy.metadata.generation}.reach.${++this.sequence}`,
+          source: {
+            apiVersion: API_VERSION,
+            kind: 'PostgresPolicy',
+            namespace: policy.metadata.namespace,
+            name: policy.metadata.name,
+            uid: policy.metadata.uid,
+          },
+          generation: policy.metadata.generation,
+          connection: connection as never,
+          scope: managedScopePayload(IDENTITY_ONLY),
+        },
+        { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
+      );
+      return result.ok ? { ok: true } : { ok: false, answered: true, error: inspectFailure(result.error) };
+    } catch (error) {
+      const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      return {
+        ok: false,
+        answered: false,
+        error: {
+          class: 'transient',
+          reason: 'DatabaseInspectionFailed',
+          message: `no inspector answered: ${text}`,
+        },
+      };
+    }
+  }
+}
