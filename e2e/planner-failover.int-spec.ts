@@ -202,18 +202,34 @@ test("a command sent in the dead leader's epoch is refused by the gateway; the c
   const nats: NatsConnection = await connect({ servers: stack.nats.url });
   try {
     const publisher = new JetStreamPublisher(nats);
+    // Probes the planner may write (ADR 0022): `-sql` ConfigMaps controlled by one of its policies.
+    const owner = (await stack.resources.policy('failover-0'))!.metadata;
+    const ownerReferences = [
+      {
+        apiVersion: 'rolepolicy.io/v1alpha1',
+        kind: 'PostgresPolicy',
+        name: owner.name,
+        uid: owner.uid,
+        controller: true,
+      },
+    ];
     const send = async (name: string, epoch: number | undefined): Promise<void> => {
       const command: K8sCommandV1 = {
         v: 1,
         command: 'apply-resource',
         target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: stack.namespace, name },
-        object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { probe: name } },
+        object: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, ownerReferences },
+          data: { probe: name },
+        },
         idempotencyKey: `failover-test/${name}`,
         ...(epoch === undefined ? {} : { fence: { lease: 'planner', epoch } }),
       };
       await publisher.publish(
         k8sCommandContract,
-        k8sCommandSubject('apply-resource'),
+        k8sCommandSubject('planner', 'apply-resource'),
         command,
         command.idempotencyKey,
       );
@@ -224,21 +240,21 @@ test("a command sent in the dead leader's epoch is refused by the gateway; the c
     expect(lease!.record.holder).toBe(
       planners.find((p) => p.child.exitCode === null && p.child.signalCode === null)!.identity,
     );
-    await send('fenced-probe', current - 1);
-    await send('current-probe', current);
-    await send('unfenced-probe', undefined);
+    await send('fenced-probe-sql', current - 1);
+    await send('current-probe-sql', current);
+    await send('unfenced-probe-sql', undefined);
     // Commands are applied in order: once the last exists, the first was handled before it.
     await waitFor('the unfenced probe applied', () =>
-      stack.core.readNamespacedConfigMap({ name: 'unfenced-probe', namespace: stack.namespace }).then(
+      stack.core.readNamespacedConfigMap({ name: 'unfenced-probe-sql', namespace: stack.namespace }).then(
         () => true,
         () => false,
       ),
     );
     await expect(
-      stack.core.readNamespacedConfigMap({ name: 'current-probe', namespace: stack.namespace }),
-    ).resolves.toMatchObject({ data: { probe: 'current-probe' } });
+      stack.core.readNamespacedConfigMap({ name: 'current-probe-sql', namespace: stack.namespace }),
+    ).resolves.toMatchObject({ data: { probe: 'current-probe-sql' } });
     await expect(
-      stack.core.readNamespacedConfigMap({ name: 'fenced-probe', namespace: stack.namespace }),
+      stack.core.readNamespacedConfigMap({ name: 'fenced-probe-sql', namespace: stack.namespace }),
     ).rejects.toMatchObject({ code: 404 });
   } finally {
     await nats.close();

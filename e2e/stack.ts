@@ -33,8 +33,11 @@ export type { TargetDatabase } from './support/targets.js';
 
 const CRD_DIR = fileURLToPath(new URL('../deploy/crds', import.meta.url));
 
-/** The five services, in start order (the gateway last, so its first events find the consumers ready). */
-export const SERVICE_NAMES = ['inspector', 'executor', 'planner', 'access-scheduler', 'k8s-gateway'] as const;
+/**
+ * The five services, in start order: the gateway first, because it creates the NATS topology (every stream
+ * and durable consumer) that the others bind to (ADR 0022).
+ */
+export const SERVICE_NAMES = ['k8s-gateway', 'inspector', 'executor', 'planner', 'access-scheduler'] as const;
 /** One of the five services. */
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
@@ -152,7 +155,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const stopServices = async (names?: readonly ServiceName[]): Promise<void> => {
     // The gateway first (no new events), then the rest in reverse start order.
-    for (const service of [...started].reverse()) {
+    const order = [...started]
+      .reverse()
+      .sort((a, b) => Number(b.name === 'k8s-gateway') - Number(a.name === 'k8s-gateway'));
+    for (const service of order) {
       if (names !== undefined && !names.includes(service.name)) continue;
       await service.app.close().catch(() => undefined);
       started.splice(started.indexOf(service), 1);

@@ -5,7 +5,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SPINE_CONSUMERS, SPINE_STREAMS, type ServiceName } from '@rolepolicy/contracts';
+import {
+  ALL_SPINE_CONSUMERS,
+  K8S_COMMAND_SENDERS,
+  SPINE_CONSUMERS,
+  SPINE_STREAMS,
+  TOPOLOGY_OWNER,
+  k8sCommandSenderPattern,
+  type ServiceName,
+} from '@rolepolicy/contracts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const config = readFileSync(path.join(root, 'deploy/nats/nats-server.conf'), 'utf8');
@@ -24,18 +32,36 @@ const subjects = (block: string): string[] => [...block.matchAll(/"([^"]+)"/g)].
 const services = Object.keys(SPINE_CONSUMERS) as ServiceName[];
 
 describe('deploy/nats/nats-server.conf', () => {
-  it.each(services)('%s may ensure the spine streams and use its own durable consumers', (service) => {
-    const granted = subjects(userBlock(service));
-    for (const stream of SPINE_STREAMS) {
-      for (const op of ['INFO', 'CREATE', 'UPDATE'])
-        expect(granted).toContain(`$JS.API.STREAM.${op}.${stream.name}`);
+  it('only the topology owner (the k8s-gateway) creates and updates the spine streams and every durable consumer', () => {
+    for (const service of services) {
+      const granted = subjects(userBlock(service));
+      const owner = service === TOPOLOGY_OWNER;
+      for (const stream of SPINE_STREAMS) {
+        expect(granted).toContain(`$JS.API.STREAM.INFO.${stream.name}`);
+        for (const op of ['CREATE', 'UPDATE'])
+          expect(granted.includes(`$JS.API.STREAM.${op}.${stream.name}`)).toBe(owner);
+      }
+      for (const c of ALL_SPINE_CONSUMERS) {
+        expect(granted.includes(`$JS.API.CONSUMER.CREATE.${c.stream}.${c.durable}.${c.filterSubject}`)).toBe(
+          owner,
+        );
+      }
     }
+  });
+
+  it.each(services)('%s binds to and consumes its own durable consumers', (service) => {
+    const granted = subjects(userBlock(service));
     for (const c of SPINE_CONSUMERS[service]) {
       expect(granted).toContain(`$JS.API.CONSUMER.INFO.${c.stream}.${c.durable}`);
-      expect(granted).toContain(`$JS.API.CONSUMER.CREATE.${c.stream}.${c.durable}.${c.filterSubject}`);
       expect(granted).toContain(`$JS.API.CONSUMER.MSG.NEXT.${c.stream}.${c.durable}`);
       expect(granted).toContain(`$JS.ACK.${c.stream}.${c.durable}.>`);
     }
+  });
+
+  it.each(services)('%s sends gateway commands on its own subject only (ADR 0022)', (service) => {
+    const granted = subjects(userBlock(service)).filter((s) => s.startsWith('rp.k8s.cmd'));
+    const sender = K8S_COMMAND_SENDERS.find((s) => s === service);
+    expect(granted).toEqual(sender === undefined ? [] : [k8sCommandSenderPattern(sender)]);
   });
 
   it.each(services)('%s subscribes to its own inbox and to no other', (service) => {

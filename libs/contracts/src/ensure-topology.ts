@@ -1,4 +1,5 @@
-// Creates or updates the declared streams and durable consumers; safe to run from every replica at once.
+// Creates or updates the declared streams and durable consumers (the topology owner, ADR 0022; safe to run
+// from every replica at once), or, for every other service, waits until they exist (bindTopology).
 // Updates converge config drift (limits incl. messages per subject, ack wait, max deliver); lowering the
 // per-subject limit makes the server drop the older messages of each subject.
 import {
@@ -76,4 +77,61 @@ async function ensureConsumer(jsm: JetStreamManager, def: ConsumerDefinition): P
 export async function ensureTopology(jsm: JetStreamManager, topology: Topology): Promise<void> {
   for (const stream of topology.streams) await ensureStream(jsm, stream);
   for (const consumer of topology.consumers) await ensureConsumer(jsm, consumer);
+}
+
+/** Options of {@link bindTopology}. */
+export type BindOptions = {
+  /** Give up after this long (default 120 s): the owner is not running, or the names differ. */
+  readonly timeoutMs?: number;
+  /** Between two looks (default 500 ms). */
+  readonly intervalMs?: number;
+  /** Told once what is still missing, so a waiting service says why it is not ready. */
+  readonly waiting?: (missing: string) => void;
+};
+
+async function exists(lookup: () => Promise<unknown>, notFound: number): Promise<boolean> {
+  try {
+    await lookup();
+    return true;
+  } catch (err) {
+    if (isApiError(err, notFound)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Waits until every stream and consumer of `topology` exists, creating nothing: a service that is not the
+ * topology owner (ADR 0022) binds to what the k8s-gateway created. Needs only STREAM.INFO and CONSUMER.INFO.
+ * @throws Error naming what is missing once `timeoutMs` passed
+ */
+export async function bindTopology(
+  jsm: JetStreamManager,
+  topology: Topology,
+  options: BindOptions = {},
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+  let told = false;
+  for (;;) {
+    let missing: string | undefined;
+    for (const s of topology.streams) {
+      if (!(await exists(() => jsm.streams.info(s.name), STREAM_NOT_FOUND))) {
+        missing = `stream ${s.name}`;
+        break;
+      }
+    }
+    if (missing === undefined) {
+      for (const c of topology.consumers) {
+        if (!(await exists(() => jsm.consumers.info(c.stream, c.durable), CONSUMER_NOT_FOUND))) {
+          missing = `consumer ${c.stream}/${c.durable}`;
+          break;
+        }
+      }
+    }
+    if (missing === undefined) return;
+    if (Date.now() >= deadline)
+      throw new Error(`${missing} does not exist: the k8s-gateway creates the NATS topology (ADR 0022)`);
+    if (!told) options.waiting?.(`waiting for the k8s-gateway to create ${missing} (ADR 0022)`);
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
+  }
 }

@@ -30,6 +30,16 @@ export const K8S_COMMANDS = [
 /** One of {@link K8S_COMMANDS}. */
 export type K8sCommandToken = (typeof K8S_COMMANDS)[number];
 
+/**
+ * Services that send commands to the k8s-gateway, each on its own subject `rp.k8s.cmd.<sender>.<command>`:
+ * NATS lets each service's user publish only its own, so the gateway knows the sender from the subject and
+ * authorises the command for that sender (ADR 0022).
+ */
+export const K8S_COMMAND_SENDERS = ['planner', 'executor', 'access-scheduler'] as const;
+
+/** One of {@link K8S_COMMAND_SENDERS}. */
+export type K8sCommandSender = (typeof K8S_COMMAND_SENDERS)[number];
+
 /** Fixed subjects and wildcard patterns of the messaging spine. */
 export const SUBJECTS = {
   /** Every resource event: `rp.resource.<kind>.<namespace>.<name>`, and the resync markers. */
@@ -38,7 +48,7 @@ export const SUBJECTS = {
   resyncMarkerAll: 'rp.resource.*._resync.*',
   /** Ask the leading k8s-gateway for fresh resync markers (core NATS request/reply, ADR 0005). */
   resyncRequest: 'rp.k8s.resync',
-  /** Every command to the k8s-gateway: `rp.k8s.cmd.<command>`. */
+  /** Every command to the k8s-gateway: `rp.k8s.cmd.<sender>.<command>` (ADR 0022). */
   k8sCommandAll: 'rp.k8s.cmd.>',
   /** Planner asks the inspector for a catalog snapshot (core NATS request/reply). */
   inspectRequest: 'rp.inspect.request',
@@ -196,9 +206,38 @@ export function resourceKindPattern(kind: ResourceKindToken, root: string = SUBJ
   return `${root}.resource.${kind}.*.*`;
 }
 
-/** Subject of a command to the k8s-gateway, e.g. `rp.k8s.cmd.patch-status`. */
-export function k8sCommandSubject(command: K8sCommandToken): string {
-  return `${SUBJECT_ROOT}.k8s.cmd.${command}`;
+/**
+ * Subject of a command `sender` sends to the k8s-gateway; `root` is `rp` except in test sandboxes.
+ * @example k8sCommandSubject('planner', 'patch-status') // 'rp.k8s.cmd.planner.patch-status'
+ */
+export function k8sCommandSubject(
+  sender: K8sCommandSender,
+  command: K8sCommandToken,
+  root: string = SUBJECT_ROOT,
+): string {
+  return `${root}.k8s.cmd.${sender}.${command}`;
+}
+
+/** The commands one sender may publish: `rp.k8s.cmd.<sender>.>` (its NATS user's publish grant). */
+export function k8sCommandSenderPattern(sender: K8sCommandSender, root: string = SUBJECT_ROOT): string {
+  return `${root}.k8s.cmd.${sender}.>`;
+}
+
+/**
+ * The sender a command subject names, or undefined when the subject is not `<root>.k8s.cmd.<sender>.<command>`
+ * with a known sender and command (such a command is refused: nobody may send it).
+ * @example k8sCommandSender('rp.k8s.cmd.executor.patch-status') // 'executor'
+ */
+export function k8sCommandSender(subject: string, root: string = SUBJECT_ROOT): K8sCommandSender | undefined {
+  const prefix = `${root}.k8s.cmd.`;
+  if (!subject.startsWith(prefix)) return undefined;
+  const rest = subject.slice(prefix.length).split('.');
+  if (rest.length !== 2) return undefined;
+  const [sender, command] = rest as [string, string];
+  if (!(K8S_COMMANDS as readonly string[]).includes(command)) return undefined;
+  return (K8S_COMMAND_SENDERS as readonly string[]).includes(sender)
+    ? (sender as K8sCommandSender)
+    : undefined;
 }
 
 /**

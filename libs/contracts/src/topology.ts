@@ -162,7 +162,23 @@ export const SPINE_CONSUMERS = {
 /** Names of the five services. */
 export type ServiceName = keyof typeof SPINE_CONSUMERS;
 
-/** The topology one service ensures at start: every stream, its own consumers. */
+/**
+ * The one service whose NATS user creates and updates the spine streams and every durable consumer (ADR
+ * 0022); the others only bind to what it created, so no other user holds STREAM.CREATE/UPDATE or
+ * CONSUMER.CREATE of a durable, and none can rewire a stream into another's subjects.
+ */
+export const TOPOLOGY_OWNER: ServiceName = 'k8s-gateway';
+
+/** Every durable consumer of every service. */
+export const ALL_SPINE_CONSUMERS: readonly ConsumerDefinition[] = Object.values(SPINE_CONSUMERS).flat();
+
+/**
+ * The topology of one service at start: the owner ensures every stream and every durable consumer; any
+ * other service binds to every stream and to its own consumers (waits until they exist).
+ */
 export function serviceTopology(service: ServiceName): Topology {
-  return { streams: SPINE_STREAMS, consumers: SPINE_CONSUMERS[service] };
+  return {
+    streams: SPINE_STREAMS,
+    consumers: service === TOPOLOGY_OWNER ? ALL_SPINE_CONSUMERS : SPINE_CONSUMERS[service],
+  };
 }

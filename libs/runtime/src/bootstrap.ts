@@ -11,6 +11,7 @@ import {
   SPINE_CONTRACTS,
   deadLetterSubject,
   serviceTopology,
+  TOPOLOGY_OWNER,
   type BackoffPolicy,
   type MessageContract,
   type ServiceName,
@@ -87,6 +88,9 @@ export async function startService<S extends EnvSpec>(
     const strategy = new JetStreamServer({
       connection: app.get<NatsConnection>(NATS_CONNECTION),
       topology: options.topology ?? serviceTopology(def.service),
+      // Only the topology owner creates streams and consumers; the others bind (ADR 0022). A test's own
+      // topology (a sandbox) is ensured by whoever starts with it.
+      topologyAccess: options.topology === undefined && def.service !== TOPOLOGY_OWNER ? 'bind' : 'ensure',
       contracts: options.contracts ?? SPINE_CONTRACTS,
       deadLetterSubject: options.deadLetterSubject ?? ((subject) => deadLetterSubject(subject)),
       observe: metrics.observe,

@@ -11,15 +11,15 @@ describe('message counters', () => {
   it('label gateway commands by command, and other subjects before any name', async () => {
     const metrics = createServiceMetrics('test');
     const handled = (subject: string) => metrics.observe({ kind: 'handled', consumer: 'c', subject });
-    handled('rp.k8s.cmd.patch-status');
-    handled('rp.k8s.cmd.record-event');
+    handled('rp.k8s.cmd.planner.patch-status');
+    handled('rp.k8s.cmd.planner.record-event');
     handled('rp.execute.request');
     handled('rp.resource.postgrespolicy.team-a.orders');
     handled('rp.resource.postgrespolicy.team-b.billing');
     expect(await subjects(metrics)).toEqual([
       'rp.execute.request',
-      'rp.k8s.cmd.patch-status',
-      'rp.k8s.cmd.record-event',
+      'rp.k8s.cmd.planner.patch-status',
+      'rp.k8s.cmd.planner.record-event',
       'rp.resource.postgrespolicy',
     ]);
   });

@@ -17,9 +17,10 @@ export type ServiceMetrics = {
 /** Subjects carry namespaces and names; label only their first tokens to bound cardinality. */
 function subjectLabel(subject: string): string {
   const tokens = subject.split('.');
-  // Gateway commands keep their command (`rp.k8s.cmd.patch-status`): five values, and the one figure that
-  // says which writes a policy costs. Other subjects stop before names (namespaces are unbounded).
-  const kept = tokens[1] === 'k8s' && tokens[2] === 'cmd' ? 4 : 3;
+  // Gateway commands keep their sender and command (`rp.k8s.cmd.planner.patch-status`): a handful of values,
+  // and the one figure that says which writes a policy costs. Other subjects stop before names (namespaces
+  // are unbounded).
+  const kept = tokens[1] === 'k8s' && tokens[2] === 'cmd' ? 5 : 3;
   return tokens.slice(0, kept).join('.');
 }
 

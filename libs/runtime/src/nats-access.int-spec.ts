@@ -11,6 +11,7 @@ import {
   SPINE_STREAMS,
   STREAMS,
   SUBJECTS,
+  bindTopology,
   ensureTopology,
   k8sCommandSubject,
   resourceSubject,
@@ -60,9 +61,10 @@ async function cannotPublish(user: NatsServiceUser, subject: string): Promise<vo
 beforeAll(async () => {
   nats = await startSecuredNatsServer();
   for (const user of NATS_SERVICE_USERS) conns.set(user, await nats.connect(user));
-  // Each service ensures the spine and its own durable consumers at start, as bootstrap does.
+  // As at start: the gateway creates the whole topology, every other service binds to its part (ADR 0022).
+  await ensureTopology(await jetstreamManager(as('k8s-gateway')), serviceTopology('k8s-gateway'));
   for (const user of NATS_SERVICE_USERS) {
-    await ensureTopology(await jetstreamManager(as(user)), serviceTopology(user));
+    await bindTopology(await jetstreamManager(as(user)), serviceTopology(user), { timeoutMs: 10_000 });
   }
 }, TIMEOUT_MS);
 
@@ -89,15 +91,16 @@ describe('who may do what', () => {
   );
 
   test(
-    'every service ensured the spine: the streams exist and each durable consumer is there',
+    'the gateway created the spine, every other service bound to it: the streams exist and each durable consumer is there',
     async () => {
       const jsm = await jetstreamManager(as('k8s-gateway'));
       for (const stream of SPINE_STREAMS)
         expect((await jsm.streams.info(stream.name)).config.name).toBe(stream.name);
       const own = await jetstreamManager(as('executor'));
       expect((await own.consumers.info(STREAMS.execute, 'executor-execute')).name).toBe('executor-execute');
-      // A service sees its own durable consumer, not another service's.
-      await expect(jsm.consumers.info(STREAMS.execute, 'executor-execute')).rejects.toThrow(
+      // A service sees its own durable consumer, not another service's (the gateway, their creator, sees all).
+      const planner = await jetstreamManager(as('planner'));
+      await expect(planner.consumers.info(STREAMS.execute, 'executor-execute')).rejects.toThrow(
         /Permissions Violation/,
       );
     },
@@ -119,13 +122,13 @@ describe('who may do what', () => {
       });
       expect((await ordered.next({ expires: 5_000 }))?.subject).toBe('rp.resource.secret.team-a.app~prod');
 
-      await jetstream(as('planner')).publish(k8sCommandSubject('patch-status'), enc('{"v":1}'));
+      await jetstream(as('planner')).publish(k8sCommandSubject('planner', 'patch-status'), enc('{"v":1}'));
       const commands = await jetstream(as('k8s-gateway')).consumers.get(
         STREAMS.k8sCommands,
         'k8s-gateway-commands',
       );
       const command = await commands.next({ expires: 5_000 });
-      expect(command?.subject).toBe('rp.k8s.cmd.patch-status');
+      expect(command?.subject).toBe('rp.k8s.cmd.planner.patch-status');
       await command?.ackAck();
     },
     TIMEOUT_MS,
@@ -278,7 +281,7 @@ describe('what each service must not do', () => {
   test(
     'the inspector sends no commands and no execution requests; the access-scheduler only scoped ones',
     async () => {
-      await cannotPublish('inspector', k8sCommandSubject('apply-resource'));
+      await cannotPublish('inspector', k8sCommandSubject('planner', 'apply-resource'));
       await cannotPublish('inspector', SUBJECTS.executeRequest);
       await cannotPublish('access-scheduler', SUBJECTS.executeRequest);
       await cannotPublish('access-scheduler', SUBJECTS.executeResult);

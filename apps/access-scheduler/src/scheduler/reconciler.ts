@@ -741,7 +741,7 @@ export class AccessScheduler {
     try {
       await this.deps.publisher.publish(
         k8sCommandContract,
-        k8sCommandSubject(command.command),
+        k8sCommandSubject('access-scheduler', command.command),
         full,
         idempotencyKey,
       );

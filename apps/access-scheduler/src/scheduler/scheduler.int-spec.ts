@@ -204,17 +204,18 @@ beforeAll(async () => {
   custom = kc.makeApiClient(CustomObjectsApi);
   core = kc.makeApiClient(CoreV1Api);
   client = await connect({ servers: nats.url });
-  schedulerUrl = await start(accessSchedulerService, {
-    REDIS_URL: redis.url,
-    ACCESS_SCHEDULER_REDIS_PREFIX: PREFIX,
-    ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS),
-    EPHEMERAL_ACCESS_MAX_PENDING_TTL: '1h',
-  });
+  // The gateway first: it creates the NATS topology the other services bind to (ADR 0022).
   await start(k8sGatewayService, {
     KUBECONFIG: emulator.kubeconfigPath,
     LEASE_NAMESPACE: NS,
     LEASE_RETRY_MS: '250',
     WATCH_NAMESPACE: '',
+  });
+  schedulerUrl = await start(accessSchedulerService, {
+    REDIS_URL: redis.url,
+    ACCESS_SCHEDULER_REDIS_PREFIX: PREFIX,
+    ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS),
+    EPHEMERAL_ACCESS_MAX_PENDING_TTL: '1h',
   });
   await core.createNamespacedSecret({
     namespace: NS,

@@ -14,6 +14,7 @@ import {
   STREAMS,
   SUBJECT_ROOT,
   SecretAccessClient,
+  bindTopology,
   ensureTopology,
   type StreamDefinition,
 } from '@rolepolicy/contracts';
@@ -53,7 +54,11 @@ export async function startExecutionCluster(
   options: ClusterOptions,
 ): Promise<ExecutionCluster> {
   const stream = resourceStream(options);
-  await ensureTopology(await jetstreamManager(nc), { streams: [stream], consumers: [] });
+  // The spine's stream is the k8s-gateway's to create (ADR 0022): bind to it; a sandbox's is made here.
+  const jsm = await jetstreamManager(nc);
+  if (stream === SPINE_STREAMS.find((s) => s.name === STREAMS.resources))
+    await bindTopology(jsm, { streams: [stream], consumers: [] });
+  else await ensureTopology(jsm, { streams: [stream], consumers: [] });
   const cache = await ResourceCache.start(nc, {
     kinds: ['postgrespolicy', 'postgrespolicyplan', 'ephemeralaccessrequest', 'ephemeralaccesspolicy'],
     stream: stream.name,

@@ -35,7 +35,7 @@ export interface ExecutionOptions {
   /**
    * Production: read Secrets, the plan and the policy fresh from the gateway's resource events (a
    * ResourceCache on RP_RESOURCES), judge the fresh plan under the lock, and write plan status through
-   * `rp.k8s.cmd.patch-status`. Sandboxes override the subject root (resources and commands) and stream.
+   * `rp.k8s.cmd.executor.patch-status`. Sandboxes override the subject root (resources and commands) and stream.
    */
   readonly cluster?: ClusterOptions;
   readonly probe?: LockHolderProbe;

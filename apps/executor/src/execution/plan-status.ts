@@ -1,9 +1,10 @@
-// Plan status written by the executor through the k8s-gateway (`rp.k8s.cmd.patch-status`): Applying before
+// Plan status written by the executor through the k8s-gateway (`rp.k8s.cmd.executor.patch-status`): Applying before
 // the SQL, Applied or Failed after. The bodies are the lifecycle's own patches; messages are redacted there.
 import {
   JetStreamPublisher,
   SUBJECT_ROOT,
   k8sCommandContract,
+  k8sCommandSubject,
   policyOrderingKey,
   type ExecuteRequestV2,
 } from '@rolepolicy/contracts';
@@ -34,7 +35,7 @@ export function gatewayPlanStatus(
   publisher: JetStreamPublisher,
   subjectRoot: string = SUBJECT_ROOT,
 ): PlanStatusWriter {
-  const subject = `${subjectRoot}.k8s.cmd.patch-status`;
+  const subject = k8sCommandSubject('executor', 'patch-status', subjectRoot);
   const contract = { ...k8sCommandContract, subject: `${subjectRoot}.k8s.cmd.>` };
   return {
     write: async (request, plan, write, now) => {

@@ -393,16 +393,17 @@ beforeAll(async () => {
   fingerprint = logicalFingerprint(target.host, target.port, target.database);
   const kc = emulator.kubeConfig(NS);
   custom = kc.makeApiClient(CustomObjectsApi);
-  await start(inspectorService);
-  // The operator lets this namespace's access policies opt in to privileged roles (ADR 0021).
-  await start(executorService, { EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES: NS });
-  await start(plannerService);
+  // The gateway first: it creates the NATS topology the other services bind to (ADR 0022).
   await start(k8sGatewayService, {
     KUBECONFIG: emulator.kubeconfigPath,
     LEASE_NAMESPACE: NS,
     LEASE_RETRY_MS: '250',
     WATCH_NAMESPACE: '',
   });
+  await start(inspectorService);
+  // The operator lets this namespace's access policies opt in to privileged roles (ADR 0021).
+  await start(executorService, { EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES: NS });
+  await start(plannerService);
   nc = await connect({ servers: nats.url });
   publisher = new JetStreamPublisher(nc);
   await followResults();

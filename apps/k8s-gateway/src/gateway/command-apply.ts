@@ -11,6 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import type { K8sCommandV1 } from '@rolepolicy/contracts';
 import { GROUP, KINDS, KIND_NAMES, VERSION } from '@rolepolicy/kube';
+import type { WriteView } from './command-authz.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { EventConflict, EventRecorder } from './event-recorder.js';
 import { finalPhaseLeft } from './final-phase.js';
@@ -35,6 +36,24 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 class Conflict extends Error {}
+
+/**
+ * Decides, on the object as read right before the write, whether the sender may make it (ADR 0022): a
+ * refusal message, or undefined to go ahead. The gateway's own writes pass none.
+ */
+export type WriteGuard = {
+  /** The service the command came from. */
+  readonly sender: string;
+  readonly check: (view: WriteView) => string | undefined;
+};
+
+/** The outcome of a write the guard refused. */
+function guarded(guard: WriteGuard | undefined, view: WriteView): CommandOutcome | undefined {
+  const message = guard?.check(view);
+  return message === undefined || guard === undefined
+    ? undefined
+    : { kind: 'refused', sender: guard.sender, message };
+}
 
 /** How many written objects the applier remembers as the base of their next status write. */
 const WRITTEN_OBJECTS_KEPT = 2_000;
@@ -111,17 +130,20 @@ export class CommandApplier {
     this.events = new EventRecorder(kc, instance);
   }
 
-  /** Applies one validated command. Never throws. */
-  async apply(command: K8sCommandV1): Promise<CommandOutcome> {
+  /**
+   * Applies one validated command. Never throws. `guard` checks each write against the object it reads
+   * first (a sender's authorisation); a refusal is returned as it is, nothing written.
+   */
+  async apply(command: K8sCommandV1, guard?: WriteGuard): Promise<CommandOutcome> {
     switch (command.command) {
       case 'patch-status':
-        return this.withRetries(() => this.patchStatus(command));
+        return this.withRetries(() => this.patchStatus(command, guard));
       case 'apply-resource':
-        return this.withRetries(() => this.applyResource(command));
+        return this.withRetries(() => this.applyResource(command, guard));
       case 'delete-resource':
-        return this.withRetries(() => this.deleteResource(command.target));
+        return this.withRetries(() => this.deleteResource(command.target, guard));
       case 'set-finalizer':
-        return this.withRetries(() => this.setFinalizer(command));
+        return this.withRetries(() => this.setFinalizer(command, guard));
       case 'record-event':
         return this.withRetries(async () => {
           try {
@@ -163,6 +185,7 @@ export class CommandApplier {
 
   private async patchStatus(
     command: Extract<K8sCommandV1, { command: 'patch-status' }>,
+    guard: WriteGuard | undefined,
   ): Promise<CommandOutcome> {
     const coords = this.customCoordinates(command.target);
     if (!coords) {
@@ -188,7 +211,10 @@ export class CommandApplier {
       const refusal = statusRefusal(command, current);
       if (refusal !== undefined) return refusal;
     }
-    const body = { ...current, status: mergePatch((current as Json)['status'], command.status) };
+    const status = mergePatch((current as Json)['status'], command.status);
+    const refused = guarded(guard, { current: current as Json, nextStatus: status as Json });
+    if (refused !== undefined) return refused;
+    const body = { ...current, status };
     try {
       const written = (await this.custom.replaceNamespacedCustomObjectStatus({
         ...coords,
@@ -203,6 +229,7 @@ export class CommandApplier {
 
   private async applyResource(
     command: Extract<K8sCommandV1, { command: 'apply-resource' }>,
+    guard: WriteGuard | undefined,
   ): Promise<CommandOutcome> {
     const { target, object } = command;
     const meta = isObject(object['metadata']) ? object['metadata'] : {};
@@ -232,6 +259,12 @@ export class CommandApplier {
     } catch (err) {
       if (!(err instanceof ApiException && Number(err.code) === 404)) return outcomeOfError(err);
     }
+    const refused = guarded(guard, {
+      current: current as Json | undefined,
+      desired: desired as Json,
+      ...(command.status === undefined ? {} : { nextStatus: command.status }),
+    });
+    if (refused !== undefined) return refused;
     if (current !== undefined && command.createOnly === true) {
       // Create-only: whoever created it first wins; the existing object stays exactly as it is.
       return { kind: 'applied', resourceVersion: current.metadata?.resourceVersion };
@@ -267,6 +300,7 @@ export class CommandApplier {
 
   private async setFinalizer(
     command: Extract<K8sCommandV1, { command: 'set-finalizer' }>,
+    guard: WriteGuard | undefined,
   ): Promise<CommandOutcome> {
     const { target, finalizer, present } = command;
     if (!this.customCoordinates(target)) {
@@ -300,6 +334,8 @@ export class CommandApplier {
         message: 'the object was replaced by another with the same name',
       };
     }
+    const refused = guarded(guard, { current: current as Json });
+    if (refused !== undefined) return refused;
     const finalizers = current.metadata?.finalizers ?? [];
     if (finalizers.includes(finalizer) === present) {
       return { kind: 'applied', resourceVersion: current.metadata?.resourceVersion };
@@ -327,8 +363,38 @@ export class CommandApplier {
     }
   }
 
-  private async deleteResource(target: Target): Promise<CommandOutcome> {
+  private async deleteResource(target: Target, guard: WriteGuard | undefined): Promise<CommandOutcome> {
     this.written.forget(objectKey(target));
+    let resourceVersion: string | undefined;
+    if (guard !== undefined) {
+      // A sender's delete is decided on the object as it is; the delete then holds to that version.
+      let current: KubernetesObject;
+      try {
+        current = await this.objects.read({
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          metadata: { name: target.name, namespace: target.namespace },
+        });
+      } catch (err) {
+        if (err instanceof ApiException && Number(err.code) === 404)
+          return { kind: 'applied', resourceVersion: undefined };
+        return outcomeOfError(err);
+      }
+      if (target.uid !== undefined && target.uid !== current.metadata?.uid)
+        return {
+          kind: 'rejected',
+          code: 409,
+          reason: 'Conflict',
+          message: 'the object was replaced by another with the same name',
+        };
+      const refused = guarded(guard, { current: current as Json });
+      if (refused !== undefined) return refused;
+      resourceVersion = current.metadata?.resourceVersion;
+    }
+    const preconditions = {
+      ...(target.uid === undefined ? {} : { uid: target.uid }),
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    };
     try {
       await this.objects.delete(
         {
@@ -341,12 +407,15 @@ export class CommandApplier {
         undefined,
         undefined,
         'Background',
-        target.uid === undefined ? undefined : { preconditions: { uid: target.uid } },
+        Object.keys(preconditions).length === 0 ? undefined : { preconditions },
       );
       return { kind: 'applied', resourceVersion: undefined };
     } catch (err) {
       if (err instanceof ApiException && Number(err.code) === 404)
         return { kind: 'applied', resourceVersion: undefined };
+      // Changed since the guard read it: read and decide again.
+      if (err instanceof ApiException && Number(err.code) === 409 && resourceVersion !== undefined)
+        throw new Conflict();
       if (err instanceof ApiException && Number(err.code) === 409 && target.uid !== undefined) {
         // The uid precondition failed: the name now belongs to a different object, which must survive.
         return {

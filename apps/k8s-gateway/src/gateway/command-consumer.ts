@@ -28,8 +28,11 @@ export type CommandConsumerOptions = {
   readonly contract: MessageContract;
   readonly deadLetterSubject: (subject: string) => string;
   readonly backoff: BackoffPolicy;
-  /** Applies one command; `streamSequence` is its position in the command stream (leader fencing). */
-  readonly apply: (command: K8sCommandV1, streamSequence: number) => Promise<CommandOutcome>;
+  /**
+   * Applies one command; `streamSequence` is its position in the command stream (leader fencing), `subject`
+   * the subject it came on, which names its sender (ADR 0022).
+   */
+  readonly apply: (command: K8sCommandV1, streamSequence: number, subject: string) => Promise<CommandOutcome>;
   /** Called for outcomes the sender must hear about (stale, rejected); must not throw. */
   readonly report: (command: K8sCommandV1, outcome: CommandOutcome) => Promise<void>;
   readonly log: {
@@ -145,7 +148,7 @@ export class CommandConsumer {
   }
 
   private async process(m: JsMsg, command: K8sCommandV1): Promise<void> {
-    const outcome = await this.options.apply(command, m.seq);
+    const outcome = await this.options.apply(command, m.seq, m.subject);
     const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
     const fields = {
       command: command.command,

@@ -11,6 +11,11 @@ export type CommandOutcome =
   | { readonly kind: 'conflict'; readonly attempts: number }
   /** The API refused it for good (invalid, forbidden, missing target): report, do not retry. */
   | { readonly kind: 'rejected'; readonly code: number; readonly reason: string; readonly message: string }
+  /**
+   * The sender may not send this command (ADR 0022): not its kind, namespace, fields or object, or a
+   * decision it may not record. Never applied, never retried; reported, logged and counted.
+   */
+  | { readonly kind: 'refused'; readonly sender: string; readonly message: string }
   /** The API could not be reached or failed on its side: redeliver later. */
   | { readonly kind: 'unavailable'; readonly message: string }
   /**
@@ -37,6 +42,7 @@ export function dispositionOf(outcome: CommandOutcome): Disposition {
       return 'ack';
     case 'stale':
     case 'rejected':
+    case 'refused':
       return 'report';
     case 'conflict':
     case 'unavailable':
@@ -61,6 +67,8 @@ export function describeOutcome(outcome: CommandOutcome): string {
       return `still conflicting after ${outcome.attempts} attempts`;
     case 'rejected':
       return `rejected (${outcome.code} ${outcome.reason}): ${outcome.message}`;
+    case 'refused':
+      return `refused (${outcome.sender}): ${outcome.message}`;
     case 'unavailable':
       return `API unavailable: ${outcome.message}`;
     case 'fenced':

@@ -140,7 +140,7 @@ function events(namespace: string, name: string): string[] {
 async function sendCommand(command: K8sCommandV1): Promise<void> {
   await new JetStreamPublisher(nc).publish(
     wiring.commandContract,
-    `${root}.k8s.cmd.${command.command}`,
+    `${root}.k8s.cmd.planner.${command.command}`,
     command,
     command.idempotencyKey,
   );
@@ -198,6 +198,9 @@ beforeAll(async () => {
     backoff: { initialMs: 100, maxMs: 1_000 },
     secretReadSubject: `${root}.k8s.secret.read`,
     secretGenerateSubject: `${root}.k8s.secret.generate`,
+    // These tests drive the applier with commands no service sends (ConfigMaps without owners, Events, plans
+    // of any shape); authorisation per sender is command-authz.spec.ts and e2e/command-authz.int-spec.ts.
+    authorizeSenders: false,
   };
   nc.subscribe(`${root}.resource.>`, {
     callback: (_err, msg) => {

@@ -82,6 +82,8 @@ test('the k8s-gateway service reads its variables, leads, publishes the watched 
         commandContract: { ...k8sCommandContract, subject: `${root}.k8s.cmd.>` },
         commandConsumer: consumer,
         deadLetterSubject: (subject) => deadLetterSubject(subject, root),
+        // An unowned ConfigMap stands for any command here; authorisation is e2e/command-authz.int-spec.ts.
+        authorizeSenders: false,
       }),
     ],
   })
@@ -137,7 +139,7 @@ test('the k8s-gateway service reads its variables, leads, publishes the watched 
 
   await new JetStreamPublisher(nc).publish(
     { ...k8sCommandContract, subject: `${root}.k8s.cmd.>` },
-    `${root}.k8s.cmd.apply-resource`,
+    `${root}.k8s.cmd.planner.apply-resource`,
     {
       v: 1,
       command: 'apply-resource',

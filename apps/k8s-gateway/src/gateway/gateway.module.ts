@@ -20,7 +20,7 @@ import {
   resourceEventContract,
   resourceSubject,
 } from '@rolepolicy/contracts';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
 import type { GatewayConfig } from './gateway-config.js';
 import { Gateway, kubeConfigFrom, type GatewayWiring } from './gateway.js';
@@ -62,6 +62,13 @@ export class GatewayService implements OnApplicationBootstrap, OnApplicationShut
   ) {
     const config = overrides.config ?? serviceConfig;
     const { config: _config, ...wiring } = overrides;
+    // Commands a sender may not send (ADR 0022): any increase means a misbehaving or compromised service.
+    const refused = new Counter({
+      name: 'rp_k8s_gateway_commands_refused_total',
+      help: 'Commands the k8s-gateway refused because their sender may not send them (ADR 0022)',
+      labelNames: ['sender', 'command', 'kind'],
+      registers: [metrics.registry],
+    });
     this.gateway = new Gateway(
       kubeConfigFrom(config),
       nats,
@@ -70,6 +77,7 @@ export class GatewayService implements OnApplicationBootstrap, OnApplicationShut
       { ...defaultWiring(), ...wiring },
       new Logger('k8s-gateway'),
       metrics.observe,
+      (sender, command) => refused.inc({ sender, command: command.command, kind: command.target.kind }),
     );
     const gateway = this.gateway;
     // Dashboards show which replica leads; exactly one series per cluster should read 1.

@@ -10,6 +10,7 @@ import type {
   BackoffPolicy,
   ConsumerDefinition,
   JetStreamPublisher,
+  K8sCommandSender,
   K8sCommandV1,
   MessageContract,
   OutcomeObserver,
@@ -21,6 +22,7 @@ import type {
 import {
   RESYNC_TOKEN,
   chunkListed,
+  k8sCommandSender,
   decodePayload,
   encodePayload,
   resyncMarkerContract,
@@ -28,7 +30,9 @@ import {
   resyncRequestContract,
 } from '@rolepolicy/contracts';
 import { serveSecretAccess } from '@rolepolicy/contracts';
-import { CommandApplier } from './command-apply.js';
+import { GROUP, VERSION } from '@rolepolicy/kube';
+import { CommandApplier, type WriteGuard } from './command-apply.js';
+import { commandRefusal, writeRefusal } from './command-authz.js';
 import { CommandConsumer } from './command-consumer.js';
 import { withConnectionReuse } from './connection-reuse.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
@@ -58,6 +62,11 @@ export type GatewayWiring = {
   /** Core NATS subjects of Secret reads and generated-password Secrets. */
   readonly secretReadSubject: string;
   readonly secretGenerateSubject: string;
+  /**
+   * Default true: each command is authorised for the sender its subject names (ADR 0022). Only tests of the
+   * applier's mechanics, which send commands no service sends, turn it off; no configuration variable does.
+   */
+  readonly authorizeSenders?: boolean;
 };
 
 /** Queue group of the Secret responder (only the leader subscribes; the group guards a brief overlap). */
@@ -110,6 +119,8 @@ export class Gateway {
     private readonly wiring: GatewayWiring,
     private readonly log: GatewayLog,
     private readonly observe?: OutcomeObserver,
+    /** Told of every command refused for its sender (ADR 0022): the refusals metric. Must not throw. */
+    private readonly onRefused?: (sender: string, command: K8sCommandV1) => void,
   ) {
     this.identity = config.GATEWAY_IDENTITY || `${hostname()}-${process.pid}`;
     this.elector = new LeaderElector(kc, {
@@ -217,10 +228,21 @@ export class Gateway {
       contract: this.wiring.commandContract,
       deadLetterSubject: this.wiring.deadLetterSubject,
       backoff: this.wiring.backoff,
-      apply: async (command, streamSequence) =>
-        (await fence.refusal(command, streamSequence)) ??
-        this.absentTarget(command) ??
-        (await applier.apply(command)),
+      apply: async (command, streamSequence, subject) => {
+        const sender = k8sCommandSender(subject, this.commandRoot());
+        const trusted = this.wiring.authorizeSenders === false;
+        const refusal = trusted
+          ? undefined
+          : commandRefusal(sender, command, this.config.WATCH_NAMESPACE || undefined);
+        const outcome: CommandOutcome =
+          refusal !== undefined
+            ? { kind: 'refused', sender: sender ?? 'unknown', message: refusal }
+            : ((await fence.refusal(command, streamSequence)) ??
+              this.absentTarget(command) ??
+              (await applier.apply(command, trusted ? undefined : this.writeGuard(sender!, command))));
+        if (outcome.kind === 'refused') this.onRefused?.(outcome.sender, command);
+        return outcome;
+      },
       report: (command, outcome) => this.report(command, outcome),
       log: this.log,
       concurrency: this.config.GATEWAY_COMMAND_CONCURRENCY,
@@ -309,6 +331,18 @@ export class Gateway {
     if (outcome.kind !== 'applied' && outcome.kind !== 'stale') {
       this.log.warn(`could not set ${NOT_PUBLISHABLE_REASON} on ${where}: ${describeOutcome(outcome)}`);
     }
+  }
+
+  /** The root of the command subjects, `rp` in production (`<root>.k8s.cmd.>`; sandboxes use their own). */
+  private commandRoot(): string {
+    return this.wiring.commandContract.subject.replace(/\.k8s\.cmd\.>$/, '');
+  }
+
+  /** Checks a sender's write on the object as read (ownership, decisions), with the informers' view. */
+  private writeGuard(sender: K8sCommandSender, command: K8sCommandV1): WriteGuard {
+    const lookup = (kind: string, namespace: string, name: string) =>
+      this.informers?.get(kind, namespace, name) as Record<string, unknown> | undefined;
+    return { sender, check: (view) => writeRefusal(sender, command, view, lookup) };
   }
 
   /** `<root>.k8s.resync`, beside the resource subjects' root (sandboxes use their own). */
@@ -424,6 +458,9 @@ export class Gateway {
     // A failed Event is not reported with another Event.
     if (target.kind === 'Event' || command.command === 'record-event' || this.absentTargets.has(outcome))
       return;
+    // A refused command about an object rolepolicy does not own (a ConfigMap anywhere) leaves no trace
+    // there: the log line and the metric tell the operator; an Event would let a sender write into any namespace.
+    if (outcome.kind === 'refused' && target.apiVersion !== `${GROUP}/${VERSION}`) return;
     const event = {
       metadata: { generateName: `${target.name}.` },
       involvedObject: {
@@ -433,7 +470,12 @@ export class Gateway {
         namespace: target.namespace,
         ...(target.uid ? { uid: target.uid } : {}),
       },
-      reason: outcome.kind === 'stale' ? 'CommandStale' : 'CommandRejected',
+      reason:
+        outcome.kind === 'stale'
+          ? 'CommandStale'
+          : outcome.kind === 'refused'
+            ? 'CommandRefused'
+            : 'CommandRejected',
       message: `${command.command}: ${describeOutcome(outcome)}`.slice(0, 1024),
       type: 'Warning',
       source: { component: 'rolepolicy-k8s-gateway' },

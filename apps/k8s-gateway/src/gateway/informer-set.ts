@@ -212,6 +212,13 @@ export class InformerSet {
     return r.informer.get(name, namespace)?.metadata?.uid === uid;
   }
 
+  /** The object of a watched kind as the informer's cache has it now (undefined: not there, or not known). */
+  get(kind: string, namespace: string, name: string): KubernetesObject | undefined {
+    const r = this.running.find((x) => x.kind.kind === kind);
+    if (r === undefined || !r.listed) return undefined;
+    return r.informer.get(name, namespace);
+  }
+
   /**
    * Whether a rolepolicy.io object in `namespace` names Secret `name`, as the informers' caches have it now
    * (the index follows every informer event, so a policy created a moment ago already counts).

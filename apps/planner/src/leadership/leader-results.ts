@@ -27,6 +27,8 @@ export class LeaderResults {
     const server = new JetStreamServer({
       connection: this.nats,
       topology: { streams: [], consumers: SPINE_CONSUMERS.planner },
+      // The k8s-gateway creates the durable (ADR 0022); the planner binds to it.
+      topologyAccess: 'bind',
       contracts: SPINE_CONTRACTS,
       deadLetterSubject: (subject) => deadLetterSubject(subject),
       ...(this.observe ? { observe: this.observe } : {}),

@@ -134,15 +134,16 @@ beforeAll(async () => {
   const kc = emulator.kubeConfig(NS);
   custom = kc.makeApiClient(CustomObjectsApi);
   core = kc.makeApiClient(CoreV1Api);
-  await start(inspectorService);
-  await start(executorService);
-  plannerUrl = await start(plannerService, {});
+  // The gateway first: it creates the NATS topology the other services bind to (ADR 0022).
   await start(k8sGatewayService, {
     KUBECONFIG: emulator.kubeconfigPath,
     LEASE_NAMESPACE: NS,
     LEASE_RETRY_MS: '250',
     WATCH_NAMESPACE: '',
   });
+  await start(inspectorService);
+  await start(executorService);
+  plannerUrl = await start(plannerService, {});
   await core.createNamespacedSecret({
     namespace: NS,
     body: {

@@ -836,6 +836,7 @@ export class Reconciler {
    */
   private async recordEvent({ regarding, event }: PlanEvent, policy: PostgresPolicy): Promise<void> {
     await recordEvent(this.deps.publisher, regarding, event, {
+      sender: 'planner',
       orderingKey: policyOrderingKey(policy.metadata.namespace, policy.metadata.name),
       onError: (error) =>
         this.deps.log.warn(
@@ -869,7 +870,7 @@ export class Reconciler {
     try {
       await this.deps.publisher.publish(
         k8sCommandContract,
-        k8sCommandSubject(command.command),
+        k8sCommandSubject('planner', command.command),
         full,
         idempotencyKey,
       );

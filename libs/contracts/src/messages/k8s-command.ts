@@ -1,5 +1,6 @@
-// `rp.k8s.cmd.<command>`: a write other services ask the k8s-gateway to make on the Kubernetes API.
-// The gateway applies it with optimistic concurrency; the idempotency key makes redelivery harmless.
+// `rp.k8s.cmd.<sender>.<command>`: a write other services ask the k8s-gateway to make on the Kubernetes API.
+// The gateway authorises it for the sender its subject names (ADR 0022) and applies it with optimistic
+// concurrency; the idempotency key makes redelivery harmless.
 import { Type, type Static } from '@sinclair/typebox';
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';

@@ -1,10 +1,10 @@
 // Kubernetes Events from any service, in one line: `await recordEvent(publisher, ref, { type, reason,
-// message, action, component })`. The Event travels as a `record-event` command to the k8s-gateway,
+// message, action, component }, { sender })`. The Event travels as a `record-event` command to the k8s-gateway,
 // the only API writer, which creates or counts up the core/v1 Event. Best effort, like client-go's
 // recorder: a failed publish is reported in the result, never thrown into the caller's work.
 import { randomUUID } from 'node:crypto';
 import { redactSecrets } from '../redact.js';
-import { k8sCommandSubject } from '../subjects.js';
+import { k8sCommandSubject, type K8sCommandSender } from '../subjects.js';
 import type { JetStreamPublisher } from '../transport/publisher.js';
 import { k8sCommandContract, type K8sCommandV1, type KubeEventBody } from './k8s-command.js';
 
@@ -48,19 +48,23 @@ export function recordEventCommand(
 /**
  * Records a Kubernetes Event about `regarding` through the gateway. Resolves true once the command is
  * stored in the stream, false when it could not be published (the reason goes to `onError`).
- * @example await recordEvent(publisher, planRef, { type: 'Normal', reason: 'PlanApplied', message: 'applied 3 statements', action: 'Apply', component: 'rolepolicy-planner' })
+ * @example await recordEvent(publisher, planRef, { type: 'Normal', reason: 'PlanApplied', message: 'applied 3 statements', action: 'Apply', component: 'rolepolicy-planner' }, { sender: 'planner' })
  */
 export async function recordEvent(
   publisher: Pick<JetStreamPublisher, 'publish'>,
   regarding: EventRegarding,
   event: KubeEventBody,
-  options: Pick<EventCommandOptions, 'orderingKey'> & { readonly onError?: (error: Error) => void } = {},
+  options: Pick<EventCommandOptions, 'orderingKey'> & {
+    /** The service sending it: the command goes on that service's own subject (ADR 0022). */
+    readonly sender: K8sCommandSender;
+    readonly onError?: (error: Error) => void;
+  },
 ): Promise<boolean> {
   const command = recordEventCommand(regarding, event, options);
   try {
     await publisher.publish(
       k8sCommandContract,
-      k8sCommandSubject('record-event'),
+      k8sCommandSubject(options.sender, 'record-event'),
       command,
       command.idempotencyKey,
     );

@@ -13,7 +13,7 @@ import { lastValueFrom } from 'rxjs';
 import { decodePayload, encodePayload, type MessageContract } from '../contract.js';
 import { deadLetterContract, type DeadLetterV1 } from '../messages/dead-letter.js';
 import { patternsOverlap, subjectMatches } from '../subject-match.js';
-import { ensureTopology } from '../ensure-topology.js';
+import { bindTopology, ensureTopology } from '../ensure-topology.js';
 import type { ConsumerDefinition, Topology } from '../topology.js';
 import { DEFAULT_BACKOFF, nakDelayMs, type BackoffPolicy } from './backoff.js';
 import { JetStreamContext } from './jetstream.context.js';
@@ -32,6 +32,11 @@ export type JetStreamServerOptions = {
   readonly connection: NatsConnection;
   /** Streams and candidate consumers; all are ensured at start, consumers run only if a handler needs them. */
   readonly topology: Topology;
+  /**
+   * `ensure` (default): create or update the topology (the topology owner, and test sandboxes). `bind`: wait
+   * until it exists and create nothing (every service but the owner, ADR 0022).
+   */
+  readonly topologyAccess?: 'ensure' | 'bind';
   /** Payload contracts; a message on a subject without a contract is dead-lettered. */
   readonly contracts: readonly MessageContract[];
   /** Where a message goes when it is refused or its redeliveries run out. */
@@ -111,7 +116,10 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
   }
 
   private async start(): Promise<void> {
-    await ensureTopology(await jetstreamManager(this.options.connection), this.options.topology);
+    const jsm = await jetstreamManager(this.options.connection);
+    if (this.options.topologyAccess === 'bind')
+      await bindTopology(jsm, this.options.topology, { waiting: (message) => this.logger.warn(message) });
+    else await ensureTopology(jsm, this.options.topology);
     for (const def of this.activeConsumers()) {
       const slots = slotsFor(this.options.concurrency, def.durable);
       this.logger.log(`pulling ${def.stream}/${def.durable} (${def.filterSubject}), ${slots} at once`);
