@@ -7,7 +7,9 @@ import {
   type K8sCommandSender,
   type K8sCommandV1,
 } from '@rolepolicy/contracts';
+import { scopedPlanName } from '@rolepolicy/policy';
 import { REQUEST_FINALIZER } from '../../../access-scheduler/src/lifecycle/request-types.js';
+import { TARGET_FINALIZER } from '../../../access-scheduler/src/lifecycle/target-guard.js';
 import { AUTO_APPROVER } from '../../../planner/src/lifecycle/approval.js';
 import {
   COMMAND_TABLE,
@@ -110,6 +112,7 @@ describe('the authorisation table', () => {
 
   it('the scheduler finalizers are the ones the access-scheduler sets', () => {
     expect(SCHEDULER_FINALIZERS.EphemeralAccessRequest).toBe(REQUEST_FINALIZER);
+    expect(SCHEDULER_FINALIZERS.PostgresPolicy).toBe(TARGET_FINALIZER);
   });
 });
 
@@ -299,5 +302,59 @@ describe('writes judged on the object as it is', () => {
         policy({}),
       ),
     ).toBeUndefined();
+  });
+});
+
+describe('plans squatting a scoped plan name (ADR 0020)', () => {
+  const hash = `sha256:${'ab'.repeat(32)}`;
+  const request = {
+    metadata: { name: 'alice-ro', uid: '6f1c2d3e-0000' },
+    status: { resolvedAccess: { bundleHash: hash } },
+  };
+  const lookup: ObjectLookup = (kind, namespace, name) =>
+    kind === 'EphemeralAccessRequest' && namespace === NS && name === 'alice-ro' ? request : undefined;
+  const squatter = (name: string) => ({
+    metadata: { name, ownerReferences: [owner('PostgresPolicy', 'pol-uid')] },
+    spec: {},
+  });
+  const del = (name: string) => ({
+    ...commandFor('delete-resource', 'PostgresPolicyPlan', 'access-scheduler'),
+    target: target('PostgresPolicyPlan', name),
+  });
+
+  it('the access-scheduler may delete a plan holding one of an existing request scoped plan names', () => {
+    const name = scopedPlanName({ name: 'alice-ro', uid: '6f1c2d3e-0000' }, 'Revoke', hash);
+    expect(writeRefusal('access-scheduler', del(name), { current: squatter(name) }, lookup)).toBeUndefined();
+  });
+
+  it.each([
+    ['a durable plan of another name', 'alice-ro-plan-1'],
+    [
+      'the name of another bundle',
+      scopedPlanName({ name: 'alice-ro', uid: '6f1c2d3e' }, 'Revoke', `sha256:${'cd'.repeat(32)}`),
+    ],
+    [
+      'the name of another request uid',
+      scopedPlanName({ name: 'alice-ro', uid: '99999999' }, 'Activate', hash),
+    ],
+    [
+      'the name of a request that does not exist',
+      scopedPlanName({ name: 'bob', uid: '6f1c2d3e' }, 'Activate', hash),
+    ],
+  ])('but not %s', (_label, name) => {
+    expect(writeRefusal('access-scheduler', del(name), { current: squatter(name) }, lookup)).toMatch(
+      /scoped plan/,
+    );
+  });
+
+  it('nor may the executor or the planner send that delete (the planner deletes only its own plans)', () => {
+    const name = scopedPlanName({ name: 'alice-ro', uid: '6f1c2d3e-0000' }, 'Activate', hash);
+    expect(commandRefusal('executor', del(name))).toMatch(/may not send delete-resource/);
+    expect(writeRefusal('planner', del(name), { current: squatter(name) }, lookup)).toBeUndefined();
+    const scoped = {
+      metadata: { name, ownerReferences: [owner('EphemeralAccessRequest')] },
+      spec: { scope: {} },
+    };
+    expect(writeRefusal('planner', del(name), { current: scoped }, lookup)).toMatch(/durable or candidate/);
   });
 });

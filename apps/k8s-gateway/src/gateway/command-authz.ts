@@ -1,6 +1,7 @@
 // Which commands each sender may have the gateway write (ADR 0022), as pure checks: the sender comes from
 // the subject, never from the payload. Refusal messages name kinds, fields and rules, never values.
 import { GROUP, VERSION } from '@rolepolicy/kube';
+import { scopedPlanName, type ScopeOperation } from '@rolepolicy/policy';
 import type { K8sCommandSender, K8sCommandToken, K8sCommandV1 } from '@rolepolicy/contracts';
 import { AUTO_APPROVER, executionGate } from '../../../planner/src/lifecycle/approval.js';
 import { AUTO_APPROVED_REASON } from '../../../planner/src/lifecycle/plan-builder.js';
@@ -11,10 +12,14 @@ type Json = { readonly [key: string]: unknown };
 /** The rolepolicy.io API version every custom kind is written with. */
 const API_VERSION = `${GROUP}/${VERSION}`;
 
-/** The access-scheduler's finalizers (apps/access-scheduler: REQUEST_FINALIZER, ACCESS_POLICY_FINALIZER). */
+/**
+ * The access-scheduler's finalizers (apps/access-scheduler: REQUEST_FINALIZER, ACCESS_POLICY_FINALIZER,
+ * TARGET_FINALIZER: a target PostgresPolicy stays until the access it holds is revoked, ADR 0020).
+ */
 export const SCHEDULER_FINALIZERS = {
   EphemeralAccessRequest: 'rolepolicy.io/ephemeral-access',
   EphemeralAccessPolicy: 'rolepolicy.io/ephemeral-access-policy',
+  PostgresPolicy: 'rolepolicy.io/ephemeral-access-target',
 } as const;
 
 /**
@@ -37,13 +42,14 @@ export const COMMAND_TABLE: Readonly<
   executor: {
     'patch-status': ['PostgresPolicyPlan'],
   },
-  // Request and access-policy status and finalizers, its scoped plans, deleting the requests of a deleted
-  // access policy, and Events about those objects.
+  // Request and access-policy status and finalizers, the target policy's finalizer while it holds access,
+  // its scoped plans, deleting the requests of a deleted access policy and plans squatting its scoped plan
+  // names (ADR 0020), and Events about those objects.
   'access-scheduler': {
     'apply-resource': ['PostgresPolicyPlan'],
     'patch-status': ['EphemeralAccessRequest', 'EphemeralAccessPolicy', 'PostgresPolicyPlan'],
-    'set-finalizer': ['EphemeralAccessRequest', 'EphemeralAccessPolicy'],
-    'delete-resource': ['EphemeralAccessRequest'],
+    'set-finalizer': ['EphemeralAccessRequest', 'EphemeralAccessPolicy', 'PostgresPolicy'],
+    'delete-resource': ['EphemeralAccessRequest', 'PostgresPolicyPlan'],
     'record-event': ['EphemeralAccessRequest', 'EphemeralAccessPolicy', 'PostgresPolicyPlan'],
   },
 };
@@ -55,6 +61,7 @@ export const FINALIZERS: Readonly<Record<K8sCommandSender, Readonly<Record<strin
   'access-scheduler': {
     EphemeralAccessRequest: [SCHEDULER_FINALIZERS.EphemeralAccessRequest],
     EphemeralAccessPolicy: [SCHEDULER_FINALIZERS.EphemeralAccessPolicy],
+    PostgresPolicy: [SCHEDULER_FINALIZERS.PostgresPolicy],
   },
 };
 
@@ -235,6 +242,35 @@ function autoApprovable(plan: unknown, namespace: string, lookup: ObjectLookup):
   return executionGate(specOf(policy) as unknown as PostgresPolicySpec) === 'auto';
 }
 
+const SCOPED_NAME = /^(.+)-[a-z0-9]{1,8}-(activate|revoke)-[0-9a-f]{12}$/;
+
+/**
+ * True when `plan` holds the name of one of an existing request's scoped plans (for its recorded bundle)
+ * without being the scheduler's: the access-scheduler deletes such a squatter instead of obeying it (ADR
+ * 0020). Names are recomputed from the request the gateway's informers hold, so no other plan qualifies.
+ */
+function squatsScopedName(
+  sender: K8sCommandSender,
+  plan: Json,
+  namespace: string,
+  lookup: ObjectLookup,
+): boolean {
+  if (sender !== 'access-scheduler') return false;
+  const meta = isObject(plan['metadata']) ? plan['metadata'] : {};
+  const name = typeof meta['name'] === 'string' ? meta['name'] : '';
+  const match = SCOPED_NAME.exec(name);
+  if (match === null) return false;
+  const request = lookup('EphemeralAccessRequest', namespace, match[1]!);
+  const requestMeta = isObject(request) && isObject(request['metadata']) ? request['metadata'] : {};
+  const status = isObject(request) && isObject(request['status']) ? request['status'] : {};
+  const resolved = isObject(status['resolvedAccess']) ? status['resolvedAccess'] : {};
+  const uid = requestMeta['uid'];
+  const hash = resolved['bundleHash'];
+  if (typeof uid !== 'string' || typeof hash !== 'string') return false;
+  const operation: ScopeOperation = match[2] === 'activate' ? 'Activate' : 'Revoke';
+  return scopedPlanName({ name: match[1]!, uid }, operation, hash) === name;
+}
+
 /**
  * Why the write may not go ahead on the object as it is, or undefined. Ownership: a sender changes only the
  * plans and ConfigMaps it owns. Decisions: nobody changes a recorded decision or records one, except the
@@ -254,7 +290,12 @@ export function writeRefusal(
       return `ConfigMap ${target.namespace}/${target.name} is not controlled by a rolepolicy.io object`;
     return undefined;
   }
-  if (target.kind === 'PostgresPolicyPlan' && current !== undefined && !ownsPlan(sender, current))
+  if (
+    target.kind === 'PostgresPolicyPlan' &&
+    current !== undefined &&
+    !ownsPlan(sender, current) &&
+    !(command.command === 'delete-resource' && squatsScopedName(sender, current, target.namespace, lookup))
+  )
     return `the ${sender} writes only ${PLAN_OWNERSHIP[sender]}`;
   if (!('nextStatus' in view)) return undefined;
   const before = decisionOf(current?.['status']);
