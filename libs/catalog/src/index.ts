@@ -18,6 +18,7 @@ export {
   type ConditionalInspectionOptions,
 } from './fingerprint.js';
 export {
+  connectionSecrets,
   openConnection,
   quoteIdentifier,
   SET_ROLE_PATTERN,
@@ -36,7 +37,7 @@ export {
   type ExecutableStatement,
   type LockedDecision,
 } from './execute.js';
-export { DatabaseError, REDACTED, redactError, redactText, SafeError } from './redaction.js';
+export { DatabaseError, REDACTED, redactError, redactText, SafeError, type Secret } from './redaction.js';
 export { canonicalConfigValue, parseRoleConfig, splitGucList } from './role-config.js';
 export type { PgCatalog } from './pg-catalog.tables.js';
 export { renderQuerySnapshots } from './query-snapshots.js';

@@ -695,7 +695,7 @@ export class Reconciler {
     }
     if (!result.ok) {
       this.converged.forget(key);
-      return { kind: 'failed', error: inspectFailure(result.error) };
+      return { kind: 'failed', error: inspectFailure(result.error, prepared.connection) };
     }
     if ('unchanged' in result) {
       const reused =
