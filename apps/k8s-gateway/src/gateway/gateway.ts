@@ -204,7 +204,11 @@ export class Gateway {
       readSubject: this.wiring.secretReadSubject,
       generateSubject: this.wiring.secretGenerateSubject,
       queue: SECRET_RESPONDER_QUEUE,
-      store: apiSecretStore(this.kc, (ns, name) => informers.isReferenced(ns, name)),
+      store: apiSecretStore(
+        this.kc,
+        (ns, name) => informers.isReferenced(ns, name),
+        this.config.SECRET_READ_POLICY,
+      ),
       log: this.log,
     });
     this.resyncResponder = this.nats.subscribe(this.resyncRequestSubject(), {

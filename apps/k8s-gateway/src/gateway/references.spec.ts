@@ -1,5 +1,10 @@
 // The gateway publishes only the Secrets and ConfigMaps that rolepolicy.io objects name or own.
-import { ownedByRolepolicy, referencedSecretNames, SecretReferenceIndex } from './references.js';
+import {
+  ownedByRolepolicy,
+  referencedSecretNames,
+  secretReadVerdict,
+  SecretReferenceIndex,
+} from './references.js';
 
 test('connection secretRef, params Secret references and generated password Secrets are referenced', () => {
   const policy = {
@@ -83,5 +88,42 @@ describe('SecretReferenceIndex', () => {
       const expected = new Set([...live.values()].flatMap((o) => [...referencedSecretNames(o)]));
       for (const name of names) expect(index.has('ns', name)).toBe(expected.has(name));
     }
+  });
+});
+
+describe('secretReadVerdict: which Secrets the gateway hands out (SECRET_READ_POLICY, ADR 0018)', () => {
+  const named = (_ns: string, name: string): boolean => name === 'conn';
+  const plain = { metadata: { name: 'conn' } };
+  const labelled = { metadata: { name: 'conn', labels: { 'rolepolicy.io/readable': 'true' } } };
+  const owned = {
+    metadata: { name: 'gen', ownerReferences: [{ apiVersion: 'rolepolicy.io/v1alpha1', uid: 'u' }] },
+  };
+
+  test('referenced: any Secret a rolepolicy.io object names, labelled or not', () => {
+    expect(secretReadVerdict('referenced', 'team', 'conn', plain, named)).toEqual({ ok: true });
+    expect(secretReadVerdict('referenced', 'team', 'other', plain, named)).toMatchObject({
+      ok: false,
+      reason: 'NotReferenced',
+    });
+  });
+
+  test('labelled: a named Secret without the label is refused naming the Secret, the label and the rule', () => {
+    expect(secretReadVerdict('labelled', 'team', 'conn', plain, named)).toEqual({
+      ok: false,
+      reason: 'NotLabelled',
+      message:
+        'Secret team/conn is not labelled rolepolicy.io/readable: "true"; this installation reads only ' +
+        'Secrets labelled for rolepolicy (SECRET_READ_POLICY=labelled): label the Secret to let rolepolicy use it',
+    });
+    expect(secretReadVerdict('labelled', 'team', 'conn', labelled, named)).toEqual({ ok: true });
+    const wrongValue = { metadata: { labels: { 'rolepolicy.io/readable': 'yes' } } };
+    expect(secretReadVerdict('labelled', 'team', 'conn', wrongValue, named).ok).toBe(false);
+  });
+
+  test('labelled: the label does not make an unnamed Secret readable; Secrets rolepolicy owns need no label', () => {
+    expect(secretReadVerdict('labelled', 'team', 'other', labelled, named)).toMatchObject({
+      reason: 'NotReferenced',
+    });
+    expect(secretReadVerdict('labelled', 'team', 'gen', owned, named)).toEqual({ ok: true });
   });
 });

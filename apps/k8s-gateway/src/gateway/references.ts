@@ -2,6 +2,8 @@
 // and password Secrets) and those a rolepolicy.io object owns (plan SQL ConfigMaps, generated Secrets).
 // Pure: the informer set asks these questions of its caches.
 
+import type { SecretReadVerdict, StoredSecret } from '@rolepolicy/contracts';
+
 type Json = { readonly [key: string]: unknown };
 
 function isObject(value: unknown): value is Json {
@@ -92,4 +94,46 @@ export class SecretReferenceIndex {
     if (count <= 0) this.counts.delete(key);
     else this.counts.set(key, count);
   }
+}
+
+/**
+ * Which Secrets the controller may read (SECRET_READ_POLICY, ADR 0018): `referenced` (any Secret a
+ * rolepolicy.io object names, so anyone who may create one may make the controller read it) or `labelled`
+ * (only those that also carry {@link READABLE_LABEL}: the Secret's writer consents).
+ */
+export type SecretReadPolicy = 'referenced' | 'labelled';
+
+/** The label that admits a Secret under `SECRET_READ_POLICY=labelled`. */
+export const READABLE_LABEL = { key: 'rolepolicy.io/readable', value: 'true' } as const;
+
+/**
+ * The read rule: a Secret rolepolicy.io owns (generated passwords) is always readable; any other must be named
+ * by a rolepolicy.io object and, under `labelled`, carry the label. Messages name the Secret and the rule only.
+ */
+export function secretReadVerdict(
+  policy: SecretReadPolicy,
+  namespace: string,
+  name: string,
+  secret: StoredSecret,
+  referenced: (namespace: string, name: string) => boolean,
+): SecretReadVerdict {
+  if (ownedByRolepolicy(secret)) return { ok: true };
+  if (!referenced(namespace, name)) {
+    return {
+      ok: false,
+      reason: 'NotReferenced',
+      message: `Secret ${namespace}/${name} is neither named nor owned by a rolepolicy.io object`,
+    };
+  }
+  if (policy === 'labelled' && secret.metadata?.labels?.[READABLE_LABEL.key] !== READABLE_LABEL.value) {
+    return {
+      ok: false,
+      reason: 'NotLabelled',
+      message:
+        `Secret ${namespace}/${name} is not labelled ${READABLE_LABEL.key}: "${READABLE_LABEL.value}"; this ` +
+        `installation reads only Secrets labelled for rolepolicy (SECRET_READ_POLICY=labelled): ` +
+        `label the Secret to let rolepolicy use it`,
+    };
+  }
+  return { ok: true };
 }

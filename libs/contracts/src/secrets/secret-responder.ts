@@ -30,6 +30,7 @@ export interface StoredSecret {
     readonly name?: string;
     readonly uid?: string;
     readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>> | null;
     readonly ownerReferences?: readonly { readonly uid?: string; readonly controller?: boolean }[];
   } | null;
   readonly data?: Readonly<Record<string, string>> | null;
@@ -50,13 +51,21 @@ export class StoreUnavailableError extends Error {
 export interface SecretStore {
   /** The Secret now, or undefined when the API does not have it. */
   read(namespace: string, name: string): Promise<StoredSecret | undefined>;
-  /** Whether a rolepolicy.io object names or owns this Secret (nothing else may be read). */
-  mayRead(namespace: string, name: string, secret: StoredSecret): boolean;
+  /**
+   * Whether this Secret may be read: a rolepolicy.io object names or owns it, and the installation's rule
+   * (SECRET_READ_POLICY, ADR 0018) admits it. A refusal names the Secret and the rule, never a value.
+   */
+  mayRead(namespace: string, name: string, secret: StoredSecret): SecretReadVerdict;
   /** `spec.connection.params.password` of a PostgresPolicy when it is a literal string. */
   literalPassword(namespace: string, policy: string): Promise<string | undefined>;
   /** Creates the Secret unless it exists; either way returns the one the API now has. */
   createIfAbsent(secret: NewSecret): Promise<{ created: boolean; uid: string; resourceVersion: string }>;
 }
+
+/** Whether a Secret may be read, or the refusal to answer with. */
+export type SecretReadVerdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: 'NotReferenced' | 'NotLabelled'; readonly message: string };
 
 /** Options of {@link serveSecretAccess}. */
 export interface SecretResponderOptions {
@@ -149,13 +158,9 @@ async function answerRead(msg: Msg, options: SecretResponderOptions): Promise<vo
         missing.push(name);
         continue;
       }
-      if (!options.store.mayRead(namespace, name, secret)) {
-        respond(
-          refusal(
-            'NotReferenced',
-            `Secret ${namespace}/${name} is neither named nor owned by a rolepolicy.io object`,
-          ),
-        );
+      const verdict = options.store.mayRead(namespace, name, secret);
+      if (!verdict.ok) {
+        respond(refusal(verdict.reason, verdict.message));
         return;
       }
       secrets.push({
