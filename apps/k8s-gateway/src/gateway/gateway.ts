@@ -208,6 +208,7 @@ export class Gateway {
         this.kc,
         (ns, name) => informers.isReferenced(ns, name),
         this.config.SECRET_READ_POLICY,
+        (ns, name) => informers.referencedKeys(ns, name),
       ),
       log: this.log,
     });

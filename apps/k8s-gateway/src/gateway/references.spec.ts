@@ -2,6 +2,7 @@
 import {
   ownedByRolepolicy,
   referencedSecretNames,
+  referencedSecrets,
   secretReadVerdict,
   SecretReferenceIndex,
 } from './references.js';
@@ -24,6 +25,51 @@ test('connection secretRef, params Secret references and generated password Secr
     },
   };
   expect([...referencedSecretNames(policy)].sort()).toEqual(['app-pw', 'conn', 'pw', 'svc-gen', 'user']);
+});
+
+test('each reference reads the keys it names; a reference that names none reads every key (row 11)', () => {
+  const keys = (object: unknown) =>
+    Object.fromEntries(
+      [...referencedSecrets(object)].map(([name, k]) => [name, k === 'all' ? 'all' : [...k].sort()]),
+    );
+  expect(
+    keys({
+      spec: {
+        connection: {
+          params: { hostSecret: { name: 'db', key: 'host' }, portSecret: { name: 'db', key: 'port' } },
+        },
+        roles: [
+          { name: 'a', password: { secretRef: { name: 'pw' }, secretKey: 'a-key' } },
+          { name: 'b', password: { secretRef: { name: 'pw-default' } } },
+          { name: 'c', password: { generate: { secretName: 'gen' } } },
+        ],
+      },
+    }),
+  ).toEqual({ db: ['host', 'port'], pw: ['a-key'], 'pw-default': 'all', gen: 'all' });
+  expect(keys({ spec: { connection: { secretRef: { name: 'url' } } } })).toEqual({ url: ['DATABASE_URL'] });
+  expect(keys({ spec: { connection: { secretRef: { name: 'url' }, secretKey: 'URI' } } })).toEqual({
+    url: ['URI'],
+  });
+  expect(keys({ spec: { target: { connectionRef: { secretName: 'preview', key: 'DSN' } } } })).toEqual({
+    preview: ['DSN'],
+  });
+});
+
+test('the index answers the union of the keys every object naming a Secret reads', () => {
+  const index = new SecretReferenceIndex();
+  const host = { spec: { connection: { params: { hostSecret: { name: 'db', key: 'host' } } } } };
+  const port = { spec: { connection: { params: { portSecret: { name: 'db', key: 'port' } } } } };
+  index.set('policy/ns/a', 'ns', host);
+  expect(index.keysOf('ns', 'db')).toEqual(new Set(['host']));
+  index.set('policy/ns/b', 'ns', port);
+  expect(index.keysOf('ns', 'db')).toEqual(new Set(['host', 'port']));
+  index.remove('policy/ns/a');
+  expect(index.keysOf('ns', 'db')).toEqual(new Set(['port']));
+  expect(index.keysOf('ns', 'nobody')).toEqual(new Set());
+  const named = (_ns: string, name: string): boolean => index.has('ns', name);
+  expect(
+    secretReadVerdict('referenced', 'ns', 'db', {}, named, (ns, name) => index.keysOf(ns, name)),
+  ).toEqual({ ok: true, keys: ['port'] });
 });
 
 test('an object without spec references nothing', () => {

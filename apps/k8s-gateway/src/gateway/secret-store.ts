@@ -15,7 +15,7 @@ import {
   type StoredSecret,
 } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
-import { secretReadVerdict, type SecretReadPolicy } from './references.js';
+import { secretReadVerdict, type SecretKeys, type SecretReadPolicy } from './references.js';
 
 /** Whether some rolepolicy.io object in `namespace` names Secret `name` (the informers' view). */
 export type ReferenceCheck = (namespace: string, name: string) => boolean;
@@ -37,6 +37,8 @@ export function apiSecretStore(
   kc: KubeConfig,
   referenced: ReferenceCheck,
   policy: SecretReadPolicy = 'referenced',
+  /** The keys the references read (the informers' view); answers carry only those. */
+  keysOf: (namespace: string, name: string) => SecretKeys = () => 'all',
 ): SecretStore {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -50,7 +52,8 @@ export function apiSecretStore(
   };
   return {
     read: async (namespace, name) => (await read(namespace, name)) as StoredSecret | undefined,
-    mayRead: (namespace, name, secret) => secretReadVerdict(policy, namespace, name, secret, referenced),
+    mayRead: (namespace, name, secret) =>
+      secretReadVerdict(policy, namespace, name, secret, referenced, keysOf),
     literalPassword: async (namespace, policy) => {
       let object: { spec?: { connection?: { params?: { password?: unknown } } } };
       try {

@@ -64,7 +64,8 @@ export interface SecretStore {
 
 /** Whether a Secret may be read, or the refusal to answer with. */
 export type SecretReadVerdict =
-  | { readonly ok: true }
+  /** `keys`: the only keys to answer (absent: every key, e.g. a Secret rolepolicy owns). */
+  | { readonly ok: true; readonly keys?: readonly string[] }
   | { readonly ok: false; readonly reason: 'NotReferenced' | 'NotLabelled'; readonly message: string };
 
 /** Options of {@link serveSecretAccess}. */
@@ -109,6 +110,11 @@ function utf8Data(secret: StoredSecret): Record<string, string> {
   for (const [k, v] of Object.entries(secret.stringData ?? {}))
     data[k] = Buffer.from(v, 'utf8').toString('base64');
   return data;
+}
+
+function onlyKeys(data: Record<string, string>, keys: readonly string[] | undefined): Record<string, string> {
+  if (keys === undefined) return data;
+  return Object.fromEntries(Object.entries(data).filter(([key]) => keys.includes(key)));
 }
 
 /** Subscribes both subjects and answers until stopped. */
@@ -168,7 +174,7 @@ async function answerRead(msg: Msg, options: SecretResponderOptions): Promise<vo
         uid: secret.metadata?.uid ?? '',
         resourceVersion: secret.metadata?.resourceVersion ?? '',
         ...controllerOf(secret),
-        data: utf8Data(secret),
+        data: onlyKeys(utf8Data(secret), verdict.keys),
       });
     }
     const literalPassword =
