@@ -250,8 +250,9 @@ test('a target preview binds the second database and can never execute on the pa
   });
   const candidate = await planned('preview-add');
   const plan = await planOf(candidate);
-  expect(plan.spec.managedDatabaseIdentity).toContain(second.database);
-  expect(plan.spec.managedDatabaseIdentity).not.toContain(db.database);
+  // Both connections are URL Secrets: the identity names the preview's Secret, never a database (ADR 0018).
+  expect(plan.spec.managedDatabaseIdentity).toContain(`"${second.secretName}"`);
+  expect(plan.spec.managedDatabaseIdentity).not.toContain(second.database);
   expect(plan.status?.targetLogicalFingerprint).not.toBe(parentPlanFingerprint);
   expect(condition(candidate.status?.conditions, 'Ready')?.message).toContain('never execute');
   // Approved and merged, the preview plan still never runs: the policy plans (and waits) on its own.

@@ -145,7 +145,8 @@ test('database grants: admission refuses one without a name; one naming another 
   await waitLastError(
     k,
     'invalid-database-target-policy',
-    `does not match connected database "${db.database}"`,
+    // The connected database's name came from the connection Secret: named by Secret and key (ADR 0018).
+    `does not match connected database "[Secret "${CONNECTION}" key "DATABASE_URL"]"`,
   );
 });
 

@@ -165,6 +165,13 @@ describe('fleet overlays', () => {
     expect(envValue(container('deploy/overlays/large', 'executor'), 'EXECUTOR_CONCURRENCY')).toBe('8');
   });
 
+  it('large: the gateway reads only Secrets labelled for rolepolicy; small keeps the default (ADR 0018)', () => {
+    expect(envValue(container('deploy/overlays/large', 'k8s-gateway'), 'SECRET_READ_POLICY')).toBe(
+      'labelled',
+    );
+    expect(envValue(container('deploy/overlays/small', 'k8s-gateway'), 'SECRET_READ_POLICY')).toBeUndefined();
+  });
+
   it("large: the ScaledObject watches the executors' durable consumer; lag threshold = 2 x concurrency", async () => {
     const { SPINE_CONSUMERS } = await import('@rolepolicy/contracts');
     const consumer = SPINE_CONSUMERS.executor[0];

@@ -1,5 +1,5 @@
 // Inspection failures are sorted into transient (retry) and permanent, and their messages lose every secret.
-import { DatabaseError, DatabaseTargetError } from '@rolepolicy/catalog';
+import { connectionSecrets, DatabaseError, DatabaseTargetError } from '@rolepolicy/catalog';
 import { classifyError, isTransientCode } from './classify-error.js';
 
 describe('inspection errors are classified', () => {
@@ -47,5 +47,42 @@ describe('inspection errors are classified', () => {
     const classified = classifyError(error, ['Hunter2-x']);
     expect(classified).toEqual({ class: 'permanent', code: '28P01', message: expect.any(String) });
     expect(classified.message).not.toContain('Hunter2-x');
+  });
+
+  it('connection parts read from a Secret are replaced by their Secret and key (ADR 0018)', () => {
+    const secrets = connectionSecrets({
+      params: { host: 'pg.victim.internal', port: 6432, dbname: 'payroll', username: 'hr_admin' },
+      secretSources: [
+        { part: 'host', secret: 'victim', key: 'host' },
+        { part: 'dbname', secret: 'victim', key: 'db' },
+        { part: 'username', secret: 'victim', key: 'user' },
+      ],
+    });
+    const cases: [Error, string][] = [
+      [
+        Object.assign(new Error('getaddrinfo ENOTFOUND pg.victim.internal'), { code: 'ENOTFOUND' }),
+        'getaddrinfo ENOTFOUND [Secret "victim" key "host"]',
+      ],
+      [
+        new DatabaseError('role "hr_admin" does not exist', '28000'),
+        'role "[Secret "victim" key "user"]" does not exist',
+      ],
+      [
+        new DatabaseTargetError('database grant target "x" does not match connected database "payroll"'),
+        'database grant target "x" does not match connected database "[Secret "victim" key "db"]"',
+      ],
+    ];
+    for (const [error, message] of cases) expect(classifyError(error, secrets).message).toBe(message);
+  });
+
+  it('redacts before the message is cut to length, so no prefix of a value survives the cut', () => {
+    const value = 'pg-cut-at-the-limit.victim.internal';
+    const secrets = connectionSecrets({
+      params: { host: value, dbname: 'd' },
+      secretSources: [{ part: 'host', secret: 'victim', key: 'host' }],
+    });
+    const message = classifyError(new Error(`${'x'.repeat(4090)}${value}`), secrets).message;
+    expect(message).toHaveLength(4096);
+    expect(message).not.toContain(value.slice(0, 6));
   });
 });

@@ -1,6 +1,6 @@
 // Sorts an inspection failure into transient (worth retrying: the target is unreachable, overloaded or
 // restarting) or permanent (credentials, missing database, scope errors), with a redacted message.
-import { redactText } from '@rolepolicy/catalog';
+import { redactText, type Secret } from '@rolepolicy/catalog';
 
 /** What the reply's `error` field carries. */
 export type ClassifiedError = {
@@ -42,10 +42,11 @@ function codeOf(error: unknown): string | null {
 }
 
 /**
- * Classifies `error` and redacts its message of `secrets` (and any URL userinfo). Connection timeouts
+ * Classifies `error` and redacts its message of `secrets` (credentials and Secret-sourced connection parts,
+ * ADR 0018; any URL userinfo too) before it is cut to length. Connection timeouts
  * raised by node-postgres carry no code, so a code-less "timeout" message counts as transient.
  */
-export function classifyError(error: unknown, secrets: readonly string[]): ClassifiedError {
+export function classifyError(error: unknown, secrets: readonly Secret[]): ClassifiedError {
   const code = codeOf(error);
   const raw = error instanceof Error ? error.message : String(error);
   const message = redactText(raw.length > 0 ? raw : 'inspection failed', secrets).slice(0, 4096);

@@ -1,11 +1,13 @@
 // The inspector's one job, kept thin: decode the request, run libs/catalog's inspect() on the target's
 // pooled connection, encode the reply (inline, or by object-store reference when large, or a classified error).
 import {
+  connectionSecrets,
   inspect,
   inspectUnlessUnchanged,
   inspectWithReviewFacts,
   withRedaction,
   type ConnectionSpec,
+  type Secret,
 } from '@rolepolicy/catalog';
 import {
   decodePayload,
@@ -65,7 +67,8 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
     });
   }
   const spec: ConnectionSpec = opened.connection;
-  let secrets: readonly string[] = secretsOf(spec);
+  // Before a pool exists (openConnection can refuse the spec itself), then the pool's (tokens too).
+  let secrets: readonly Secret[] = connectionSecrets(spec);
   try {
     return await deps.pools.use(spec, async (connection) => {
       secrets = connection.secrets;
@@ -130,12 +133,6 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
 function reply(payload: InspectReplyV1): InspectAnswer {
   const outcome = payload.status === 'error' ? payload.error.class : payload.status;
   return { bytes: encodePayload(inspectReplyContract, payload), outcome };
-}
-
-/** Secrets of a spec before a pool exists (openConnection can refuse the spec itself). */
-function secretsOf(spec: ConnectionSpec): string[] {
-  if ('url' in spec) return [spec.url];
-  return spec.params.password ? [spec.params.password] : [];
 }
 
 /** Echoes a well-formed requestId from an invalid request so the sender can match the refusal. */

@@ -17,7 +17,7 @@ const CONNECTIONS_PER_TARGET = 2;
  * a changed password yields a new pool, and the stale one ages out.
  */
 function targetKey(spec: ConnectionSpec): string {
-  const shape =
+  const shape: unknown[] =
     'url' in spec
       ? ['url', spec.url, spec.setRole ?? null]
       : [
@@ -31,6 +31,8 @@ function targetKey(spec: ConnectionSpec): string {
           spec.setRole ?? null,
           spec.params.auth ?? null,
         ];
+  // Which parts came from which Secret labels the pool's error messages: another labelling, another pool.
+  shape.push(spec.secretSources ?? null);
   return createHash('sha256').update(JSON.stringify(shape)).digest('hex');
 }
 

@@ -73,6 +73,39 @@ describe('credentials never appear in errors', () => {
   });
 });
 
+describe('connection parts read from a Secret never appear in errors (ADR 0018)', () => {
+  const id = sandboxId();
+  const cases: readonly [string, Record<string, unknown>, string, string][] = [
+    ['user', { host: '127.0.0.1', username: `rp_marker_user_${id}` }, 'username', 'user'],
+    ['database', { host: '127.0.0.1', username: 'postgres' }, 'dbname', 'db'],
+    ['host', { host: `rp-marker-${id}.invalid` }, 'host', 'host'],
+  ];
+  it.each(cases)('unknown %s: the error names the Secret and key', async (_label, params, part, key) => {
+    const full: Record<string, unknown> = {
+      dbname: part === 'dbname' ? `rp_marker_db_${id}` : 'postgres',
+      ...params,
+    };
+    const value = String(full[part]);
+    const spec = {
+      params: full,
+      secretSources: [{ part: part as 'host', secret: 'victim', key }],
+    } as unknown as Parameters<typeof openConnection>[0];
+    const connection = openConnection(spec);
+    let caught: unknown;
+    try {
+      await withRedaction(connection, () => sql`SELECT 1`.execute(connection.db));
+    } catch (error) {
+      caught = error;
+    } finally {
+      await connection.close();
+    }
+    expect(caught).toBeInstanceOf(DatabaseError);
+    const visible = everythingVisible(caught);
+    expect(visible).toContain(`[Secret "victim" key "${key}"]`);
+    expect(visible.toLowerCase()).not.toContain(value.toLowerCase());
+  });
+});
+
 describe('setRole', () => {
   it('runs SET ROLE once on every pooled connection, so current_user is the group role', async () => {
     await runSql(sandbox.url, `CREATE ROLE "${prefix}admin"; GRANT "${prefix}admin" TO postgres;`);

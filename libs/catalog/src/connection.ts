@@ -3,12 +3,13 @@
 
 import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
+import { connectionRedactions, type SecretSource } from '@rolepolicy/policy';
 
 import { authProblem, type WorkloadIdentity } from './identity/workload-identity.js';
 import type { WorkloadAuth } from './identity/token-source.js';
 import type { TargetAddress } from './inspect.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
-import { DatabaseError, redactError, SafeError } from './redaction.js';
+import { DatabaseError, redactError, redactText, SafeError, type Secret } from './redaction.js';
 import {
   oneStatementPerQuery,
   pinSessionSettings,
@@ -49,14 +50,16 @@ export type ConnectionSpec = ({ readonly url: string } | { readonly params: Conn
   readonly lockTimeoutMs?: number;
   readonly maxConnections?: number;
   readonly applicationName?: string;
+  /** The parts read from a Secret: their values are redacted from every error, naming Secret and key. */
+  readonly secretSources?: readonly SecretSource[] | null;
 };
 
 /** An open pool: the Kysely handle, where it points, and the secrets its errors must never show. */
 export interface CatalogConnection {
   readonly db: Kysely<PgCatalog>;
   readonly target: TargetAddress;
-  /** Secrets of this connection (password, URL); pass to redactError/redactText. */
-  readonly secrets: readonly string[];
+  /** Secrets of this connection (password, URL, tokens, Secret-sourced parts); pass to redactError/redactText. */
+  readonly secrets: readonly Secret[];
   close(): Promise<void>;
 }
 
@@ -78,7 +81,15 @@ export function targetOfUrl(url: string): TargetAddress {
   return { host, port, database };
 }
 
-function secretsOf(spec: ConnectionSpec): string[] {
+/**
+ * What an error of `spec` must never show: the URL and password (as `[REDACTED]`) and each Secret-sourced
+ * part (as its Secret and key). Usable before a pool exists (openConnection can refuse the spec itself).
+ */
+export function connectionSecrets(spec: ConnectionSpec): Secret[] {
+  return [...credentialsOf(spec), ...connectionRedactions(spec, spec.secretSources ?? [])];
+}
+
+function credentialsOf(spec: ConnectionSpec): string[] {
   if ('url' in spec) {
     const secrets = [spec.url];
     try {
@@ -104,7 +115,7 @@ export function quoteIdentifier(identifier: string): string {
  */
 export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}): CatalogConnection {
   // Grows by the tokens a workload identity issues to this pool (errors are redacted of them too).
-  const secrets = secretsOf(spec);
+  const secrets = connectionSecrets(spec);
   if (spec.setRole != null && !SET_ROLE_PATTERN.test(spec.setRole)) {
     throw new DatabaseError(`setRole must match ${SET_ROLE_PATTERN.source}`, null);
   }
@@ -226,7 +237,7 @@ function warmingPool(
 function tokenPassword(
   params: ConnectionParams,
   port: number,
-  secrets: string[],
+  secrets: Secret[],
   options: OpenOptions,
 ): () => Promise<string> {
   const auth = params.auth!;
@@ -240,22 +251,33 @@ function tokenPassword(
   if (problem !== null || identity === null)
     throw new DatabaseError(problem ?? 'no workload identity', '28000');
   const source = identity.sourceFor(target);
+  const tokens: string[] = [];
   return async () => {
     const token = await source.token();
-    if (!secrets.includes(token)) secrets.push(token);
-    // Only tokens are listed here (a password is refused above); keep the last few.
-    while (secrets.length > 4) secrets.shift();
+    if (!tokens.includes(token)) {
+      tokens.push(token);
+      secrets.push(token);
+    }
+    // Keep the last few tokens (the Secret-sourced parts listed before them stay).
+    while (tokens.length > 4) secrets.splice(secrets.indexOf(tokens.shift()!), 1);
     return token;
   };
 }
 
-/** Runs `work` and rethrows any failure as a redacted DatabaseError (other error types pass through). */
+/**
+ * Runs `work` and rethrows any failure as a redacted DatabaseError. Our own errors (InspectionError,
+ * ExecutionError) keep their type, with message and stack redacted in place: they can quote catalog text
+ * (the connected database's name) that a Secret supplied.
+ */
 export async function withRedaction<T>(connection: CatalogConnection, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    // Our own errors (InspectionError, ExecutionError) are built from redacted text already.
-    if (error instanceof SafeError) throw error;
+    if (error instanceof SafeError) {
+      error.message = redactText(error.message, connection.secrets);
+      if (error.stack !== undefined) error.stack = redactText(error.stack, connection.secrets);
+      throw error;
+    }
     throw redactError(error, connection.secrets);
   }
 }

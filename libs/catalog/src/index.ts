@@ -18,6 +18,7 @@ export {
   type ConditionalInspectionOptions,
 } from './fingerprint.js';
 export {
+  connectionSecrets,
   openConnection,
   quoteIdentifier,
   SET_ROLE_PATTERN,
@@ -45,7 +46,7 @@ export {
   type SslMode,
   type TlsPlan,
 } from './tls.js';
-export { DatabaseError, REDACTED, redactError, redactText, SafeError } from './redaction.js';
+export { DatabaseError, REDACTED, redactError, redactText, SafeError, type Secret } from './redaction.js';
 export { canonicalConfigValue, parseRoleConfig, splitGucList } from './role-config.js';
 export type { PgCatalog } from './pg-catalog.tables.js';
 export { PrivilegeRepository, type PrivilegeRow } from './privilege.repository.js';

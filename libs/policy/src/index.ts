@@ -12,3 +12,4 @@ export * from './expansion/index.js';
 export * from './scope/index.js';
 export * from './identity/identity-verdict.js';
 export * from './ephemeral/index.js';
+export * from './redaction/index.js';

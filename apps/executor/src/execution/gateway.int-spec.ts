@@ -140,6 +140,7 @@ describe('executor with the real k8s-gateway on the API emulator', () => {
       GATEWAY_COMMAND_CONCURRENCY: 8,
       FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
       CLUSTER_ID: '',
+      SECRET_READ_POLICY: 'referenced',
     };
     gateway = new Gateway(
       kubeConfigFrom(config),

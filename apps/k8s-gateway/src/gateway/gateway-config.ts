@@ -32,6 +32,14 @@ export const gatewayEnvSpec = {
     64,
     8,
   ),
+  SECRET_READ_POLICY: env.oneOf(
+    'Which Secrets the gateway hands to the services: `referenced` (any Secret a rolepolicy.io object names; ' +
+      'whoever may create a policy in a namespace may make the controller read any Secret there) or ' +
+      '`labelled` (only those also labelled `rolepolicy.io/readable: "true"`; Secrets rolepolicy owns are ' +
+      'always readable). ADR 0018',
+    ['referenced', 'labelled'],
+    'referenced',
+  ),
   CLUSTER_ID: env.text(
     'Identity of the cluster on resync markers; empty reads the uid of the kube-system namespace',
     '',

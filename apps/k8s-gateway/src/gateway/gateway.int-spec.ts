@@ -120,6 +120,7 @@ function config(namespace: string, identity: string): GatewayConfig {
     GATEWAY_COMMAND_CONCURRENCY: 8,
     FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
     CLUSTER_ID: '',
+    SECRET_READ_POLICY: 'referenced',
   };
 }
 

@@ -215,7 +215,12 @@ export class Gateway {
       readSubject: this.wiring.secretReadSubject,
       generateSubject: this.wiring.secretGenerateSubject,
       queue: SECRET_RESPONDER_QUEUE,
-      store: apiSecretStore(this.kc, (ns, name) => informers.isReferenced(ns, name)),
+      store: apiSecretStore(
+        this.kc,
+        (ns, name) => informers.isReferenced(ns, name),
+        this.config.SECRET_READ_POLICY,
+        (ns, name) => informers.referencedKeys(ns, name),
+      ),
       log: this.log,
     });
     this.resyncResponder = this.nats.subscribe(this.resyncRequestSubject(), {

@@ -12,7 +12,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { nakDelayMs, type BackoffPolicy, type ResyncMarkerV1 } from '@rolepolicy/contracts';
-import { ownedByRolepolicy, SecretReferenceIndex } from './references.js';
+import { ownedByRolepolicy, SecretReferenceIndex, type SecretKeys } from './references.js';
 import { WATCHED_KINDS, collectionPath, listFunction, type WatchedKind } from './watched-kinds.js';
 
 /** Why an object is being passed on. */
@@ -225,6 +225,11 @@ export class InformerSet {
    */
   isReferenced(namespace: string, name: string): boolean {
     return this.references.has(namespace, name);
+  }
+
+  /** The keys of a Secret that the rolepolicy.io objects naming it read. */
+  referencedKeys(namespace: string, name: string): SecretKeys {
+    return this.references.keysOf(namespace, name);
   }
 
   private create(kind: WatchedKind): Running {

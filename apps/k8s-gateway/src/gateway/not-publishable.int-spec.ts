@@ -100,6 +100,7 @@ beforeAll(async () => {
     GATEWAY_COMMAND_CONCURRENCY: 8,
     FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
     CLUSTER_ID: '',
+    SECRET_READ_POLICY: 'referenced',
   };
   const log = { log: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined };
   gateway = new Gateway(kubeConfigFrom(config), nc, new JetStreamPublisher(nc), config, wiring, log);

@@ -85,6 +85,7 @@ test('changes made while NATS is down reach consumers once it is back, deletes i
     CONFLICT_RETRIES: 5,
     GATEWAY_COMMAND_CONCURRENCY: 8,
     CLUSTER_ID: '',
+    SECRET_READ_POLICY: 'referenced',
     FINGERPRINT_KEY_SECRET: 'rolepolicy-fingerprint-key',
   };
   gateway = new Gateway(

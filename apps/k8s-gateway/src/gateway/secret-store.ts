@@ -15,7 +15,7 @@ import {
   type StoredSecret,
 } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
-import { ownedByRolepolicy } from './references.js';
+import { secretReadVerdict, type SecretKeys, type SecretReadPolicy } from './references.js';
 
 /** Whether some rolepolicy.io object in `namespace` names Secret `name` (the informers' view). */
 export type ReferenceCheck = (namespace: string, name: string) => boolean;
@@ -33,7 +33,13 @@ function unavailable(what: string, error: unknown): StoreUnavailableError {
 }
 
 /** A {@link SecretStore} over the API the gateway talks to. */
-export function apiSecretStore(kc: KubeConfig, referenced: ReferenceCheck): SecretStore {
+export function apiSecretStore(
+  kc: KubeConfig,
+  referenced: ReferenceCheck,
+  policy: SecretReadPolicy = 'referenced',
+  /** The keys the references read (the informers' view); answers carry only those. */
+  keysOf: (namespace: string, name: string) => SecretKeys = () => 'all',
+): SecretStore {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const read = async (namespace: string, name: string): Promise<V1Secret | undefined> => {
@@ -46,7 +52,8 @@ export function apiSecretStore(kc: KubeConfig, referenced: ReferenceCheck): Secr
   };
   return {
     read: async (namespace, name) => (await read(namespace, name)) as StoredSecret | undefined,
-    mayRead: (namespace, name, secret) => ownedByRolepolicy(secret) || referenced(namespace, name),
+    mayRead: (namespace, name, secret) =>
+      secretReadVerdict(policy, namespace, name, secret, referenced, keysOf),
     literalPassword: async (namespace, policy) => {
       let object: { spec?: { connection?: { params?: { password?: unknown } } } };
       try {

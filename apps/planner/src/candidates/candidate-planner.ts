@@ -343,7 +343,7 @@ export class CandidatePlanner {
         { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
       );
       if (!result.ok) {
-        const error = inspectFailure(result.error);
+        const error = inspectFailure(result.error, prepared.connection);
         return { ok: false, outcome: { kind: 'failed', reason: error.reason, message: error.message } };
       }
       return { ok: true, snapshot: result.snapshot, at };

@@ -233,9 +233,8 @@ test(
     expect(condition(policy, 'Ready')).toMatchObject({ status: 'True', reason: 'Planned' });
     expect(condition(policy, 'Drifted')).toMatchObject({ status: 'True' });
     expect(policy.status.owned_roles).toEqual([role('reader')]);
-    expect(policy.status.managed_database_identity).toBe(
-      `${NS}/127.0.0.1:${new URL(db.url).port || 5432}/${db.database}`,
-    );
+    // The connection URL comes from a Secret: the identity names it, never its host or database (ADR 0018).
+    expect(policy.status.managed_database_identity).toBe(`${NS}/[Secret "db" key "DATABASE_URL"]`);
     expect(JSON.stringify(policy.status)).not.toContain(db.url);
     const metrics = await (await fetch(`${plannerUrl}/metrics`)).text();
     expect(metrics).toMatch(

@@ -4,6 +4,9 @@ import {
   ChangeDigestError,
   changeDigest,
   computePlan,
+  connectionRedactions,
+  redactValues,
+  secretLabel,
   contentDigest,
   passwordSourceDigest,
   renderSql,
@@ -49,6 +52,17 @@ export function databaseAddress(connection: ResolvedConnectionSpec): string {
   const port = url.port === '' ? 5432 : Number(url.port);
   const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username);
   return `${host}:${port}/${database}`;
+}
+
+/**
+ * {@link databaseAddress} as a status or plan may show it: a part read from a Secret appears as its Secret and
+ * key, never its value (ADR 0018); a connection URL from a Secret is only that reference.
+ */
+export function shownAddress(connection: ResolvedConnectionSpec): string {
+  const sources = connection.secretSources ?? [];
+  const url = sources.find((source) => source.part === 'url');
+  if (url !== undefined) return secretLabel(url.secret, url.key);
+  return redactValues(databaseAddress(connection), connectionRedactions(connection, sources));
 }
 
 /** Throwaway verifiers so the preview renders; the executor computes the real ones under its lock. */
@@ -104,7 +118,7 @@ export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
         physicalAvailable: snapshot.identity.physical_available,
         logicalFingerprint: snapshot.identity.logical_fingerprint,
       },
-      managedDatabaseIdentity: `${input.namespace}/${databaseAddress(input.connection)}`,
+      managedDatabaseIdentity: `${input.namespace}/${shownAddress(input.connection)}`,
       reconciliationMode: mode,
       ownedRoles: scope.roles,
       ownedSchemas: scope.schemas,
@@ -147,16 +161,25 @@ const PERMANENT_REASONS: Readonly<Record<string, string>> = {
 
 /**
  * An inspector failure as the decision table's error: transient ones (unreachable, overloaded,
- * restarting, timeouts) are `DatabaseConnectionFailed`; permanent ones by SQLSTATE.
+ * restarting, timeouts) are `DatabaseConnectionFailed`; permanent ones by SQLSTATE. The inspector redacted the
+ * message already; with the connection it is redacted again of the Secret-sourced parts (an inspector that
+ * predates ADR 0018, or a form it missed, still never reaches a status).
  */
-export function inspectFailure(error: {
-  readonly class: 'transient' | 'permanent';
-  readonly code: string | null;
-  readonly message: string;
-}): ReconcileError {
+export function inspectFailure(
+  error: {
+    readonly class: 'transient' | 'permanent';
+    readonly code: string | null;
+    readonly message: string;
+  },
+  connection?: ResolvedConnectionSpec,
+): ReconcileError {
+  const message =
+    connection === undefined
+      ? error.message
+      : redactValues(error.message, connectionRedactions(connection, connection.secretSources ?? []));
   if (error.class === 'transient') {
-    return { class: 'transient', reason: 'DatabaseConnectionFailed', message: error.message };
+    return { class: 'transient', reason: 'DatabaseConnectionFailed', message };
   }
   const reason = (error.code !== null && PERMANENT_REASONS[error.code]) || 'DatabaseInspectionFailed';
-  return { class: 'permanent', reason, message: error.message };
+  return { class: 'permanent', reason, message };
 }

@@ -717,7 +717,7 @@ export class Reconciler {
     }
     if (!result.ok) {
       this.converged.forget(key);
-      return { kind: 'failed', error: inspectFailure(result.error) };
+      return { kind: 'failed', error: inspectFailure(result.error, prepared.connection) };
     }
     this.proof.noteReached(policy.metadata.uid, prepared.connection);
     if ('unchanged' in result) {

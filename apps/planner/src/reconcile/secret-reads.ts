@@ -88,7 +88,10 @@ export class PeerClaims {
     private readonly versionOf: (namespace: string, name: string) => string,
   ) {}
 
-  /** Claims of every peer that resolves (`self`: the asking policy's uid); throws SecretAccessError when a read fails. */
+  /**
+   * Claims of every peer that resolves (`self`: the asking policy's uid); throws SecretAccessError when a read
+   * goes unanswered (a refused one claims nothing).
+   */
   async of(peers: readonly PostgresPolicy[], self: string): Promise<PeerClaim[]> {
     const pending: Promise<PeerClaim | null>[] = [];
     // The asking policy is a peer of every other one: what is remembered about it must survive its own pass
@@ -104,10 +107,19 @@ export class PeerClaims {
       if (entry === undefined || entry.key !== key) {
         const uid = peer.metadata.uid;
         // Only the digest of the connection is kept: it tells whether a proof still holds (ADR 0024).
-        const claims = readPolicySecrets(this.reader, peer).then((secrets) => {
-          const resolved = peerClaims(secrets.policy, secrets.lookup);
-          return resolved && { claims: resolved.claims, connection: connectionDigest(resolved.connection) };
-        });
+        const claims = readPolicySecrets(this.reader, peer).then(
+          (secrets) => {
+            const resolved = peerClaims(secrets.policy, secrets.lookup);
+            return resolved && { claims: resolved.claims, connection: connectionDigest(resolved.connection) };
+          },
+          (error: unknown) => {
+            // A refused read (SECRET_READ_POLICY=labelled and an unlabelled Secret, ADR 0018) leaves the peer
+            // unable to reconcile, so it claims nothing; failing here would let one tenant's policy stop
+            // every other one. An unanswered read still fails the pass (retried).
+            if (error instanceof SecretAccessError && !error.transient) return null;
+            throw error;
+          },
+        );
         const created = { key, claims };
         entry = created;
         this.known.set(uid, created);

@@ -3,7 +3,7 @@
 import type { CachedObject, ExecuteResultV1 } from '@rolepolicy/contracts';
 import { commandsOf, policyStatusCommand, replacingPatch } from './gateway-commands.js';
 import { KeyedQueue } from './keyed-queue.js';
-import { databaseAddress, inspectFailure } from './planning.js';
+import { databaseAddress, inspectFailure, shownAddress } from './planning.js';
 import { reportOf } from './execution-results.js';
 import { controllerUid, planSignature, policySignature } from './triggers.js';
 import { decideReconcile } from '../lifecycle/index.js';
@@ -36,6 +36,44 @@ describe('inspectFailure', () => {
     expect(inspectFailure({ class: 'permanent', code: null, message: 'm' }).reason).toBe(
       'DatabaseInspectionFailed',
     );
+  });
+});
+
+describe('Secret-sourced parts in what the planner writes (ADR 0018)', () => {
+  const params = {
+    host: 'pg.victim',
+    port: 6432,
+    dbname: 'payroll',
+    username: 'u',
+    password: null,
+    sslMode: null,
+  };
+  const sourced = {
+    params,
+    setRole: null,
+    secretSources: [
+      { part: 'host' as const, secret: 'victim', key: 'host' },
+      { part: 'port' as const, secret: 'victim', key: 'port' },
+    ],
+  };
+
+  it('inspectFailure redacts the reply again with the policy connection', () => {
+    const message = 'connect ECONNREFUSED 10.0.0.9:6432 (pg.victim)';
+    expect(inspectFailure({ class: 'transient', code: 'ECONNREFUSED', message }, sourced).message).toBe(
+      'connect ECONNREFUSED [Secret "victim" key "host"]:[Secret "victim" key "port"] ([Secret "victim" key "host"])',
+    );
+  });
+
+  it('shownAddress (managed_database_identity) names Secrets instead of their values', () => {
+    expect(shownAddress(sourced)).toBe('[Secret "victim" key "host"]:[Secret "victim" key "port"]/payroll');
+    expect(shownAddress({ params, setRole: null })).toBe('pg.victim:6432/payroll');
+    expect(
+      shownAddress({
+        url: 'postgres://u@pg.victim/payroll',
+        setRole: null,
+        secretSources: [{ part: 'url', secret: 'conn', key: 'DATABASE_URL' }],
+      }),
+    ).toBe('[Secret "conn" key "DATABASE_URL"]');
   });
 });
 

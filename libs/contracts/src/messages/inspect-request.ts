@@ -63,15 +63,39 @@ const SetRole = Type.Optional(
 );
 
 /**
+ * Which parts of the connection were read from which Secret (names only): the inspector redacts those values
+ * from its error messages, naming the Secret and key instead (ADR 0018).
+ */
+const SecretSources = Type.Optional(
+  Type.Array(
+    Type.Object(
+      {
+        part: Type.Unsafe<'url' | 'host' | 'port' | 'dbname' | 'username' | 'password' | 'sslMode'>({
+          type: 'string',
+          enum: ['url', 'host', 'port', 'dbname', 'username', 'password', 'sslMode'],
+        }),
+        secret: Type.String({ minLength: 1, maxLength: 253 }),
+        key: Type.String({ minLength: 1, maxLength: 253 }),
+      },
+      { additionalProperties: false },
+    ),
+    { maxItems: 7 },
+  ),
+);
+
+/**
  * The resolved connection: a URL (may carry credentials) or params, plus the optional `SET ROLE`.
  * Both shapes are secrets in transit; receivers must never log them.
  */
 export const InspectConnection = Type.Union([
   Type.Object(
-    { url: Type.String({ minLength: 1, maxLength: 4096 }), setRole: SetRole },
+    { url: Type.String({ minLength: 1, maxLength: 4096 }), setRole: SetRole, secretSources: SecretSources },
     { additionalProperties: false },
   ),
-  Type.Object({ params: InspectConnectionParams, setRole: SetRole }, { additionalProperties: false }),
+  Type.Object(
+    { params: InspectConnectionParams, setRole: SetRole, secretSources: SecretSources },
+    { additionalProperties: false },
+  ),
 ]);
 
 /** Typed {@link InspectConnection}; assignable to libs/catalog's `ConnectionSpec`. */

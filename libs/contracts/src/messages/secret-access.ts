@@ -46,6 +46,8 @@ export const SecretAccessRefusal = Type.Object(
   {
     reason: Type.Union([
       Type.Literal('NotReferenced'),
+      /** SECRET_READ_POLICY=labelled and the Secret lacks the `rolepolicy.io/readable: "true"` label. */
+      Type.Literal('NotLabelled'),
       Type.Literal('InvalidRequest'),
       Type.Literal('ApiUnavailable'),
       Type.Literal('NotLeader'),

@@ -30,6 +30,7 @@ export interface StoredSecret {
     readonly name?: string;
     readonly uid?: string;
     readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>> | null;
     readonly ownerReferences?: readonly { readonly uid?: string; readonly controller?: boolean }[];
   } | null;
   readonly data?: Readonly<Record<string, string>> | null;
@@ -50,13 +51,22 @@ export class StoreUnavailableError extends Error {
 export interface SecretStore {
   /** The Secret now, or undefined when the API does not have it. */
   read(namespace: string, name: string): Promise<StoredSecret | undefined>;
-  /** Whether a rolepolicy.io object names or owns this Secret (nothing else may be read). */
-  mayRead(namespace: string, name: string, secret: StoredSecret): boolean;
+  /**
+   * Whether this Secret may be read: a rolepolicy.io object names or owns it, and the installation's rule
+   * (SECRET_READ_POLICY, ADR 0018) admits it. A refusal names the Secret and the rule, never a value.
+   */
+  mayRead(namespace: string, name: string, secret: StoredSecret): SecretReadVerdict;
   /** `spec.connection.params.password` of a PostgresPolicy when it is a literal string. */
   literalPassword(namespace: string, policy: string): Promise<string | undefined>;
   /** Creates the Secret unless it exists; either way returns the one the API now has. */
   createIfAbsent(secret: NewSecret): Promise<{ created: boolean; uid: string; resourceVersion: string }>;
 }
+
+/** Whether a Secret may be read, or the refusal to answer with. */
+export type SecretReadVerdict =
+  /** `keys`: the only keys to answer (absent: every key, e.g. a Secret rolepolicy owns). */
+  | { readonly ok: true; readonly keys?: readonly string[] }
+  | { readonly ok: false; readonly reason: 'NotReferenced' | 'NotLabelled'; readonly message: string };
 
 /** Options of {@link serveSecretAccess}. */
 export interface SecretResponderOptions {
@@ -100,6 +110,11 @@ function utf8Data(secret: StoredSecret): Record<string, string> {
   for (const [k, v] of Object.entries(secret.stringData ?? {}))
     data[k] = Buffer.from(v, 'utf8').toString('base64');
   return data;
+}
+
+function onlyKeys(data: Record<string, string>, keys: readonly string[] | undefined): Record<string, string> {
+  if (keys === undefined) return data;
+  return Object.fromEntries(Object.entries(data).filter(([key]) => keys.includes(key)));
 }
 
 /** Subscribes both subjects and answers until stopped. */
@@ -149,13 +164,9 @@ async function answerRead(msg: Msg, options: SecretResponderOptions): Promise<vo
         missing.push(name);
         continue;
       }
-      if (!options.store.mayRead(namespace, name, secret)) {
-        respond(
-          refusal(
-            'NotReferenced',
-            `Secret ${namespace}/${name} is neither named nor owned by a rolepolicy.io object`,
-          ),
-        );
+      const verdict = options.store.mayRead(namespace, name, secret);
+      if (!verdict.ok) {
+        respond(refusal(verdict.reason, verdict.message));
         return;
       }
       secrets.push({
@@ -163,7 +174,7 @@ async function answerRead(msg: Msg, options: SecretResponderOptions): Promise<vo
         uid: secret.metadata?.uid ?? '',
         resourceVersion: secret.metadata?.resourceVersion ?? '',
         ...controllerOf(secret),
-        data: utf8Data(secret),
+        data: onlyKeys(utf8Data(secret), verdict.keys),
       });
     }
     const literalPassword =

@@ -19,7 +19,11 @@ describe('resolveConnection with secretRef', () => {
     const r = resolveConnection('team', { secretRef: { name: 'db' } }, lookup({ db: dbSecret }));
     expect(r).toEqual({
       ok: true,
-      connection: { url: URL_VALUE, setRole: null },
+      connection: {
+        url: URL_VALUE,
+        setRole: null,
+        secretSources: [{ part: 'url', secret: 'db', key: 'DATABASE_URL' }],
+      },
       target: 'team/db/DATABASE_URL',
       secretVersions: { db: '41' },
     });
@@ -32,7 +36,11 @@ describe('resolveConnection with secretRef', () => {
       lookup({ db: dbSecret }),
     );
     expect(r.ok && r.target).toBe('team/db/OTHER');
-    expect(r.ok && r.connection).toEqual({ url: 'postgresql://h/d', setRole: null });
+    expect(r.ok && r.connection).toEqual({
+      url: 'postgresql://h/d',
+      setRole: null,
+      secretSources: [{ part: 'url', secret: 'db', key: 'OTHER' }],
+    });
   });
 
   it('accepts stringData (manifests) and prefers it over data', () => {
@@ -42,7 +50,7 @@ describe('resolveConnection with secretRef', () => {
       data: { DATABASE_URL: b64('postgres://old/z') },
     };
     const r = resolveConnection('ns', { secretRef: { name: 's' } }, lookup({ s: secret }));
-    expect(r.ok && r.connection).toEqual({ url: 'postgres://x/y', setRole: null });
+    expect(r.ok && r.connection).toMatchObject({ url: 'postgres://x/y', setRole: null });
   });
 
   it('reports a missing Secret by name', () => {
@@ -139,6 +147,10 @@ describe('resolveConnection with params', () => {
           sslMode: 'require',
         },
         setRole: 'admin_group',
+        secretSources: [
+          { part: 'username', secret: 'creds', key: 'user' },
+          { part: 'password', secret: 'creds', key: 'pass' },
+        ],
       },
       target:
         'team/params:host=db.example;port=5432;dbname=app;username=secret:creds/user;password=secret:creds/pass;sslMode=require;setRole=admin_group',
@@ -161,6 +173,11 @@ describe('resolveConnection with params', () => {
     expect(r.ok && r.connection).toEqual({
       params: { host: 'db.internal', port: 6543, dbname: 'd', username: null, password: null, sslMode: null },
       setRole: null,
+      // Which parts came from a Secret: their values are redacted from every message (ADR 0018).
+      secretSources: [
+        { part: 'host', secret: 'creds', key: 'host' },
+        { part: 'port', secret: 'creds', key: 'port' },
+      ],
     });
     expect(r.ok && r.target).toBe('team/params:host=secret:creds/host;port=secret:creds/port;dbname=d');
   });
@@ -174,6 +191,8 @@ describe('resolveConnection with params', () => {
     expect(r.ok && r.target).toBe('team/params:host=h;port=5000;dbname=d;username=u;password=literal');
     expect(r.ok && r.target).not.toContain('literal-pw-123');
     expect(r.ok && r.connection).toMatchObject({ params: { password: 'literal-pw-123', port: 5000 } });
+    // Literal parts are the writer's own text: nothing to redact for them.
+    expect(r.ok && 'secretSources' in r.connection).toBe(false);
   });
 
   it('encodes literal separators so targets stay unambiguous', () => {

@@ -1,5 +1,6 @@
 // Resolves `PostgresPolicy.spec.connection` against the namespace's Secrets into what the catalog opens
 // (URL or params), the digest's target reference and the Secret versions used. Pure; no value is logged.
+import type { SecretSource } from '@rolepolicy/policy';
 import type { Connection } from '../types.js';
 import { readSecretKey, type SecretLookup } from './secret-data.js';
 
@@ -36,10 +37,15 @@ export interface WorkloadAuth {
   readonly scope: string | null;
 }
 
-/** What the catalog opens (assignable to `@rolepolicy/catalog` ConnectionSpec). Holds credentials. */
-export type ResolvedConnectionSpec =
+/**
+ * What the catalog opens (assignable to `@rolepolicy/catalog` ConnectionSpec). Holds credentials.
+ * `secretSources` names every part read from a Secret (the URL, or each `<part>Secret`): the catalog and the
+ * services redact those values from every message, naming the Secret and key instead (ADR 0018).
+ */
+export type ResolvedConnectionSpec = (
   | { readonly url: string; readonly setRole: string | null }
-  | { readonly params: ResolvedParams; readonly setRole: string | null };
+  | { readonly params: ResolvedParams; readonly setRole: string | null }
+) & { readonly secretSources?: readonly SecretSource[] };
 
 /** Why a connection could not be resolved. */
 export type ConnectionFailureReason =
@@ -90,7 +96,7 @@ export function resolveConnection(
     }
     return {
       ok: true,
-      connection: { url: read.value, setRole: null },
+      connection: { url: read.value, setRole: null, secretSources: [{ part: 'url', secret: name, key }] },
       target: `${namespace}/${name}/${key}`,
       secretVersions: { [name]: read.resourceVersion },
     };
@@ -115,6 +121,7 @@ function resolveParams(namespace: string, params: Params, lookupSecret: SecretLo
   }
   const values: Partial<Record<Part, string>> = {};
   const versions: Record<string, string> = {};
+  const sources: SecretSource[] = [];
   for (const part of PARTS) {
     const literal = params[part];
     const ref = params[`${part}Secret`];
@@ -125,6 +132,7 @@ function resolveParams(namespace: string, params: Params, lookupSecret: SecretLo
       if (!read.ok) return read;
       values[part] = read.value;
       versions[ref.name] = read.resourceVersion;
+      sources.push({ part, secret: ref.name, key: ref.key });
     } else if (literal != null) {
       values[part] = String(literal);
     }
@@ -163,6 +171,7 @@ function resolveParams(namespace: string, params: Params, lookupSecret: SecretLo
         ...(params.auth == null ? {} : { auth: authOf(params.auth) }),
       },
       setRole: params.setRole ?? null,
+      ...(sources.length === 0 ? {} : { secretSources: sources }),
     },
     target: paramsTarget(namespace, params),
     secretVersions: sortedRecord(versions),

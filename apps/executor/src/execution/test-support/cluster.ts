@@ -70,7 +70,7 @@ export async function ensureClusterStreams(nc: NatsConnection, names: ClusterNam
   const secrets = secretsOf(names.root);
   const store: SecretStore = {
     read: async (namespace, name) => secrets.get(`${namespace}/${name}`),
-    mayRead: () => true,
+    mayRead: () => ({ ok: true }),
     literalPassword: async () => undefined,
     createIfAbsent: async () => {
       throw new Error('the executor never creates Secrets');
