@@ -84,10 +84,18 @@ export interface CustomResourceDefinition {
 }
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
-const ready = (path: string): PrinterColumn => ({
-  name: 'Ready',
+// A condition's status or message as a column. A column must read a condition the controller sets:
+// the access policy's controller sets Accepted, never Ready (its READY column used to print nothing).
+const conditionColumn = (
+  name: string,
+  type: string,
+  field: 'status' | 'message',
+  extra: Partial<PrinterColumn> = {},
+): PrinterColumn => ({
+  name,
   type: 'string',
-  jsonPath: `${path}[?(@.type=="Ready")].status`,
+  jsonPath: `.status.conditions[?(@.type=="${type}")].${field}`,
+  ...extra,
 });
 
 /** Per kind: schema parts, whether status may be null, printer columns and a one-line description. */
@@ -109,11 +117,13 @@ const KIND_PARTS: {
       { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
       { name: 'Approval', type: 'string', jsonPath: '.spec.approval' },
       { name: 'Reconciliation', type: 'string', jsonPath: '.spec.reconciliation_mode' },
-      ready('.status.conditions'),
+      conditionColumn('Ready', 'Ready', 'status'),
       { name: 'Suspended', type: 'boolean', jsonPath: '.spec.suspend' },
+      // The plan in flight (awaiting a decision or execution); empty once the policy converged.
       { name: 'Plan', type: 'string', jsonPath: '.status.current_plan_ref.name', priority: 1 },
       { name: 'Digest', type: 'string', jsonPath: '.status.content_digest', priority: 1 },
-      { name: 'Error', type: 'string', jsonPath: '.status.last_error', priority: 1 },
+      // The Ready message: what was done when healthy, the error (as in status.last_error) when not.
+      conditionColumn('Message', 'Ready', 'message', { priority: 1 }),
       age,
     ],
   },
@@ -156,7 +166,7 @@ const KIND_PARTS: {
       { name: 'Approval', type: 'string', jsonPath: '.spec.approval.mode' },
       { name: 'Max-Duration', type: 'string', jsonPath: '.spec.maximumDuration' },
       { name: 'Suspended', type: 'boolean', jsonPath: '.spec.suspend' },
-      ready('.status.conditions'),
+      conditionColumn('Accepted', 'Accepted', 'status'),
       age,
     ],
   },

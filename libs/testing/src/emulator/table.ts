@@ -82,18 +82,28 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(days / 365)}y`;
 }
 
+// As the API server's CRD table convertor: only the first match is printed; a `string` column prints
+// it as JSONPath text (objects and arrays as JSON); a typed column whose value has another JSON type,
+// or a JSON null, is a null cell (kubectl prints it blank); a `date` string that does not parse is `<invalid>`.
 function cell(object: KubeObject, column: PrinterColumn, now: number): unknown {
   const values = evaluatePath(object, column.jsonPath);
-  if (values.length === 0) return null;
-  if (column.type === 'date') {
-    const time = Date.parse(String(values[0]));
-    return Number.isNaN(time) ? '<invalid>' : humanDuration(now - time);
-  }
-  if (values.length > 1)
-    return values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(',');
   const value = values[0];
-  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
-  return value;
+  if (value === undefined || value === null) return null;
+  switch (column.type) {
+    case 'date': {
+      if (typeof value !== 'string') return null;
+      const time = Date.parse(value);
+      return Number.isNaN(time) ? '<invalid>' : humanDuration(now - time);
+    }
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value) ? value : null;
+    case 'number':
+      return typeof value === 'number' ? value : null;
+    case 'boolean':
+      return typeof value === 'boolean' ? value : null;
+    default:
+      return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+  }
 }
 
 /** Builds a meta.k8s.io/v1 Table of `objects` with the resource's printer columns. */
