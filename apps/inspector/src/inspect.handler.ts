@@ -56,61 +56,57 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
   // The operator's cloud identity bounds may be per namespace: the policy's, never one the request names apart.
   const namespace = request.source.namespace;
   try {
-    return await deps.pools.use(
-      spec,
-      async (connection) => {
-        secrets = connection.secrets;
-        // With `review`, the review facts come from the snapshot's own transaction (one instant for both); with a
-        // fingerprint asked for, so does the fingerprint, which alone answers when it equals `unlessFingerprint`.
-        const query = request.review;
-        const read = await withRedaction(connection, async () => {
-          if (request.withFingerprint === true || request.unlessFingerprint !== undefined) {
-            return inspectUnlessUnchanged(connection.db, request.scope, connection.target, {
-              ...(request.unlessFingerprint === undefined ? {} : { unless: request.unlessFingerprint }),
-              ...(query === undefined ? {} : { review: query }),
-            });
-          }
-          return query === undefined
-            ? {
-                kind: 'snapshot' as const,
-                snapshot: await inspect(connection.db, request.scope, connection.target),
-                fingerprint: null,
-              }
-            : {
-                kind: 'snapshot' as const,
-                fingerprint: null,
-                ...(await inspectWithReviewFacts(connection.db, request.scope, connection.target, query)),
-              };
-        });
-        if (read.kind === 'unchanged') {
-          return reply({
-            v: 1,
-            requestId: request.requestId,
-            status: 'unchanged',
-            fingerprint: read.fingerprint,
+    return await deps.pools.use(spec, namespace, async (connection) => {
+      secrets = connection.secrets;
+      // With `review`, the review facts come from the snapshot's own transaction (one instant for both); with a
+      // fingerprint asked for, so does the fingerprint, which alone answers when it equals `unlessFingerprint`.
+      const query = request.review;
+      const read = await withRedaction(connection, async () => {
+        if (request.withFingerprint === true || request.unlessFingerprint !== undefined) {
+          return inspectUnlessUnchanged(connection.db, request.scope, connection.target, {
+            ...(request.unlessFingerprint === undefined ? {} : { unless: request.unlessFingerprint }),
+            ...(query === undefined ? {} : { review: query }),
           });
         }
-        const { snapshot, facts } = read;
-        const reviewFacts = {
-          ...(facts === undefined ? {} : { reviewFacts: facts as never }),
-          ...(read.fingerprint === null ? {} : { fingerprint: read.fingerprint }),
-        };
-        const json = new TextEncoder().encode(JSON.stringify(snapshot));
-        if (json.byteLength <= deps.inlineMaxBytes) {
-          return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot, ...reviewFacts });
-        }
-        const name = `snapshot/${request.requestId}`;
-        await deps.store.put(name, json);
+        return query === undefined
+          ? {
+              kind: 'snapshot' as const,
+              snapshot: await inspect(connection.db, request.scope, connection.target),
+              fingerprint: null,
+            }
+          : {
+              kind: 'snapshot' as const,
+              fingerprint: null,
+              ...(await inspectWithReviewFacts(connection.db, request.scope, connection.target, query)),
+            };
+      });
+      if (read.kind === 'unchanged') {
         return reply({
           v: 1,
           requestId: request.requestId,
-          status: 'object',
-          object: { bucket: deps.store.bucket, name, bytes: json.byteLength },
-          ...reviewFacts,
+          status: 'unchanged',
+          fingerprint: read.fingerprint,
         });
-      },
-      namespace,
-    );
+      }
+      const { snapshot, facts } = read;
+      const reviewFacts = {
+        ...(facts === undefined ? {} : { reviewFacts: facts as never }),
+        ...(read.fingerprint === null ? {} : { fingerprint: read.fingerprint }),
+      };
+      const json = new TextEncoder().encode(JSON.stringify(snapshot));
+      if (json.byteLength <= deps.inlineMaxBytes) {
+        return reply({ v: 1, requestId: request.requestId, status: 'inline', snapshot, ...reviewFacts });
+      }
+      const name = `snapshot/${request.requestId}`;
+      await deps.store.put(name, json);
+      return reply({
+        v: 1,
+        requestId: request.requestId,
+        status: 'object',
+        object: { bucket: deps.store.bucket, name, bytes: json.byteLength },
+        ...reviewFacts,
+      });
+    });
   } catch (error) {
     const classified = classifyError(error, secrets);
     if (classified.code !== null && DROP_POOL_CLASSES.some((prefix) => classified.code!.startsWith(prefix))) {

@@ -87,8 +87,8 @@ export class TargetPools {
    */
   async use<T>(
     spec: ConnectionSpec,
+    namespace: string | null,
     fn: (connection: CatalogConnection) => Promise<T>,
-    namespace: string | null = null,
   ): Promise<T> {
     const connection = this.acquire(spec, namespace);
     this.users.set(connection, (this.users.get(connection) ?? 0) + 1);
