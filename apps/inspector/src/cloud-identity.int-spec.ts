@@ -180,7 +180,7 @@ describe('inspector with CLOUD_IDENTITY_PROVIDER=gcp', () => {
         class: 'permanent',
         code: '28000',
         message:
-          'connection.params.host localhost is not allowed for cloud workload identity for namespace team-b: ' +
+          'connection.params.host is not allowed for cloud workload identity for namespace team-b: ' +
           'the operator lists the hosts a token may be sent to in CLOUD_IDENTITY_ALLOWED_HOSTS',
       },
     });

@@ -154,10 +154,7 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   };
   const pool =
     plan.kind === 'prefer'
-      ? preferTlsPool(
-          poolOf(plan.ssl, secret),
-          poolOf(false, refuseSecretInClear(`${target.host}:${target.port}`, plan.mode)),
-        )
+      ? preferTlsPool(poolOf(plan.ssl, secret), poolOf(false, refuseSecretInClear(plan.mode)))
       : poolOf(plan.kind === 'plain' ? false : plan.ssl, secret);
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({

@@ -325,7 +325,7 @@ describe('the operator bounds the identity, not the tenant (ADR 0019)', () => {
     const identity = identityOf('gcp', gcpIssuer());
     const error = await refusedBeforeAnyToken(() => whoAmI(identity, auth, { host: '127.0.0.1' }));
     expect(error.message).toBe(
-      'connection.params.host 127.0.0.1 is not allowed for cloud workload identity for namespace team-a: ' +
+      'connection.params.host is not allowed for cloud workload identity for namespace team-a: ' +
         'the operator lists the hosts a token may be sent to in CLOUD_IDENTITY_ALLOWED_HOSTS',
     );
   });
@@ -334,9 +334,7 @@ describe('the operator bounds the identity, not the tenant (ADR 0019)', () => {
     const identity = identityOf('gcp', gcpIssuer(), { ...BOUNDS, hosts: parseAllowList('team-a/localhost') });
     expect(await whoAmI(identity, auth, { namespace: 'team-a' })).toBe(ROLE);
     const error = await refusedBeforeAnyToken(() => whoAmI(identity, auth, { namespace: 'team-b' }));
-    expect(error.message).toMatch(
-      /^connection\.params\.host localhost is not allowed .* for namespace team-b: /,
-    );
+    expect(error.message).toMatch(/^connection\.params\.host is not allowed .* for namespace team-b: /);
   });
 
   it('impersonation of an account the operator did not list, or listed for another namespace, is refused', async () => {

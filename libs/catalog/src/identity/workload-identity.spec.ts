@@ -39,7 +39,10 @@ describe('authProblem under the operator bounds', () => {
       'evil-eu-west-1.rds.amazonaws.com',
       'x.rds.amazonaws.com',
     ]) {
-      expect(check('aws', { host })).toMatch(/^connection\.params\.host .* is not allowed/);
+      const problem = check('aws', { host });
+      expect(problem).toMatch(/^connection\.params\.host is not allowed/);
+      // The host may come from hostSecret: a refusal reaches status and Events, so it never quotes it.
+      expect(problem).not.toContain(host);
     }
   });
 

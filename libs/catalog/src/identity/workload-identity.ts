@@ -150,7 +150,8 @@ function boundsProblem(
   const hosts = bounds.hosts.filter((entry) => applies(entry, context.namespace));
   if (!hosts.some((entry) => hostMatches(entry.value, target.host))) {
     return (
-      `connection.params.host ${target.host} is not allowed for cloud workload identity ${where}: ` +
+      // The host is not quoted: it may come from hostSecret, and a refusal lands in status and Events.
+      `connection.params.host is not allowed for cloud workload identity ${where}: ` +
       'the operator lists the hosts a token may be sent to in CLOUD_IDENTITY_ALLOWED_HOSTS'
     );
   }
