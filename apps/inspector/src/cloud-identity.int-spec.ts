@@ -1,7 +1,8 @@
 // The inspector as deployed (startService, configuration from the environment) reading a policy's target
 // whose connection uses cloud workload identity: CLOUD_IDENTITY_PROVIDER=gcp, the GKE metadata server played
-// by a local issuer whose every token becomes the role's password on a scram-sha-256 server. No token may
-// reach a reply or anything the service prints.
+// by a local issuer whose every token becomes the role's password on a scram-sha-256 server with TLS (its CA in
+// DATABASE_TLS_CA_FILE). No token may reach a reply or anything the service prints; the operator's host list
+// (CLOUD_IDENTITY_ALLOWED_HOSTS, per namespace) holds against the request's namespace.
 import type { INestApplication } from '@nestjs/common';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { managedScopePayload, type InspectQuery } from '@rolepolicy/contracts';
@@ -17,6 +18,9 @@ import {
   type PrivatePostgres,
   type TokenIssuerSandbox,
 } from '@rolepolicy/testing';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { requestSnapshot } from './inspect-client.js';
 import { inspectorService } from './service.js';
@@ -31,6 +35,7 @@ let nats: NatsSandbox;
 let client: NatsConnection;
 let app: INestApplication;
 let subject: string;
+let caDir: string;
 const savedMetadataHost = process.env['GCE_METADATA_HOST'];
 
 const printed: string[] = [];
@@ -57,24 +62,24 @@ const scope: ManagedScope = {
   function_signatures: [],
 };
 
-function request(username: string): InspectQuery {
+function request(username: string, namespace = 'team-a'): InspectQuery {
   return {
     v: 1,
     requestId: `req-${Math.random().toString(36).slice(2)}`,
     source: {
       apiVersion: 'rolepolicy.io/v1alpha1',
       kind: 'PostgresPolicy',
-      namespace: 'team-a',
+      namespace,
       name: 'orders',
     },
     generation: 1,
     connection: {
       params: {
-        host: '127.0.0.1',
+        host: 'localhost',
         port: server.port,
         dbname: 'postgres',
         username,
-        sslMode: 'disable',
+        sslMode: 'verify-full',
         auth: { type: 'cloud_workload_identity', impersonateServiceAccount: null, scope: null },
       },
       setRole: null,
@@ -84,7 +89,9 @@ function request(username: string): InspectQuery {
 }
 
 beforeAll(async () => {
-  server = await startPrivatePostgres(ADMIN_PASSWORD);
+  server = await startPrivatePostgres(ADMIN_PASSWORD, { tls: true });
+  caDir = await mkdtemp(path.join(tmpdir(), 'rp-ca-'));
+  await writeFile(path.join(caDir, 'ca.pem'), server.caPem!);
   admin = new pg.Client({
     host: '127.0.0.1',
     port: server.port,
@@ -119,6 +126,8 @@ beforeAll(async () => {
       ...inspectSealEnv(),
       INSPECT_OBJECT_BUCKET: `sbx-${nats.id}-snapshots`,
       CLOUD_IDENTITY_PROVIDER: 'gcp',
+      CLOUD_IDENTITY_ALLOWED_HOSTS: 'team-a/localhost',
+      DATABASE_TLS_CA_FILE: path.join(caDir, 'ca.pem'),
     },
     topology: { streams: [], consumers: [] },
   });
@@ -136,6 +145,7 @@ afterAll(async () => {
   await admin?.end();
   await issuer?.close();
   await server?.dispose();
+  if (caDir !== undefined) await rm(caDir, { recursive: true, force: true });
 }, 60_000);
 
 describe('inspector with CLOUD_IDENTITY_PROVIDER=gcp', () => {
@@ -166,10 +176,29 @@ describe('inspector with CLOUD_IDENTITY_PROVIDER=gcp', () => {
         class: 'transient',
         code: '08001',
         message: expect.stringContaining(
-          `cloud workload identity (gcp) for user someone_else at 127.0.0.1:${server.port}: no token:`,
+          `cloud workload identity (gcp) for user someone_else at localhost:${server.port}: no token:`,
         ),
       },
     });
+
+    // A policy of another namespace naming the same host: the operator listed it for team-a only.
+    const calls = issuer.calls.length;
+    const foreign = await requestSnapshot(client, request(ROLE, 'team-b'), {
+      subject,
+      timeoutMs: 60_000,
+      sealTo: inspectSealEnv().INSPECT_SEAL_PUBLIC_KEY,
+    });
+    expect(foreign).toMatchObject({
+      ok: false,
+      error: {
+        class: 'permanent',
+        code: '28000',
+        message:
+          'connection.params.host is not allowed for cloud workload identity for namespace team-b: ' +
+          'the operator lists the hosts a token may be sent to in CLOUD_IDENTITY_ALLOWED_HOSTS',
+      },
+    });
+    expect(issuer.calls.length).toBe(calls);
 
     expect(issuer.issued.length).toBeGreaterThan(0);
     const seen = printed.join('') + JSON.stringify([result, failed]);

@@ -69,8 +69,10 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
   const spec: ConnectionSpec = opened.connection;
   // Before a pool exists (openConnection can refuse the spec itself), then the pool's (tokens too).
   let secrets: readonly Secret[] = connectionSecrets(spec);
+  // The operator's cloud identity bounds may be per namespace: the policy's, never one the request names apart.
+  const namespace = request.source.namespace;
   try {
-    return await deps.pools.use(spec, async (connection) => {
+    return await deps.pools.use(spec, namespace, async (connection) => {
       secrets = connection.secrets;
       // With `review`, the review facts come from the snapshot's own transaction (one instant for both); with a
       // fingerprint asked for, so does the fingerprint, which alone answers when it equals `unlessFingerprint`.
@@ -124,7 +126,7 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
   } catch (error) {
     const classified = classifyError(error, secrets);
     if (classified.code !== null && DROP_POOL_CLASSES.some((prefix) => classified.code!.startsWith(prefix))) {
-      deps.pools.evict(spec);
+      deps.pools.evict(spec, namespace);
     }
     return reply({ v: 1, requestId: request.requestId, status: 'error', error: classified });
   }

@@ -39,7 +39,7 @@ describe('target pools', () => {
     const pools = new TargetPools(1);
     let closedWhileInUse = true;
     let closedAfter = false;
-    await pools.use(target('a'), async (a) => {
+    await pools.use(target('a'), null, async (a) => {
       const close = a.close.bind(a);
       let closed = false;
       a.close = async () => {

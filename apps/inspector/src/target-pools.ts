@@ -16,7 +16,7 @@ const CONNECTIONS_PER_TARGET = 2;
  * Key of a target. Hashed so the map never holds a second copy of the password as a readable key;
  * a changed password yields a new pool, and the stale one ages out.
  */
-function targetKey(spec: ConnectionSpec): string {
+function targetKey(spec: ConnectionSpec, namespace: string | null): string {
   const shape: unknown[] =
     'url' in spec
       ? ['url', spec.url, spec.setRole ?? null]
@@ -30,6 +30,8 @@ function targetKey(spec: ConnectionSpec): string {
           spec.params.sslMode ?? null,
           spec.setRole ?? null,
           spec.params.auth ?? null,
+          // The operator's cloud identity bounds may differ per namespace: a pool is never shared across them.
+          spec.params.auth == null ? null : namespace,
         ];
   // Which parts came from which Secret labels the pool's error messages: another labelling, another pool.
   shape.push(spec.secretSources ?? null);
@@ -59,8 +61,8 @@ export class TargetPools {
   }
 
   /** The pool of `spec`, opened on first use; evicts the least recently used pool beyond the bound. */
-  acquire(spec: ConnectionSpec): CatalogConnection {
-    const key = targetKey(spec);
+  acquire(spec: ConnectionSpec, namespace: string | null = null): CatalogConnection {
+    const key = targetKey(spec, namespace);
     const existing = this.pools.get(key);
     if (existing) {
       this.pools.delete(key);
@@ -69,7 +71,7 @@ export class TargetPools {
     }
     const connection = openConnection(
       { ...spec, maxConnections: CONNECTIONS_PER_TARGET, applicationName: this.applicationName },
-      { identity: this.identity, tls: this.tls },
+      { identity: this.identity, tls: this.tls, namespace },
     );
     this.pools.set(key, connection);
     while (this.pools.size > this.maxPools) {
@@ -85,8 +87,12 @@ export class TargetPools {
    * reached by other targets) only forgets it, and the last user closes it. Closing a pool whose
    * inspection has not got its connection yet failed that inspection.
    */
-  async use<T>(spec: ConnectionSpec, fn: (connection: CatalogConnection) => Promise<T>): Promise<T> {
-    const connection = this.acquire(spec);
+  async use<T>(
+    spec: ConnectionSpec,
+    namespace: string | null,
+    fn: (connection: CatalogConnection) => Promise<T>,
+  ): Promise<T> {
+    const connection = this.acquire(spec, namespace);
     this.users.set(connection, (this.users.get(connection) ?? 0) + 1);
     try {
       return await fn(connection);
@@ -102,8 +108,8 @@ export class TargetPools {
   }
 
   /** Closes and forgets the pool of `spec` (e.g. after its credentials were refused). */
-  evict(spec: ConnectionSpec): void {
-    this.evictKey(targetKey(spec));
+  evict(spec: ConnectionSpec, namespace: string | null = null): void {
+    this.evictKey(targetKey(spec, namespace));
   }
 
   /** Closes every pool. */

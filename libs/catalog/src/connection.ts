@@ -39,6 +39,8 @@ export interface OpenOptions {
   readonly identity?: WorkloadIdentity | null;
   /** CAs trusted for sslMode verify-ca/verify-full besides Node's roots (DATABASE_TLS_CA_FILE). */
   readonly tls?: DatabaseTls;
+  /** Namespace of the policy this connection serves: the operator's cloud identity bounds may be per namespace. */
+  readonly namespace?: string | null;
 }
 
 /** A connection URL or structured params, plus pool options. */
@@ -170,10 +172,7 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   };
   const pool =
     plan.kind === 'prefer'
-      ? preferTlsPool(
-          poolOf(plan.ssl, secret),
-          poolOf(false, refuseSecretInClear(`${target.host}:${target.port}`, plan.mode)),
-        )
+      ? preferTlsPool(poolOf(plan.ssl, secret), poolOf(false, refuseSecretInClear(plan.mode)))
       : poolOf(plan.kind === 'plain' ? false : plan.ssl, secret);
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({
@@ -246,7 +245,8 @@ function tokenPassword(
   }
   const identity = options.identity ?? null;
   const target = { host: params.host, port, username: params.username, auth };
-  const problem = authProblem(identity?.provider ?? null, target);
+  const context = { namespace: options.namespace ?? null, sslMode: params.sslMode };
+  const problem = identity === null ? authProblem(null, target) : identity.problem(target, context);
   // 28000 invalid_authorization_specification: permanent until the policy or the deployment changes.
   if (problem !== null || identity === null)
     throw new DatabaseError(problem ?? 'no workload identity', '28000');

@@ -101,11 +101,12 @@ export function splitUrl(url: string): {
 }
 
 /** The password function of a plain connection that must not send a secret: refuses with the rule. */
-export function refuseSecretInClear(where: string, mode: SslMode): () => Promise<string> {
+export function refuseSecretInClear(mode: SslMode): () => Promise<string> {
   return () =>
     Promise.reject(
       new DatabaseError(
-        `the server at ${where} asked for a password over a connection without TLS (it does not offer TLS); ` +
+        // No host or port here: they may come from a Secret, and this message lands in status and Events.
+        'the server asked for a password over a connection without TLS (it does not offer TLS); ' +
           `with sslMode ${mode} a password or token is sent only over TLS: enable TLS on the server, or set ` +
           'sslMode disable to allow sending it in clear',
         '28000',

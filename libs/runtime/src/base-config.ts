@@ -80,6 +80,21 @@ export function cloudIdentityEnvSpec() {
       'IAM Credentials API base URL for impersonateServiceAccount (unset: https://iamcredentials.googleapis.com)',
       512,
     ),
+    CLOUD_IDENTITY_ALLOWED_HOSTS: env.optionalText(
+      'Hosts a cloud token may be sent to, comma-separated: `host` or `*.suffix`, each optionally `namespace/` ' +
+        'first to allow it for that namespace only; required when CLOUD_IDENTITY_PROVIDER is set',
+      8192,
+    ),
+    CLOUD_IDENTITY_ALLOWED_SERVICE_ACCOUNTS: env.optionalText(
+      'Service accounts params.auth.impersonateServiceAccount may name (gcp), comma-separated, each optionally ' +
+        '`namespace/` first (unset: no impersonation)',
+      8192,
+    ),
+    CLOUD_IDENTITY_ALLOWED_SCOPES: env.optionalText(
+      'Token scopes params.auth.scope may ask for besides the provider’s database-login scope, comma-separated ' +
+        '(unset: the login scope only)',
+      8192,
+    ),
   } as const;
 }
 

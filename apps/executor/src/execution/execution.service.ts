@@ -210,7 +210,7 @@ export class ExecutionService {
         maxConnections: 2,
         applicationName: 'rolepolicy-executor',
       },
-      { identity: this.identity, tls: this.tls },
+      { identity: this.identity, tls: this.tls, namespace: request.policy.namespace },
     );
     const probe = this.options.probe?.around(request);
     try {

@@ -270,7 +270,7 @@ export class ScopedExecutionService {
         maxConnections: 2,
         applicationName: 'rolepolicy-executor-scoped',
       },
-      { identity: this.identity, tls: this.tls },
+      { identity: this.identity, tls: this.tls, namespace },
     );
     try {
       const { host, port, database } = connection.target;

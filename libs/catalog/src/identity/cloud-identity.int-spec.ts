@@ -1,12 +1,16 @@
-// Cloud workload identity against a PostgreSQL that really checks passwords (scram-sha-256): a local token
-// issuer stands in for each provider's endpoint and makes every token it issues the role's password (the
-// stand-in for the cloud's IAM check at login). Proves: a pool connects with the provider SDK's token, a new
-// connection after the refresh point gets the new token (the old one no longer works), scope and
-// impersonation reach the provider, an unreachable provider fails with a message naming it and no token.
+// Cloud workload identity against a PostgreSQL that really checks passwords (scram-sha-256) over verified TLS:
+// a local token issuer stands in for each provider's endpoint and makes every token it issues the role's
+// password (the stand-in for the cloud's IAM check at login). Proves: a pool connects with the provider SDK's
+// token, a new connection after the refresh point gets the new token (the old one no longer works), scope and
+// impersonation reach the provider, an unreachable provider fails with a message naming it and no token, and
+// the operator's bounds hold against a tenant's policy (ADR 0019: hosts, namespaces, impersonation, scopes,
+// verify-full only).
 import {
   startPrivatePostgres,
+  startTcpProxy,
   startTokenIssuer,
   type PrivatePostgres,
+  type TcpProxy,
   type TokenIssuerSandbox,
 } from '@rolepolicy/testing';
 import { sql } from 'kysely';
@@ -15,7 +19,12 @@ import { openConnection, withRedaction, type ConnectionParams } from '../connect
 import { DatabaseError } from '../redaction.js';
 import { awsRdsIssuer, azureIssuer, gcpIssuer } from './providers.js';
 import { CloudIdentityError, type TokenIssuer } from './token-source.js';
-import { WorkloadIdentity, type CloudIdentityProvider } from './workload-identity.js';
+import {
+  parseAllowList,
+  WorkloadIdentity,
+  type CloudIdentityProvider,
+  type IdentityBounds,
+} from './workload-identity.js';
 
 const ADMIN_PASSWORD = 'Admin-Pa55-for-setup';
 const ROLE = 'app_iam';
@@ -33,7 +42,11 @@ async function setRolePassword(token: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = await startPrivatePostgres(ADMIN_PASSWORD);
+  // The certificate names localhost (on the operator's list) and 127.0.0.1 (not on it): same server, two hosts.
+  server = await startPrivatePostgres(ADMIN_PASSWORD, {
+    tls: true,
+    certificateNames: ['DNS:localhost', 'IP:127.0.0.1'],
+  });
   admin = new pg.Client({
     host: '127.0.0.1',
     port: server.port,
@@ -76,18 +89,29 @@ beforeEach(() => {
 
 function params(auth: ConnectionParams['auth']): ConnectionParams {
   return {
-    host: '127.0.0.1',
+    host: 'localhost',
     port: server.port,
     dbname: 'postgres',
     username: ROLE,
-    sslMode: 'disable',
+    sslMode: 'verify-full',
     auth,
   };
 }
 
+/** Where a tenant's policy aims the connection (host, port, sslMode) and from which namespace. */
+type Aim = Partial<Pick<ConnectionParams, 'host' | 'port' | 'sslMode'>> & { readonly namespace?: string };
+
 /** Connects through a fresh pool (as each execution does) and reports who the server says we are. */
-async function whoAmI(identity: WorkloadIdentity, auth: ConnectionParams['auth']): Promise<string> {
-  const connection = openConnection({ params: params(auth), maxConnections: 1 }, { identity });
+async function whoAmI(
+  identity: WorkloadIdentity,
+  auth: ConnectionParams['auth'],
+  aim: Aim = {},
+): Promise<string> {
+  const { namespace = 'team-a', ...where } = aim;
+  const connection = openConnection(
+    { params: { ...params(auth), ...where }, maxConnections: 1 },
+    { identity, tls: { ca: server.caPem! }, namespace },
+  );
   try {
     return await withRedaction(connection, async () => {
       const result = await sql<{ who: string }>`select current_user as who`.execute(connection.db);
@@ -116,8 +140,19 @@ async function passwordWorks(password: string): Promise<boolean> {
   }
 }
 
-const identityOf = (provider: CloudIdentityProvider, tokens: TokenIssuer): WorkloadIdentity =>
-  new WorkloadIdentity(provider, tokens, { marginMs: 5 * 60_000, now: clock.now });
+/** The operator's list: localhost for everyone, one account for team-a, one extra scope. */
+const BOUNDS: IdentityBounds = {
+  hosts: parseAllowList('localhost'),
+  serviceAccounts: parseAllowList('team-a/db-admin@local-project.iam.gserviceaccount.com'),
+  scopes: ['https://www.googleapis.com/auth/cloud-platform.read-only', 'https://down.example/.default'],
+};
+
+const identityOf = (
+  provider: CloudIdentityProvider,
+  tokens: TokenIssuer,
+  bounds: IdentityBounds = BOUNDS,
+): WorkloadIdentity =>
+  new WorkloadIdentity(provider, tokens, { marginMs: 5 * 60_000, now: clock.now }, bounds);
 
 const auth = { type: 'cloud_workload_identity' as const };
 
@@ -201,7 +236,7 @@ describe('AWS RDS IAM (@aws-sdk/rds-signer, container credentials endpoint)', ()
     expect(await whoAmI(identity, auth)).toBe(ROLE);
 
     const token = new URL(`https://${signed[0]!}`);
-    expect(`${token.host}`).toBe(`127.0.0.1:${server.port}`);
+    expect(`${token.host}`).toBe(`localhost:${server.port}`);
     expect(token.searchParams.get('Action')).toBe('connect');
     expect(token.searchParams.get('DBUser')).toBe(ROLE);
     expect(token.searchParams.get('X-Amz-Credential')).toMatch(
@@ -233,7 +268,7 @@ describe('failures', () => {
         expect(error).toBeInstanceOf(CloudIdentityError);
         const message = (error as Error).message;
         expect(message).toContain(
-          `cloud workload identity (${provider}) for user ${ROLE} at 127.0.0.1:${server.port}: no token:`,
+          `cloud workload identity (${provider}) for user ${ROLE} at localhost:${server.port}: no token:`,
         );
         for (const token of tokensSoFar) expect(message).not.toContain(token);
       }
@@ -255,5 +290,92 @@ describe('failures', () => {
     );
     expect((error as DatabaseError).code).toBe('28000');
     expect(issuer.calls.length).toBe(calls);
+  });
+});
+
+describe('the operator bounds the identity, not the tenant (ADR 0019)', () => {
+  // A tenant's own server: no TLS, asks for the password in clear; the proxy records what the client sent.
+  let tenant: PrivatePostgres;
+  let tenantProxy: TcpProxy;
+  beforeAll(async () => {
+    tenant = await startPrivatePostgres('Tenant-admin-Pa55', { auth: 'password' });
+    tenantProxy = await startTcpProxy(tenant.port);
+  }, 120_000);
+  afterAll(async () => {
+    await tenantProxy?.dispose();
+    await tenant?.dispose();
+  }, 60_000);
+
+  /** Runs `attempt` and returns its error, asserting that no provider was asked for a token. */
+  async function refusedBeforeAnyToken(attempt: () => Promise<unknown>): Promise<DatabaseError> {
+    const calls = issuer.calls.length;
+    const issued = issuer.issued.length;
+    const error = await attempt().then(
+      () => new Error('connected'),
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(DatabaseError);
+    expect((error as DatabaseError).code).toBe('28000');
+    expect(issuer.calls.length).toBe(calls);
+    expect(issuer.issued.length).toBe(issued);
+    return error as DatabaseError;
+  }
+
+  it('a host the operator did not list gets no token, even with a certificate valid for it', async () => {
+    const identity = identityOf('gcp', gcpIssuer());
+    const error = await refusedBeforeAnyToken(() => whoAmI(identity, auth, { host: '127.0.0.1' }));
+    expect(error.message).toBe(
+      'connection.params.host is not allowed for cloud workload identity for namespace team-a: ' +
+        'the operator lists the hosts a token may be sent to in CLOUD_IDENTITY_ALLOWED_HOSTS',
+    );
+  });
+
+  it('a host listed for one namespace is refused to a policy of another', async () => {
+    const identity = identityOf('gcp', gcpIssuer(), { ...BOUNDS, hosts: parseAllowList('team-a/localhost') });
+    expect(await whoAmI(identity, auth, { namespace: 'team-a' })).toBe(ROLE);
+    const error = await refusedBeforeAnyToken(() => whoAmI(identity, auth, { namespace: 'team-b' }));
+    expect(error.message).toMatch(/^connection\.params\.host is not allowed .* for namespace team-b: /);
+  });
+
+  it('impersonation of an account the operator did not list, or listed for another namespace, is refused', async () => {
+    const identity = identityOf('gcp', gcpIssuer({ iamEndpoint: issuer.url }));
+    const other = { ...auth, impersonateServiceAccount: 'owner@local-project.iam.gserviceaccount.com' };
+    const error = await refusedBeforeAnyToken(() => whoAmI(identity, other));
+    expect(error.message).toBe(
+      'connection.params.auth.impersonateServiceAccount owner@local-project.iam.gserviceaccount.com is not ' +
+        'allowed for namespace team-a: the operator lists the accounts that may be impersonated in ' +
+        'CLOUD_IDENTITY_ALLOWED_SERVICE_ACCOUNTS',
+    );
+    const listed = { ...auth, impersonateServiceAccount: 'db-admin@local-project.iam.gserviceaccount.com' };
+    await refusedBeforeAnyToken(() => whoAmI(identity, listed, { namespace: 'team-b' }));
+  });
+
+  it('a scope other than the database-login scope is refused unless the operator lists it', async () => {
+    const identity = identityOf('gcp', gcpIssuer());
+    const wide = { ...auth, scope: 'https://www.googleapis.com/auth/cloud-platform' };
+    const error = await refusedBeforeAnyToken(() => whoAmI(identity, wide));
+    expect(error.message).toBe(
+      'connection.params.auth.scope https://www.googleapis.com/auth/cloud-platform is not allowed: tokens are ' +
+        'for the database-login scope https://www.googleapis.com/auth/sqlservice.login unless the operator ' +
+        'lists more in CLOUD_IDENTITY_ALLOWED_SCOPES',
+    );
+    const login = { ...auth, scope: 'https://www.googleapis.com/auth/sqlservice.login' };
+    expect(await whoAmI(identity, login)).toBe(ROLE);
+  });
+
+  it('a plain-text server asking for a password gets no token, whatever sslMode the policy says', async () => {
+    // The operator even listed the host: the rule on verification still holds.
+    const identity = identityOf('gcp', gcpIssuer(), { ...BOUNDS, hosts: parseAllowList('127.0.0.1') });
+    const before = tenantProxy.sent().length;
+    for (const sslMode of ['disable', 'allow', 'prefer', 'require', null]) {
+      const aim = { host: '127.0.0.1', port: tenantProxy.port, sslMode };
+      const error = await refusedBeforeAnyToken(() => whoAmI(identity, auth, aim));
+      expect(error.message).toBe(
+        'connection.params.sslMode must be verify-full with connection.params.auth: a cloud token is sent ' +
+          'only to a server whose certificate was verified for its host',
+      );
+    }
+    const sent = tenantProxy.sent().subarray(before).toString('latin1');
+    for (const token of issuer.issued) expect(sent).not.toContain(token);
   });
 });

@@ -2,19 +2,19 @@
 // from CLOUD_IDENTITY_PROVIDER. Endpoints come from each SDK's own environment variables (docs/cloud-identity.md).
 // The SDKs load on first use: a deployment without cloud identity never pays for them.
 import type { TokenCredential } from '@azure/identity';
-import type { IssuedToken, TokenIssuer, TokenRequest } from './token-source.js';
+import { DEFAULT_REFRESH, type IssuedToken, type TokenIssuer, type TokenRequest } from './token-source.js';
 import {
+  AZURE_DEFAULT_SCOPE,
+  GCP_DEFAULT_SCOPE,
+  parseAllowList,
   WorkloadIdentity,
   type CloudIdentityProvider,
+  type IdentityBounds,
   CLOUD_IDENTITY_PROVIDERS,
 } from './workload-identity.js';
 
 /** RDS IAM auth tokens are presigned URLs valid for 15 minutes. */
 const RDS_TOKEN_LIFETIME_MS = 15 * 60_000;
-/** Cloud SQL IAM database authentication: the login scope. */
-export const GCP_DEFAULT_SCOPE = 'https://www.googleapis.com/auth/sqlservice.login';
-/** Azure Database for PostgreSQL (Entra ID authentication). */
-export const AZURE_DEFAULT_SCOPE = 'https://ossrdbms-aad.database.windows.net/.default';
 /** The source identity must be allowed to call the IAM Credentials API to impersonate. */
 const GCP_IMPERSONATION_SOURCE_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 
@@ -108,20 +108,40 @@ export function workloadIdentityFromConfig(config: {
   readonly CLOUD_IDENTITY_PROVIDER?: string | undefined;
   readonly CLOUD_IDENTITY_AWS_REGION?: string | undefined;
   readonly CLOUD_IDENTITY_GCP_IAM_ENDPOINT?: string | undefined;
+  readonly CLOUD_IDENTITY_ALLOWED_HOSTS?: string | undefined;
+  readonly CLOUD_IDENTITY_ALLOWED_SERVICE_ACCOUNTS?: string | undefined;
+  readonly CLOUD_IDENTITY_ALLOWED_SCOPES?: string | undefined;
 }): WorkloadIdentity | null {
   const provider = cloudIdentityProvider(config.CLOUD_IDENTITY_PROVIDER);
+  const bounds: IdentityBounds = {
+    hosts: parseAllowList(config.CLOUD_IDENTITY_ALLOWED_HOSTS),
+    serviceAccounts: parseAllowList(config.CLOUD_IDENTITY_ALLOWED_SERVICE_ACCOUNTS),
+    scopes: parseAllowList(config.CLOUD_IDENTITY_ALLOWED_SCOPES, false).map((entry) => entry.value),
+  };
+  if (provider !== null && bounds.hosts.length === 0) {
+    // Nothing could use the identity: say so at start rather than refuse every connection later.
+    throw new Error(
+      'CLOUD_IDENTITY_ALLOWED_HOSTS is required when CLOUD_IDENTITY_PROVIDER is set: list the hosts a token may be sent to',
+    );
+  }
   switch (provider) {
     case null:
       return null;
     case 'aws': {
       const region = config.CLOUD_IDENTITY_AWS_REGION;
-      return new WorkloadIdentity(provider, awsRdsIssuer(region === undefined ? {} : { region }));
+      return new WorkloadIdentity(
+        provider,
+        awsRdsIssuer(region === undefined ? {} : { region }),
+        DEFAULT_REFRESH,
+        bounds,
+      );
     }
     case 'gcp': {
       const iamEndpoint = config.CLOUD_IDENTITY_GCP_IAM_ENDPOINT;
-      return new WorkloadIdentity(provider, gcpIssuer(iamEndpoint === undefined ? {} : { iamEndpoint }));
+      const issuer = gcpIssuer(iamEndpoint === undefined ? {} : { iamEndpoint });
+      return new WorkloadIdentity(provider, issuer, DEFAULT_REFRESH, bounds);
     }
     case 'azure':
-      return new WorkloadIdentity(provider, azureIssuer());
+      return new WorkloadIdentity(provider, azureIssuer(), DEFAULT_REFRESH, bounds);
   }
 }

@@ -11,7 +11,7 @@ import { freePort, waitForPort } from './nats-server.js';
 export type PrivatePostgres = {
   readonly port: number;
   readonly password: string;
-  /** PEM of the CA that signed the server certificate (for `localhost` only); null without TLS. */
+  /** PEM of the CA that signed the server certificate (`certificateNames`); null without TLS. */
   readonly caPem: string | null;
   readonly dispose: () => Promise<void>;
 };
@@ -22,6 +22,8 @@ export type PrivatePostgresOptions = {
   readonly auth?: 'scram-sha-256' | 'md5' | 'password';
   /** Offer TLS with a fresh CA and server certificate. Default off (the server answers `N` to SSLRequest). */
   readonly tls?: boolean;
+  /** subjectAltName entries of the server certificate. Default `['DNS:localhost']` (not 127.0.0.1). */
+  readonly certificateNames?: readonly string[];
 };
 
 const BIN = process.env['RP_TEST_PG_BIN'] ?? '';
@@ -50,8 +52,11 @@ function openssl(args: readonly string[]): Promise<void> {
   });
 }
 
-/** A one-day CA and a server certificate it signs for `localhost` (not for `127.0.0.1`), in `dir`. */
-async function makeCertificates(dir: string): Promise<{ cert: string; key: string; caPem: string }> {
+/** A one-day CA and a server certificate it signs for `names` (subjectAltName entries), in `dir`. */
+async function makeCertificates(
+  dir: string,
+  names: readonly string[],
+): Promise<{ cert: string; key: string; caPem: string }> {
   const file = (name: string) => path.join(dir, name);
   await openssl([
     'req',
@@ -80,7 +85,7 @@ async function makeCertificates(dir: string): Promise<{ cert: string; key: strin
     '-out',
     file('server.csr'),
   ]);
-  await writeFile(file('ext'), 'subjectAltName=DNS:localhost\n');
+  await writeFile(file('ext'), `subjectAltName=${names.join(',')}\n`);
   await openssl([
     'x509',
     '-req',
@@ -111,7 +116,8 @@ export async function startPrivatePostgres(
   const data = path.join(dir, 'data');
   const pwfile = path.join(dir, 'pw');
   await writeFile(pwfile, `${password}\n`);
-  const tls = options.tls === true ? await makeCertificates(dir) : null;
+  const tls =
+    options.tls === true ? await makeCertificates(dir, options.certificateNames ?? ['DNS:localhost']) : null;
   if (userInfo().uid === 0) {
     const { execFileSync } = await import('node:child_process');
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
