@@ -155,6 +155,8 @@ async function startEmbeddedPostgres(
       { ...ids, env },
     );
   } catch (error) {
+    // Nothing runs yet: leave no folder behind.
+    await rm(baseDir, { recursive: true, force: true });
     const { stderr, code } = error as { stderr?: string; code?: unknown };
     if (code === 'EACCES') {
       throw new Error(
