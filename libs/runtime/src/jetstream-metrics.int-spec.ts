@@ -1,7 +1,7 @@
 // The JetStream gauges read the real server at scrape time: backlog, in-progress and redelivered
 // messages of a durable consumer, dead letters in a stream; what the server cannot answer for is left
 // out and counted, never shown stale.
-import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Registry } from 'prom-client';
 import { createNatsSandbox, type NatsSandbox } from '@rolepolicy/testing';
@@ -62,21 +62,37 @@ test('pending, ack pending, redelivered per consumer and dead letters follow the
   expect(await sample('rp_jetstream_dead_letter_messages', `stream="${dead}"`)).toBe(2);
 
   const consumer = await js.consumers.get(work, durable);
-  const taken = await consumer.fetch({ max_messages: 2, expires: 2000 });
-  const held = [];
-  for await (const m of taken) held.push(m);
+  // Each message is awaited as an event (a pull per message, bounded), never within one fixed wait: on a
+  // loaded machine a redelivery can take longer than any single pull's expiry.
+  const take = async (count: number): Promise<JsMsg[]> => {
+    const taken: JsMsg[] = [];
+    for (let pull = 0; pull < 30 && taken.length < count; pull++) {
+      const message = await consumer.next({ expires: 2000 });
+      if (message !== null) taken.push(message);
+    }
+    return taken;
+  };
+  const held = await take(2);
   expect(held).toHaveLength(2);
   expect(await sample('rp_jetstream_consumer_pending_messages', labels)).toBe(3);
   expect(await sample('rp_jetstream_consumer_ack_pending_messages', labels)).toBe(2);
   expect(await sample('rp_jetstream_consumer_redelivered_messages', labels)).toBe(0);
 
   held[0]!.nak();
-  held[1]!.ack();
-  const again = await consumer.fetch({ max_messages: 1, expires: 2000 });
-  for await (const m of again) expect(m.info.redelivered).toBe(true);
+  expect(await held[1]!.ackAck()).toBe(true);
+  // The server may hand out a fresh message before it has processed the nak: acknowledge those and keep
+  // waiting for the redelivery (they leave the ack-pending and redelivered counts as they are).
+  // Three fresh messages remain, so the redelivery is at most the fourth message handed out.
+  let redelivered: JsMsg | undefined;
+  for (let turn = 0; turn < 4 && redelivered === undefined; turn++) {
+    const [message] = await take(1);
+    if (message?.info.redelivered === true) redelivered = message;
+    else if (message !== undefined) expect(await message.ackAck()).toBe(true);
+  }
+  expect(redelivered?.seq).toBe(held[0]!.seq);
   expect(await sample('rp_jetstream_consumer_ack_pending_messages', labels)).toBe(1);
   expect(await sample('rp_jetstream_consumer_redelivered_messages', labels)).toBe(1);
-});
+}, 90_000);
 
 test('a consumer the server does not know is left out of the scrape and counted as an error', async () => {
   // A sample without labels is written `name value`.

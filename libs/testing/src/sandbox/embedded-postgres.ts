@@ -5,12 +5,18 @@
 // run) find it through a small registry file and reuse it. A detached watchdog stops the server and removes
 // its folder when the process that started it exits, even when it is killed.
 import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chown, mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import {
+  embeddedPostgresRoot,
+  runnableNativeDir,
+  sharedDir,
+  type RunAs,
+} from './embedded-postgres-binaries.js';
 import { freePort } from './nats-server.js';
 
 const run = promisify(execFile);
@@ -31,8 +37,6 @@ export type EmbeddedPostgres = {
 };
 
 type Registry = { readonly port: number; readonly baseDir: string; readonly watchdogPid: number };
-type Binaries = { readonly initdb: string; readonly pgCtl: string; readonly root: string };
-type RunAs = { readonly uid: number; readonly gid: number } | null;
 
 /** True when `value` names a major with a pinned package. */
 export function isEmbeddedPostgresMajor(value: number): value is EmbeddedPostgresMajor {
@@ -56,7 +60,7 @@ export function embeddedPostgres(major: EmbeddedPostgresMajor): Promise<Embedded
 }
 
 function registryFile(major: EmbeddedPostgresMajor): string {
-  return path.join(tmpdir(), 'rolepolicy-pg', `run-${process.pid}-pg${major}.json`);
+  return path.join(embeddedPostgresRoot(), `run-${process.pid}-pg${major}.json`);
 }
 
 async function reuseOrStart(major: EmbeddedPostgresMajor): Promise<EmbeddedPostgres> {
@@ -68,7 +72,7 @@ async function reuseOrStart(major: EmbeddedPostgresMajor): Promise<EmbeddedPostg
     const adminUrl = urlOf(registry.port);
     if (await answers(adminUrl)) return handle(major, registry, file);
   }
-  return startEmbeddedPostgres(major, file);
+  return startEmbeddedPostgres(major, await packageNativeDir(major), file);
 }
 
 function urlOf(port: number): string {
@@ -88,41 +92,30 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-async function binaries(major: EmbeddedPostgresMajor): Promise<Binaries> {
+/** The native folder (bin, lib, share) of the pinned package of `major`, as installed in node_modules. */
+async function packageNativeDir(major: EmbeddedPostgresMajor): Promise<string> {
   const name = `postgres-linux-x64-${major}`;
-  let module: { initdb: string; pg_ctl: string };
+  let module: { pg_ctl: string };
   try {
-    module = (await import(name)) as { initdb: string; pg_ctl: string };
+    module = (await import(name)) as { pg_ctl: string };
   } catch {
     throw new Error(
       `PostgreSQL ${major} is not installed: run \`npm ci\` (package ${name}, linux x64 only) or use a server of your own`,
     );
   }
-  const root = path.dirname(path.dirname(module.pg_ctl));
-  await hydrateSymlinks(root);
-  return { initdb: module.initdb, pgCtl: module.pg_ctl, root };
+  return path.dirname(path.dirname(module.pg_ctl));
 }
 
 /**
- * The package's postinstall script recreates the shared-library symlinks npm cannot ship; npm may not run
- * install scripts (`ignore-scripts`), so missing links are made here (idempotent).
+ * A new server of `major` run from the package's native folder at `nativeDir` (for example a clone's own
+ * node_modules), not shared with other callers; for tests of where the binaries may live.
  */
-async function hydrateSymlinks(nativeDir: string): Promise<void> {
-  const listFile = path.join(nativeDir, 'pg-symlinks.json');
-  if (!existsSync(listFile)) return;
-  const packageDir = path.dirname(nativeDir);
-  const links = JSON.parse(await readFile(listFile, 'utf8')) as { source: string; target: string }[];
-  for (const { source, target } of links) {
-    const linkPath = path.join(packageDir, target);
-    const exists = await readlink(linkPath).then(
-      () => true,
-      () => existsSync(linkPath),
-    );
-    if (exists) continue;
-    await symlink(path.relative(path.dirname(linkPath), path.join(packageDir, source)), linkPath).catch(
-      () => undefined,
-    );
-  }
+export function startEmbeddedPostgresFrom(
+  major: EmbeddedPostgresMajor,
+  nativeDir: string,
+): Promise<EmbeddedPostgres> {
+  const tag = `run-${process.pid}-pg${major}-${randomUUID().slice(0, 8)}`;
+  return startEmbeddedPostgres(major, nativeDir, path.join(embeddedPostgresRoot(), `${tag}.json`));
 }
 
 /** initdb refuses to run as root: as root, the server runs as `postgres` if that user exists, else `nobody`. */
@@ -139,12 +132,18 @@ function runAs(): RunAs {
   throw new Error('running as root, and neither a `postgres` nor a `nobody` user exists to run PostgreSQL');
 }
 
-async function startEmbeddedPostgres(major: EmbeddedPostgresMajor, file: string): Promise<EmbeddedPostgres> {
-  const bin = await binaries(major);
+async function startEmbeddedPostgres(
+  major: EmbeddedPostgresMajor,
+  nativeDir: string,
+  file: string,
+): Promise<EmbeddedPostgres> {
   const user = runAs();
+  const binDir = path.join(await runnableNativeDir(nativeDir, user), 'bin');
+  const bin = { initdb: path.join(binDir, 'initdb'), pgCtl: path.join(binDir, 'pg_ctl') };
   const ids = user === null ? {} : { uid: user.uid, gid: user.gid };
-  const baseDir = path.join(tmpdir(), 'rolepolicy-pg', `run-${process.pid}-pg${major}`);
+  const baseDir = file.replace(/\.json$/, '');
   await rm(baseDir, { recursive: true, force: true });
+  await sharedDir(embeddedPostgresRoot());
   await mkdir(baseDir, { recursive: true });
   if (user !== null) await chown(baseDir, user.uid, user.gid);
   const dataDir = path.join(baseDir, 'data');
@@ -156,8 +155,16 @@ async function startEmbeddedPostgres(major: EmbeddedPostgresMajor, file: string)
       { ...ids, env },
     );
   } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`initdb of PostgreSQL ${major} failed: ${stderr}`, { cause: error });
+    // Nothing runs yet: leave no folder behind.
+    await rm(baseDir, { recursive: true, force: true });
+    const { stderr, code } = error as { stderr?: string; code?: unknown };
+    if (code === 'EACCES') {
+      throw new Error(
+        `PostgreSQL ${major} cannot run ${bin.initdb}${user === null ? '' : ` as uid ${user.uid}`}: make every folder above it enterable (chmod o+x) or set RP_EMBEDDED_PG_DIR to a folder every user can enter`,
+        { cause: error },
+      );
+    }
+    throw new Error(`initdb of PostgreSQL ${major} failed: ${stderr ?? ''}`, { cause: error });
   }
   const port = await freePort();
   // Throwaway data: no fsync. Enough connections for an e2e stack's five services and their pools.
@@ -182,14 +189,24 @@ async function startEmbeddedPostgres(major: EmbeddedPostgresMajor, file: string)
       cause: error,
     });
   }
-  const watchdogPid = startWatchdog(bin.pgCtl, dataDir, baseDir, file, user);
+  const watchdogPid = await startWatchdog(bin.pgCtl, dataDir, baseDir, file, user);
   const registry: Registry = { port, baseDir, watchdogPid };
   await writeFile(file, JSON.stringify(registry));
   return handle(major, registry, file);
 }
 
-/** A detached process that stops the server and removes its folder once this process is gone. */
-function startWatchdog(pgCtl: string, dataDir: string, baseDir: string, file: string, user: RunAs): number {
+/**
+ * A detached process that stops the server and removes its folder once this process is gone, or on SIGTERM
+ * (`stop()`). It is awaited until it says `ready`: a SIGTERM before its handler exists would end it silently
+ * and leave the server running.
+ */
+async function startWatchdog(
+  pgCtl: string,
+  dataDir: string,
+  baseDir: string,
+  file: string,
+  user: RunAs,
+): Promise<number> {
   const script = `
     const { spawnSync } = require('node:child_process');
     const { rmSync } = require('node:fs');
@@ -204,6 +221,7 @@ function startWatchdog(pgCtl: string, dataDir: string, baseDir: string, file: st
     };
     process.on('SIGTERM', stop);
     setInterval(() => { if (!alive()) stop(); }, 1000);
+    process.stdout.write('ready\\n');
   `;
   const child = spawn(
     process.execPath,
@@ -218,8 +236,15 @@ function startWatchdog(pgCtl: string, dataDir: string, baseDir: string, file: st
       user === null ? '' : String(user.uid),
       user === null ? '' : String(user.gid),
     ],
-    { detached: true, stdio: 'ignore' },
+    { detached: true, stdio: ['ignore', 'pipe', 'ignore'] },
   );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the embedded PostgreSQL watchdog exited (${code})`)));
+  });
+  child.removeAllListeners();
+  child.stdout.destroy();
   child.unref();
   return child.pid ?? 0;
 }
