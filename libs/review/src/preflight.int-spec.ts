@@ -170,7 +170,9 @@ describe('review preflight and findings on PostgreSQL 15', () => {
       'owns_objects',
       'still_member',
     ]);
-    expect(drop.issues.find((i) => i.code === 'owns_objects')!.message).toContain(`table ${r('legacy_t')}`);
+    expect(drop.issues.find((i) => i.code === 'owns_objects')!.message).toContain(
+      `table public.${r('legacy_t')}`,
+    );
 
     const neutralised = await review(
       { retirements: [{ role: r('legacy'), drop_owned: true, reassign_owned_to: 'postgres' }] },
