@@ -232,3 +232,43 @@ test('deleting the activation plan of an Active request (its provenance anchor) 
   });
   expect(await isMember()).toBe(false);
 }, 90_000);
+
+test('a revoke plan forged exactly, with status Applied, releases the request but not the membership', async () => {
+  const active = await activate('forged-revoke', '30m');
+  expect(await isMember()).toBe(true);
+  // A copy of the scheduler's activation plan (origin, scope and controller owner as the scheduler writes
+  // them) under the revoke plan's name, then marked Applied: indistinguishable through the API (ADR 0020).
+  const activation = await stack.resources.plan(scopedName(active, 'activate'));
+  const {
+    name: _n,
+    namespace: _ns,
+    uid: _u,
+    resourceVersion: _rv,
+    creationTimestamp: _c,
+    ...kept
+  } = activation!.metadata as Record<string, unknown>;
+  const forged = {
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind: 'PostgresPolicyPlan',
+    metadata: { ...kept, name: scopedName(active, 'revoke'), managedFields: undefined },
+    spec: { ...activation!.spec, scope: { ...activation!.spec.scope, operation: 'Revoke' } },
+  };
+  await kubectl.ok(['apply', '-f', '-'], JSON.stringify(forged));
+  await kubectl.ok([
+    'patch',
+    'postgrespolicyplan',
+    scopedName(active, 'revoke'),
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"phase":"Applied"}}',
+  ]);
+  await eph.delete('EphemeralAccessRequest', 'forged-revoke');
+  await waitFor('forged-revoke gone', async () => (await eph.request('forged-revoke')) === undefined, {
+    timeoutMs: 30_000,
+  });
+  // The scheduler took the forged plan as the record of a revoke (the known gap); the sweep revokes.
+  await waitFor('the membership revoked by the sweep', async () => !(await isMember()), {
+    timeoutMs: 30_000,
+  });
+}, 90_000);
