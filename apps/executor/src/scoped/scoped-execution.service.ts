@@ -222,7 +222,10 @@ export class ScopedExecutionService {
     }
   }
 
-  /** A Sweep of the target policy (ADR 0020): goes ahead like a revocation; decides everything under the lock. */
+  /**
+   * A Sweep of the target policy (ADR 0020), deciding everything under the lock. Not urgent in the mutex: it is
+   * a backstop and never goes ahead of a revocation waiting for the same database.
+   */
   private async sweep(request: ScopedExecuteRequestV1): Promise<ScopedFacts> {
     const cluster = this.cluster;
     if (cluster === null) {
@@ -237,7 +240,7 @@ export class ScopedExecutionService {
         cluster,
         identity: this.identity,
         tls: this.tls,
-        serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, true)),
+        serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, false)),
       },
       request,
     );

@@ -35,7 +35,7 @@ export interface SweepDeps {
   readonly cluster: ExecutionCluster;
   readonly identity: WorkloadIdentity | null;
   readonly tls: DatabaseTls;
-  /** The per-database mutex of this replica (a sweep goes ahead like a revocation). */
+  /** The per-database mutex of this replica (a sweep waits its turn: it is a backstop, not a revocation). */
   readonly serialize: <T>(databaseKey: string, task: () => Promise<T>) => Promise<T>;
 }
 
