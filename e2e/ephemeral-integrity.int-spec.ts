@@ -18,13 +18,14 @@ let eph: EphemeralResources;
 let kubectl: Kubectl;
 let reader: string;
 let alice: string;
+let carol: string;
 
 beforeAll(async () => {
   stack = await startStack({ env: { ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS) } });
   db = await stack.createDatabase('ephintegrity');
   eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
   kubectl = new Kubectl(() => stack.emulator.kubeconfigPath, stack.namespace);
-  [reader, alice] = [stack.role('reader'), stack.role('alice')];
+  [reader, alice, carol] = [stack.role('reader'), stack.role('alice'), stack.role('carol')];
   await stack.resources.createPolicy('orders', {
     connection: db.connection,
     mode: 'apply',
@@ -33,6 +34,7 @@ beforeAll(async () => {
     roles: [
       { name: reader, login: false },
       { name: alice, login: true },
+      { name: carol, login: true },
     ],
   });
   await stack.reconciled('orders');
@@ -184,3 +186,89 @@ test('deleting the target PostgresPolicy while access is active does not stop th
     timeoutMs: 30_000,
   });
 }, 120_000);
+
+test('a request whose finalizer a tenant removed by hand and then deleted is still revoked by the sweep', async () => {
+  await activate('unhooked', '30m');
+  // Access held the proper way on the same target and bundle role: the sweep must leave it alone.
+  await activate('held', '30m', 'auto', carol);
+  expect(await isMember()).toBe(true);
+  // The tenant is faster than the scheduler (which would put the finalizer back): modelled by stopping it.
+  await stack.stopServices(['access-scheduler']);
+  try {
+    // What a tenant with update on requests may do: drop the finalizer, then delete; no revoke runs for it.
+    await kubectl.ok([
+      'patch',
+      'ephemeralaccessrequest',
+      'unhooked',
+      '--type=merge',
+      '-p',
+      '{"metadata":{"finalizers":null}}',
+    ]);
+    await kubectl.ok(['delete', 'ephemeralaccessrequest', 'unhooked', '--wait=false']);
+    await waitFor('unhooked gone', async () => (await eph.request('unhooked')) === undefined, {
+      timeoutMs: 30_000,
+    });
+    expect(await isMember()).toBe(true);
+  } finally {
+    await stack.startServices(['access-scheduler']);
+  }
+  // The rebuild (at start, then every REBUILD_MS here) sweeps the target: an edge of a bundle role that no
+  // anchored request holds and the policy does not declare is revoked.
+  await waitFor('the orphaned membership revoked', async () => !(await isMember()), { timeoutMs: 30_000 });
+  expect(await isMember(db, reader, carol)).toBe(true);
+  expect((await eph.request('held'))?.status?.phase).toBe('Active');
+  await eph.delete('EphemeralAccessRequest', 'held');
+}, 90_000);
+
+test('deleting the activation plan of an Active request (its provenance anchor) does not keep the access', async () => {
+  const active = await activate('unanchored', '30m');
+  expect(await isMember()).toBe(true);
+  // Before the sweep the revoke was then refused (NoActivationAnchor) and the edge stayed for ever.
+  await kubectl.ok(['delete', 'postgrespolicyplan', scopedName(active, 'activate'), '--wait=false']);
+  await waitFor('the unanchored membership revoked', async () => !(await isMember()), { timeoutMs: 30_000 });
+  await eph.delete('EphemeralAccessRequest', 'unanchored');
+  await waitFor('unanchored gone', async () => (await eph.request('unanchored')) === undefined, {
+    timeoutMs: 30_000,
+  });
+  expect(await isMember()).toBe(false);
+}, 90_000);
+
+test('a revoke plan forged exactly, with status Applied, releases the request but not the membership', async () => {
+  const active = await activate('forged-revoke', '30m');
+  expect(await isMember()).toBe(true);
+  // A copy of the scheduler's activation plan (origin, scope and controller owner as the scheduler writes
+  // them) under the revoke plan's name, then marked Applied: indistinguishable through the API (ADR 0020).
+  const activation = await stack.resources.plan(scopedName(active, 'activate'));
+  const {
+    name: _n,
+    namespace: _ns,
+    uid: _u,
+    resourceVersion: _rv,
+    creationTimestamp: _c,
+    ...kept
+  } = activation!.metadata as Record<string, unknown>;
+  const forged = {
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind: 'PostgresPolicyPlan',
+    metadata: { ...kept, name: scopedName(active, 'revoke'), managedFields: undefined },
+    spec: { ...activation!.spec, scope: { ...activation!.spec.scope, operation: 'Revoke' } },
+  };
+  await kubectl.ok(['apply', '-f', '-'], JSON.stringify(forged));
+  await kubectl.ok([
+    'patch',
+    'postgrespolicyplan',
+    scopedName(active, 'revoke'),
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"phase":"Applied"}}',
+  ]);
+  await eph.delete('EphemeralAccessRequest', 'forged-revoke');
+  await waitFor('forged-revoke gone', async () => (await eph.request('forged-revoke')) === undefined, {
+    timeoutMs: 30_000,
+  });
+  // The scheduler took the forged plan as the record of a revoke (the known gap); the sweep revokes.
+  await waitFor('the membership revoked by the sweep', async () => !(await isMember()), {
+    timeoutMs: 30_000,
+  });
+}, 90_000);

@@ -51,6 +51,7 @@ import {
   type UnkeyedCommand,
 } from './commands.js';
 import { FingerprintCache } from './fingerprint.js';
+import { sweepRequests } from './sweep.js';
 import { TargetFinalizers } from './target-finalizer.js';
 import { Slots } from '@rolepolicy/runtime';
 import type { TimerJob } from './timers.js';
@@ -172,7 +173,30 @@ export class AccessScheduler {
       if ((meta(o).finalizers ?? []).includes(TARGET_FINALIZER))
         this.triggerTarget(o.metadata.namespace ?? '', meta(o).uid ?? '');
     }
+    this.sweep();
     return phases;
+  }
+
+  /**
+   * Asks the executor to sweep every target an access policy names (ADR 0020): edges of bundle roles that no
+   * anchored request holds are revoked, whatever happened to their request (finalizer removed by hand,
+   * activation plan deleted, revoke plan forged). On the revocation subject, which only this service sends.
+   */
+  private sweep(): void {
+    const requests = sweepRequests(
+      this.deps.cache.list('ephemeralaccesspolicy') as unknown as Parameters<typeof sweepRequests>[0],
+      (ns, name) => this.deps.cache.get('postgrespolicy', ns, name) as never,
+      this.now(),
+    );
+    for (const message of requests) {
+      this.deps.publisher
+        .publish(scopedRevokeRequestContract, scopedRequestSubject('Sweep'), message, message.idempotencyKey)
+        .catch((error: unknown) =>
+          this.deps.log.warn(
+            `sweep of ${message.policy.namespace}/${message.policy.name} not sent: ${errorText(String(error))}`,
+          ),
+        );
+    }
   }
 
   /** A timer fired: reconcile its request now (resolves when the pass is done). */
@@ -596,6 +620,8 @@ export class AccessScheduler {
 
   /** Records an executor result: the plan's status, the request's retained edges or error, then a pass. */
   async handleResult(result: ScopedExecuteResultV1): Promise<void> {
+    const operation = result.operation;
+    if (operation === 'Sweep') return this.handleSweepResult(result);
     const ns = result.request.namespace;
     const now = this.now();
     const requestObject = this.deps.cache.get(
@@ -633,7 +659,7 @@ export class AccessScheduler {
         now - (this.deps.resendMs ?? RESEND_MS) + BLOCKED_RETRY_MS,
       );
     }
-    const patch = planStatusOfResult(result, timestamp(now));
+    const patch = planStatusOfResult({ ...result, operation }, timestamp(now));
     if (patch !== null) {
       await this.send(
         statusCommand(
@@ -649,6 +675,13 @@ export class AccessScheduler {
     );
     this.pendingWrites.delete(reqKey(ns, result.request.name));
     this.triggerRequest(ns, result.request.name);
+  }
+
+  /** A sweep's result: a revoked edge is a warning (something skipped a revoke); the rest is routine. */
+  private handleSweepResult(result: ScopedExecuteResultV1): void {
+    const line = `sweep of ${result.policy.namespace}/${result.policy.name}: ${result.outcome} (${result.reason}): ${result.message}`;
+    if (result.outcome === 'Applied' && result.statements.length === 0) this.deps.log.log(line);
+    else this.deps.log.warn(line);
   }
 
   private async reconcileAccessPolicy(ns: string, name: string): Promise<void> {

@@ -42,8 +42,11 @@ export class ExecutionModule {
         executeController(options.requestSubject ?? SUBJECTS.executeRequest),
         // Ephemeral access plans (ADR 0008): same cluster view and advisory lock, own durable.
         scopedExecuteController(options.scopedRequestSubject ?? SUBJECTS.scopedExecuteRequest),
-        // Revocations on their own subject and durable: never behind activations (ADR 0013).
-        scopedExecuteController(options.scopedRevokeSubject ?? SUBJECTS.scopedRevokeRequest, 'Revoke'),
+        // Revocations and sweeps on their own subject and durable: never behind activations (ADR 0013, 0020).
+        scopedExecuteController(options.scopedRevokeSubject ?? SUBJECTS.scopedRevokeRequest, [
+          'Revoke',
+          'Sweep',
+        ]),
       ],
       providers: [
         { provide: EXECUTION_OPTIONS, useValue: options },

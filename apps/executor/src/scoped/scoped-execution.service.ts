@@ -53,8 +53,11 @@ import { PlanNotVisibleError } from '../execution/secrets.js';
 import { guardActivate, type GuardedAccessPolicy, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
+import { runSweep } from './sweep-execution.js';
 import {
+  isPlanRequest,
   verifyScoped,
+  type PlanRequest,
   type ScopedPlanObject,
   type ScopedRequestObject,
   type ScopedState,
@@ -121,7 +124,9 @@ export class ScopedExecutionService {
     const hops: Hops = delivery.queuedMs === undefined ? {} : { queued: Math.round(delivery.queuedMs) };
     const lap = stopwatch(hops);
     try {
-      facts = await this.execute(request, delivery.finalAttempt, lap);
+      facts = isPlanRequest(request)
+        ? await this.execute(request, delivery.finalAttempt, lap)
+        : await this.sweep(request);
     } catch (error) {
       const collided = error instanceof ExecutionError && error.concurrentUpdate;
       if (error instanceof ExecutionError && !(collided && !delivery.finalAttempt)) {
@@ -176,11 +181,7 @@ export class ScopedExecutionService {
    * The plan, request, policy and activation plan as the cache holds them after catching up (`synced`,
    * the default), or as it holds them now.
    */
-  private async state(
-    request: ScopedExecuteRequestV1,
-    cluster: ExecutionCluster,
-    synced = true,
-  ): Promise<ScopedState> {
+  private async state(request: PlanRequest, cluster: ExecutionCluster, synced = true): Promise<ScopedState> {
     if (synced) await cluster.cache.sync();
     const ns = request.plan.namespace;
     const get = <T>(kind: 'postgrespolicyplan' | 'ephemeralaccessrequest' | 'postgrespolicy', name: string) =>
@@ -197,10 +198,7 @@ export class ScopedExecutionService {
   }
 
   /** The state, waiting up to `visibilityWaitMs` for the plan (created just before the request) to appear. */
-  private async visibleState(
-    request: ScopedExecuteRequestV1,
-    cluster: ExecutionCluster,
-  ): Promise<ScopedState> {
+  private async visibleState(request: PlanRequest, cluster: ExecutionCluster): Promise<ScopedState> {
     // A Revoke's first read skips the sync (two round trips, more under load). This is safe because:
     // - only a `proceed` is taken from it: any other verdict (a stop, Applied) is decided again on a synced
     //   read below, so no revoke is refused or skipped on a stale view;
@@ -224,8 +222,32 @@ export class ScopedExecutionService {
     }
   }
 
+  /**
+   * A Sweep of the target policy (ADR 0020), deciding everything under the lock. Not urgent in the mutex: it is
+   * a backstop and never goes ahead of a revocation waiting for the same database.
+   */
+  private async sweep(request: ScopedExecuteRequestV1): Promise<ScopedFacts> {
+    const cluster = this.cluster;
+    if (cluster === null) {
+      return {
+        outcome: 'Failed',
+        reason: 'ScopedExecutionUnavailable',
+        message: 'this executor has no cluster view: nothing can be swept',
+      };
+    }
+    return runSweep(
+      {
+        cluster,
+        identity: this.identity,
+        tls: this.tls,
+        serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, false)),
+      },
+      request,
+    );
+  }
+
   private async execute(
-    request: ScopedExecuteRequestV1,
+    request: PlanRequest,
     finalAttempt: boolean,
     lap: (stage: ScopedStage) => void,
   ): Promise<ScopedFacts> {
@@ -314,7 +336,7 @@ export class ScopedExecutionService {
    * changes, run the escape check, render.
    */
   private async underLock(
-    request: ScopedExecuteRequestV1,
+    request: PlanRequest,
     cluster: ExecutionCluster,
     connection: CatalogConnection,
   ): Promise<LockedDecision<ScopedFacts>> {

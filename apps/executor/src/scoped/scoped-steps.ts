@@ -11,7 +11,12 @@ import type { ScopedFacts } from './scoped-result.js';
 
 /** Inspects exactly the bundle roles and the subject: roles, their attributes and memberships. */
 export function bundleScope(memberships: readonly BundleMembership[], subject: string): ManagedScope {
-  const roles = [...new Set([...memberships.map((m) => m.role), subject])].sort(compareCodePoints);
+  return rolesScope([...memberships.map((m) => m.role), subject]);
+}
+
+/** Inspects exactly `names`: the roles, their attributes and every membership granting them. */
+export function rolesScope(names: readonly string[]): ManagedScope {
+  const roles = [...new Set(names)].sort(compareCodePoints);
   return {
     roles,
     membership_grantors: [],

@@ -1,10 +1,10 @@
 // The checks a scoped execution request must pass before any database work (ADR 0008), one per row.
-import type { ScopedExecuteRequestV1 } from '@rolepolicy/contracts';
 import { BUNDLE_ENCODING, bundleHash, scopedPlanName } from '@rolepolicy/policy';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
 import { scopedResultFor, scopedResultMessageId } from './scoped-result.js';
 import {
   verifyScoped,
+  type PlanRequest,
   type ScopedPlanObject,
   type ScopedRequestObject,
   type ScopedState,
@@ -25,7 +25,7 @@ const ref = (kind: string, name: string, uid?: string) => ({
   ...(uid ? { uid } : {}),
 });
 
-function message(operation: 'Activate' | 'Revoke' = 'Activate'): ScopedExecuteRequestV1 {
+function message(operation: 'Activate' | 'Revoke' = 'Activate'): PlanRequest {
   return {
     v: 1,
     plan: ref('PostgresPolicyPlan', scopedPlanName(REQ, operation, HASH)),
@@ -83,7 +83,7 @@ function state(over: Partial<ScopedState> = {}, operation: 'Activate' | 'Revoke'
   };
 }
 
-const reasonOf = (m: ScopedExecuteRequestV1, s: ScopedState): string => {
+const reasonOf = (m: PlanRequest, s: ScopedState): string => {
   const v = verifyScoped(m, s);
   return v.kind === 'stop' ? v.reason : v.kind;
 };

@@ -13,6 +13,14 @@ import {
   type ResolvedBundle,
 } from '@rolepolicy/policy';
 
+/** A scoped request that runs a plan of one request (a Sweep has neither: `sweep-execution.ts`). */
+export type PlanRequest = ScopedExecuteRequestV1 & { readonly operation: 'Activate' | 'Revoke' };
+
+/** Whether `message` runs a request's plan (Activate or Revoke), not a Sweep. */
+export function isPlanRequest(message: ScopedExecuteRequestV1): message is PlanRequest {
+  return message.operation !== 'Sweep';
+}
+
 /** The fields of an EphemeralAccessRequest the executor reads. */
 export interface ScopedRequestObject {
   readonly metadata: { readonly name: string; readonly uid?: string };
@@ -83,7 +91,7 @@ const ACTIVATE_PHASES = ['Applying', 'Active'];
  * policy exists with that uid; and the request holds its provenance anchor (its activation plan Applying or
  * Applied, `hasActivationAnchor`), in an activating phase for an Activate.
  */
-export function verifyScoped(message: ScopedExecuteRequestV1, state: ScopedState): ScopedVerdict {
+export function verifyScoped(message: PlanRequest, state: ScopedState): ScopedVerdict {
   const requestUid = message.request.uid;
   const policyUid = message.policy.uid;
   const where = `plan ${message.plan.namespace}/${message.plan.name}`;
@@ -141,7 +149,7 @@ export function verifyScoped(message: ScopedExecuteRequestV1, state: ScopedState
 
 /** The request, snapshot, policy and anchor checks of {@link verifyScoped}. */
 function verifyRequest(
-  message: ScopedExecuteRequestV1,
+  message: PlanRequest,
   state: ScopedState,
   requestUid: string,
   policyUid: string,

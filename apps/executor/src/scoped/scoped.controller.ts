@@ -1,5 +1,5 @@
 // The thin JetStream handlers of scoped execution work (durables `executor-scoped` and, for revocations,
-// `executor-scoped-revoke`): the transport validates the payload and acks once the result is published; a
+// `executor-scoped-revoke`, which also carries sweeps): the transport validates the payload and acks once the result is published; a
 // throw means "retry later" (nak with a delay).
 import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
@@ -12,7 +12,7 @@ import { ScopedExecutionService } from './scoped-execution.service.js';
  */
 export function scopedExecuteController(
   subject: string,
-  only?: ScopedExecuteRequestV1['operation'],
+  only?: readonly ScopedExecuteRequestV1['operation'][],
 ): Type<unknown> {
   @Controller()
   class ScopedExecuteController {
@@ -24,11 +24,11 @@ export function scopedExecuteController(
       @Ctx() context: JetStreamContext,
     ): Promise<void> {
       const finalAttempt = context.getDeliveryCount() >= context.getConsumer().maxDeliver;
-      if (only !== undefined && request.operation !== only) {
+      if (only !== undefined && !only.includes(request.operation)) {
         await this.scoped.refuse(request, {
           outcome: 'Failed',
           reason: 'WrongSubject',
-          message: `${subject} carries ${only} requests only; nothing was run`,
+          message: `${subject} carries ${only.join(' and ')} requests only; nothing was run`,
         });
         return;
       }

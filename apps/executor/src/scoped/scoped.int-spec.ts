@@ -18,6 +18,7 @@ import {
   scopedRequestSubject,
   scopedRevokeRequestContract,
   scopedExecuteResultContract,
+  SWEEP_BUNDLE,
   type ScopedExecuteRequestV1,
   type ScopedExecuteResultV1,
 } from '@rolepolicy/contracts';
@@ -558,6 +559,90 @@ test(
     expect(await member(AUDITOR, ALICE)).toBe(false);
     expect(await member(READER, ALICE)).toBe(true);
     expect(await member(WRITER, ALICE)).toBe(true);
+  },
+  TIMEOUT_MS,
+);
+
+/** Sends a Sweep of the base policy, as any sender of the revocation subject could, and waits for its result. */
+async function sweep(): Promise<ScopedExecuteResultV1> {
+  const ref = {
+    apiVersion: API_VERSION,
+    kind: 'PostgresPolicy',
+    namespace: NS,
+    name: 'base',
+    uid: policyUid,
+  };
+  const message: ScopedExecuteRequestV1 = {
+    v: 1,
+    plan: ref,
+    request: ref,
+    policy: ref,
+    operation: 'Sweep',
+    bundleHash: SWEEP_BUNDLE,
+    idempotencyKey: `${policyUid}/Sweep/${Date.now()}`,
+  };
+  await publisher.publish(
+    scopedRevokeRequestContract,
+    scopedRequestSubject('Sweep'),
+    message,
+    message.idempotencyKey,
+  );
+  return eventually('the Sweep result', () => results.get(message.idempotencyKey)?.[0], 30_000);
+}
+
+test(
+  'a Sweep revokes only bundle edges nobody holds: declared, anchored and foreign edges stay, nothing is granted',
+  async () => {
+    const outsider = role('outsider');
+    // Orphaned: a bundle role (temporary-write lists it) to a role of the policy, neither declared nor held.
+    // Kept: READER -> ALICE (declared), WRITER -> ALICE (r1 holds it, anchored), READER -> outsider (not a
+    // role of the policy), and ALICE's other memberships (not bundle roles).
+    await sql.query(`CREATE ROLE "${outsider}" NOLOGIN; GRANT "${AUDITOR}" TO "${ALICE}";
+      GRANT "${READER}" TO "${outsider}"; GRANT "${WRITER}" TO "${BOB}"`);
+    try {
+      const result = await sweep();
+      expect(result).toMatchObject({ outcome: 'Applied', reason: 'MembershipsSwept' });
+      expect(result.statements).toEqual([
+        `REVOKE "${AUDITOR}" FROM "${ALICE}";`,
+        `REVOKE "${WRITER}" FROM "${BOB}";`,
+      ]);
+      expect(await member(AUDITOR, ALICE)).toBe(false);
+      expect(await member(WRITER, BOB)).toBe(false);
+      expect(await member(WRITER, ALICE)).toBe(true);
+      expect(await member(READER, ALICE)).toBe(true);
+      expect(await member(READER, outsider)).toBe(true);
+      // Nothing left to sweep: a second one runs no statement.
+      expect(await sweep()).toMatchObject({ outcome: 'Applied', reason: 'NothingToSweep', statements: [] });
+
+      // An activation in flight (granted, its result not recorded yet: request and plan still Applying)
+      // holds its edge through its anchor: the sweep keeps it.
+      const inflight = await createRequest(
+        'inflight',
+        [{ role: AUDITOR, member: ALICE, inherit: true }],
+        'Applying',
+      );
+      await createScopedPlan(inflight, 'Activate');
+      expect(await execute(inflight, 'Activate')).toMatchObject({
+        outcome: 'Applied',
+        reason: 'MembershipsGranted',
+      });
+      expect(await sweep()).toMatchObject({ outcome: 'Applied', reason: 'NothingToSweep', statements: [] });
+      expect(await member(AUDITOR, ALICE)).toBe(true);
+      // Its result lost and the request ended Failed (ADR 0021's race): no anchor, so the sweep revokes
+      // (here the planner's authoritative reconcile may get there first; e2e/ephemeral-integrity is additive).
+      await patchStatus('EphemeralAccessRequest', 'inflight', { phase: 'Failed' });
+      await eventually(
+        'the edge of the Failed request gone',
+        async () => {
+          const swept = await sweep();
+          return swept.reason === 'MembershipsSwept' || !(await member(AUDITOR, ALICE)) ? swept : undefined;
+        },
+        30_000,
+      );
+      expect(await member(AUDITOR, ALICE)).toBe(false);
+    } finally {
+      await sql.query(`DROP ROLE IF EXISTS "${outsider}"`);
+    }
   },
   TIMEOUT_MS,
 );

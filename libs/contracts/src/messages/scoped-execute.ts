@@ -9,8 +9,15 @@ import { IdempotencyKey, ObjectRef, Timestamp } from './common.js';
 const RoleName = Type.String({ minLength: 1, maxLength: 63 });
 const Digest = Type.String({ minLength: 1, maxLength: 71 });
 
-/** What a scoped plan does. */
-export const SCOPE_OPERATIONS = ['Activate', 'Revoke'] as const;
+/**
+ * What a scoped execution does. `Sweep` (ADR 0020, "The sweep") revokes the edges of bundle roles to the
+ * target's roles that neither the target declares nor an anchored request holds; it has no plan and no
+ * request: `plan` and `request` repeat the target policy, and `bundleHash` is {@link SWEEP_BUNDLE}.
+ */
+export const SCOPE_OPERATIONS = ['Activate', 'Revoke', 'Sweep'] as const;
+
+/** The `bundleHash` of a Sweep request (it covers every bundle of the target). */
+export const SWEEP_BUNDLE = 'sweep';
 
 const Operation = Type.Unsafe<(typeof SCOPE_OPERATIONS)[number]>({
   type: 'string',
@@ -52,8 +59,8 @@ export const scopedExecuteRequestContract = defineContract({
 });
 
 /**
- * Contract of scoped revocations on their own subject (same payload; the executor refuses an Activate
- * there). Revokes are consumed by their own durable, ahead of activations (ADR 0013).
+ * Contract of scoped revocations and sweeps on their own subject (same payload; the executor refuses an
+ * Activate there). Revokes are consumed by their own durable, ahead of activations (ADR 0013).
  */
 export const scopedRevokeRequestContract = defineContract({
   name: 'scoped-revoke-request',
@@ -61,9 +68,12 @@ export const scopedRevokeRequestContract = defineContract({
   versions: { 1: ScopedExecuteRequestV1 },
 });
 
-/** The subject a scoped execution request of `operation` is sent on: revokes have their own. */
+/**
+ * The subject a scoped execution request of `operation` is sent on: revokes and sweeps (which only ever
+ * remove memberships) have their own, ahead of activations.
+ */
 export function scopedRequestSubject(operation: (typeof SCOPE_OPERATIONS)[number]): string {
-  return operation === 'Revoke' ? SUBJECTS.scopedRevokeRequest : SUBJECTS.scopedExecuteRequest;
+  return operation === 'Activate' ? SUBJECTS.scopedExecuteRequest : SUBJECTS.scopedRevokeRequest;
 }
 
 /**

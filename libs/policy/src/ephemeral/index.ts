@@ -8,3 +8,4 @@ export * from './holders.js';
 export * from './scoped-changes.js';
 export * from './access-terms.js';
 export * from './privileged.js';
+export * from './sweep.js';
