@@ -57,3 +57,16 @@ export function clockTampered(request: EphemeralAccessRequest, phase: string, no
   }
   return null;
 }
+
+/**
+ * When a request's revocation is due, for ordering passes and for the lag metrics: the earlier of the reported
+ * `status.expiresAt` and the write-once clock (`activatedAt` + `grantedDuration`). A later `expiresAt` patched
+ * in by an approver can neither delay a revocation's turn nor shorten the measured lag; decisions use
+ * {@link accessClock} itself.
+ */
+export function revocationDueAt(request: EphemeralAccessRequest): number | undefined {
+  const reported = instant(request.status?.expiresAt);
+  const computed = accessClock(request, undefined, 'absent').expiresAt;
+  const known = [reported, computed].filter((t): t is number => t !== undefined);
+  return known.length === 0 ? undefined : Math.min(...known);
+}

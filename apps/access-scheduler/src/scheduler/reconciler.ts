@@ -33,13 +33,14 @@ import {
   type HoldingRequest,
 } from '../lifecycle/access-policy.js';
 import { auditRecord, transitionEvent, type AuditRecord } from '../lifecycle/audit.js';
+import { revocationDueAt } from '../lifecycle/clock.js';
 import { decideRequest, REQUEST_FINALIZER, type RequestAction } from '../lifecycle/request-machine.js';
 import { sameJson } from '../lifecycle/same.js';
 import { resolveRequest, type FingerprintRead } from '../lifecycle/resolution.js';
 import { errorText, planNameOf, planStatusOfResult, scopedPlanObject } from '../lifecycle/scoped-plan.js';
 import { targetView, type TargetView } from '../lifecycle/target.js';
 import { TARGET_FINALIZER } from '../lifecycle/target-guard.js';
-import { instant, timestamp } from '../lifecycle/time.js';
+import { timestamp } from '../lifecycle/time.js';
 import {
   createPlanCommand,
   deleteCommand,
@@ -230,8 +231,8 @@ export class AccessScheduler {
     const phase = request?.status?.phase;
     if (phase !== 'Applying' && phase !== 'Active' && phase !== 'Revoking') return false;
     if (phase === 'Revoking' || request!.metadata.deletionTimestamp !== undefined) return true;
-    const expiresAt = instant(request!.status?.expiresAt);
-    return expiresAt !== undefined && this.now() >= expiresAt;
+    const dueAt = revocationDueAt(request!);
+    return dueAt !== undefined && this.now() >= dueAt;
   }
 
   /** Adds or removes the finalizer of a target policy (by uid) as the requests holding on it need. */
@@ -610,7 +611,7 @@ export class AccessScheduler {
       message,
       `${idempotencyKey}/${now}`,
     );
-    const expiresAt = instant(request.status?.expiresAt);
+    const expiresAt = revocationDueAt(request);
     const first = !this.lastSent.has(key);
     this.lastSent.set(key, now);
     if (operation === 'Revoke' && first && expiresAt !== undefined && now >= expiresAt) {
@@ -639,7 +640,7 @@ export class AccessScheduler {
     if (sameRequest && result.outcome === 'Applied' && result.operation === 'Revoke') {
       // What was kept is recorded on the revoke plan (planStatusOfResult); the pass that ends the request
       // copies it into retainedMemberships, so a scheduler dying in between loses nothing.
-      const expiresAt = instant(requestObject.status?.expiresAt);
+      const expiresAt = revocationDueAt(requestObject);
       const denied = requestObject.status?.conditions?.some(
         (c) => c.type === 'Denied' && c.status === 'True',
       );
