@@ -235,7 +235,7 @@ test("a command sent in the dead leader's epoch is refused by the gateway; the c
       );
     };
     // Every acquisition raised the epoch: the killed leader's is below the standby's current one.
-    const lease = await readLease(await openLeaseBucket(nats, { create: false }), 'planner');
+    const lease = await readLease(await openLeaseBucket(nats), 'planner');
     const current = lease!.record.epoch;
     expect(lease!.record.holder).toBe(
       planners.find((p) => p.child.exitCode === null && p.child.signalCode === null)!.identity,
