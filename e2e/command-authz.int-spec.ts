@@ -258,4 +258,23 @@ describe('one owner of the NATS topology: the k8s-gateway', () => {
     },
     60_000,
   );
+
+  // The planner's leader lease (ADR 0011) and the inspector's large snapshots live in streams too: a KV
+  // bucket and an object store. Recreated or widened by their user, they would capture other subjects
+  // (a source with a subject transform) or drop the lease history; the gateway creates both at start.
+  test.each([
+    ['planner', 'KV_rp-leaders'],
+    ['inspector', 'OBJ_rp-snapshots'],
+  ] as const)('%s cannot create or update its store stream %s: the server refuses', async (user, name) => {
+    const jsm = await jetstreamManager(conns.get(user)!);
+    const refusedByServer = /Permissions Violation/;
+    const before = (await jsm.streams.info(name)).config;
+    await expect(
+      jsm.streams.add({ ...before, subjects: [...before.subjects, 'rp.k8s.cmd.>'] }),
+    ).rejects.toThrow(refusedByServer);
+    await expect(
+      jsm.streams.update(name, { subjects: [...before.subjects, 'rp.k8s.cmd.>'] }),
+    ).rejects.toThrow(refusedByServer);
+    expect((await jsm.streams.info(name)).config.subjects).toEqual(before.subjects);
+  });
 });

@@ -15,7 +15,7 @@ import {
   readLease,
   type K8sCommandV1,
 } from '@rolepolicy/contracts';
-import { freePort, spawnTs } from '@rolepolicy/testing';
+import { freePort, inspectSealEnv, spawnTs } from '@rolepolicy/testing';
 import { condition, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 
 // Short enough for a test, long enough that a leader on a loaded two-core machine still renews in time.
@@ -58,6 +58,8 @@ async function startPlanner(identity: string): Promise<Planner> {
       // `log` at least: the line saying it leads is how the test times the takeover.
       LOG_LEVEL: process.env['E2E_LOG_LEVEL'] ?? 'log',
       PLANNER_IDENTITY: identity,
+      // The same key pair as the stack's inspector (ADR 0024): the planner seals connections to it.
+      INSPECT_SEAL_PUBLIC_KEY: inspectSealEnv().INSPECT_SEAL_PUBLIC_KEY,
       PLANNER_LEASE_DURATION_MS: String(LEASE_MS),
       PLANNER_LEASE_RENEW_DEADLINE_MS: String(RENEW_DEADLINE_MS),
       PLANNER_LEASE_RETRY_MS: String(RETRY_MS),
@@ -235,7 +237,7 @@ test("a command sent in the dead leader's epoch is refused by the gateway; the c
       );
     };
     // Every acquisition raised the epoch: the killed leader's is below the standby's current one.
-    const lease = await readLease(await openLeaseBucket(nats, { create: false }), 'planner');
+    const lease = await readLease(await openLeaseBucket(nats), 'planner');
     const current = lease!.record.epoch;
     expect(lease!.record.holder).toBe(
       planners.find((p) => p.child.exitCode === null && p.child.signalCode === null)!.identity,

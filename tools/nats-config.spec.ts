@@ -8,10 +8,14 @@ import { fileURLToPath } from 'node:url';
 import {
   ALL_SPINE_CONSUMERS,
   K8S_COMMAND_SENDERS,
+  LEADER_LEASE_BUCKET,
+  SNAPSHOT_BUCKET,
   SPINE_CONSUMERS,
   SPINE_STREAMS,
   TOPOLOGY_OWNER,
   k8sCommandSenderPattern,
+  kvStreamName,
+  objectStreamName,
   type ServiceName,
 } from '@rolepolicy/contracts';
 
@@ -78,6 +82,20 @@ describe('deploy/nats/nats-server.conf', () => {
     expect(granted.filter((s) => /STREAM\.DELETE|CONSUMER\.DELETE\.RP_(K8S|EXECUTE|DEAD)/.test(s))).toEqual(
       [],
     );
+  });
+
+  it('only the topology owner creates the lease bucket and snapshot store streams; nobody updates or deletes them', () => {
+    const stores = [kvStreamName(LEADER_LEASE_BUCKET), objectStreamName(SNAPSHOT_BUCKET)];
+    for (const service of services) {
+      const granted = subjects(userBlock(service));
+      for (const stream of stores) {
+        expect(granted.includes(`$JS.API.STREAM.CREATE.${stream}`)).toBe(service === TOPOLOGY_OWNER);
+        expect(granted).not.toContain(`$JS.API.STREAM.UPDATE.${stream}`);
+        expect(granted).not.toContain(`$JS.API.STREAM.DELETE.${stream}`);
+      }
+    }
+    // No wildcard grant reaches them either.
+    expect(config).not.toMatch(/"\$JS\.API\.STREAM\.(CREATE|UPDATE|DELETE)\.[^"]*[*>]/);
   });
 
   it('only the k8s-gateway publishes resource events and answers Secret requests; replies are allowed where a service answers', () => {

@@ -4,8 +4,9 @@
 // DATABASE_TLS_CA_FILE). No token may reach a reply or anything the service prints; the operator's host list
 // (CLOUD_IDENTITY_ALLOWED_HOSTS, per namespace) holds against the request's namespace.
 import type { INestApplication } from '@nestjs/common';
+import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { managedScopePayload, type InspectQuery } from '@rolepolicy/contracts';
+import { ensureSnapshotBucket, managedScopePayload, type InspectQuery } from '@rolepolicy/contracts';
 import type { ManagedScope } from '@rolepolicy/policy';
 import { startService } from '@rolepolicy/runtime';
 import {
@@ -116,6 +117,9 @@ beforeAll(async () => {
   subject = nats.subject('inspect.request');
   capture(process.stdout, writes.out);
   capture(process.stderr, writes.err);
+  client = await connect({ servers: nats.url });
+  // Standing in for the k8s-gateway, which creates the bucket the inspector binds to (ADR 0022).
+  await ensureSnapshotBucket(client, `sbx-${nats.id}-snapshots`);
   app = await startService(inspectorService, {
     env: {
       NATS_URL: nats.url,
@@ -131,7 +135,6 @@ beforeAll(async () => {
     },
     topology: { streams: [], consumers: [] },
   });
-  client = await connect({ servers: nats.url });
 }, 120_000);
 
 afterAll(async () => {
@@ -140,6 +143,12 @@ afterAll(async () => {
   process.stderr.write = writes.err;
   if (savedMetadataHost === undefined) delete process.env['GCE_METADATA_HOST'];
   else process.env['GCE_METADATA_HOST'] = savedMetadataHost;
+  if (client && nats) {
+    await new Objm(client)
+      .open(`sbx-${nats.id}-snapshots`)
+      .then((store) => store.destroy())
+      .catch(() => undefined);
+  }
   await client?.close();
   await nats?.cleanup();
   await admin?.end();

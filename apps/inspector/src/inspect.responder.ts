@@ -82,7 +82,9 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
     });
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    // Like the streams: the gateway creates the bucket, the inspector waits for it (ADR 0022).
+    await this.deps.store.bind({ waiting: (message) => this.logger.warn(message) });
     this.subscription = this.nats.subscribe(this.config.INSPECT_REQUEST_SUBJECT, {
       queue: INSPECTOR_QUEUE,
       callback: (error, msg) => {

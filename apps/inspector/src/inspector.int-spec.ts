@@ -4,7 +4,13 @@ import type { INestApplication } from '@nestjs/common';
 import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { inspect, openConnection, readReviewFacts, type CatalogConnection } from '@rolepolicy/catalog';
-import { exportedKeyPair, managedScopePayload, seal, type InspectQuery } from '@rolepolicy/contracts';
+import {
+  ensureSnapshotBucket,
+  exportedKeyPair,
+  managedScopePayload,
+  seal,
+  type InspectQuery,
+} from '@rolepolicy/contracts';
 import type { ManagedScope } from '@rolepolicy/policy';
 import { startService } from '@rolepolicy/runtime';
 import {
@@ -143,6 +149,9 @@ beforeAll(async () => {
   securePg = await startPrivatePostgres(PASSWORD, { tls: true });
   const port = await freePort();
   readyUrl = `http://127.0.0.1:${port}/readyz`;
+  client = await connect({ servers: nats.url });
+  // Standing in for the k8s-gateway, which creates the bucket the inspector binds to (ADR 0022).
+  await ensureSnapshotBucket(client, bucket);
   app = await startService(inspectorService, {
     env: {
       NATS_URL: nats.url,
@@ -156,7 +165,6 @@ beforeAll(async () => {
     },
     topology: { streams: [], consumers: [] },
   });
-  client = await connect({ servers: nats.url });
 }, 120_000);
 
 afterAll(async () => {

@@ -109,24 +109,44 @@ export async function bindTopology(
   topology: Topology,
   options: BindOptions = {},
 ): Promise<void> {
+  await waitUntilPresent(async () => {
+    for (const s of topology.streams) {
+      if (!(await exists(() => jsm.streams.info(s.name), STREAM_NOT_FOUND))) return `stream ${s.name}`;
+    }
+    for (const c of topology.consumers) {
+      if (!(await exists(() => jsm.consumers.info(c.stream, c.durable), CONSUMER_NOT_FOUND)))
+        return `consumer ${c.stream}/${c.durable}`;
+    }
+    return undefined;
+  }, options);
+}
+
+/**
+ * Waits until the named streams exist (a KV bucket's `KV_<bucket>`, an object store's `OBJ_<bucket>`), with
+ * the same bound and messages as {@link bindTopology}: the k8s-gateway creates them with the topology.
+ * @throws Error naming the missing stream once `timeoutMs` passed
+ */
+export async function bindStreams(
+  jsm: JetStreamManager,
+  names: readonly string[],
+  options: BindOptions = {},
+): Promise<void> {
+  await waitUntilPresent(async () => {
+    for (const name of names) {
+      if (!(await exists(() => jsm.streams.info(name), STREAM_NOT_FOUND))) return `stream ${name}`;
+    }
+    return undefined;
+  }, options);
+}
+
+async function waitUntilPresent(
+  findMissing: () => Promise<string | undefined>,
+  options: BindOptions,
+): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   let told = false;
   for (;;) {
-    let missing: string | undefined;
-    for (const s of topology.streams) {
-      if (!(await exists(() => jsm.streams.info(s.name), STREAM_NOT_FOUND))) {
-        missing = `stream ${s.name}`;
-        break;
-      }
-    }
-    if (missing === undefined) {
-      for (const c of topology.consumers) {
-        if (!(await exists(() => jsm.consumers.info(c.stream, c.durable), CONSUMER_NOT_FOUND))) {
-          missing = `consumer ${c.stream}/${c.durable}`;
-          break;
-        }
-      }
-    }
+    const missing = await findMissing();
     if (missing === undefined) return;
     if (Date.now() >= deadline)
       throw new Error(`${missing} does not exist: the k8s-gateway creates the NATS topology (ADR 0022)`);

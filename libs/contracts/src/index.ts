@@ -36,3 +36,4 @@ export * from './secrets/secret-client.js';
 export * from './secrets/secret-responder.js';
 export * from './redact.js';
 export * from './leases/leader-lease.js';
+export * from './stores.js';

@@ -91,6 +91,8 @@ export async function startService<S extends EnvSpec>(
       // Only the topology owner creates streams and consumers; the others bind (ADR 0022). A test's own
       // topology (a sandbox) is ensured by whoever starts with it.
       topologyAccess: options.topology === undefined && def.service !== TOPOLOGY_OWNER ? 'bind' : 'ensure',
+      // The owner also creates the lease bucket and the snapshot object store the planner and inspector bind to.
+      ensureStores: options.topology === undefined && def.service === TOPOLOGY_OWNER,
       contracts: options.contracts ?? SPINE_CONTRACTS,
       deadLetterSubject: options.deadLetterSubject ?? ((subject) => deadLetterSubject(subject)),
       observe: metrics.observe,

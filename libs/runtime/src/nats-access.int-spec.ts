@@ -13,6 +13,14 @@ import {
   SUBJECTS,
   bindTopology,
   ensureTopology,
+  ensureStores,
+  bindSnapshotBucket,
+  SNAPSHOT_BUCKET,
+  LEADER_LEASE_BUCKET,
+  kvLeaseStore,
+  kvStreamName,
+  objectStreamName,
+  openLeaseBucket,
   k8sCommandSubject,
   resourceSubject,
   serviceTopology,
@@ -63,6 +71,7 @@ beforeAll(async () => {
   for (const user of NATS_SERVICE_USERS) conns.set(user, await nats.connect(user));
   // As at start: the gateway creates the whole topology, every other service binds to its part (ADR 0022).
   await ensureTopology(await jetstreamManager(as('k8s-gateway')), serviceTopology('k8s-gateway'));
+  await ensureStores(as('k8s-gateway'));
   for (const user of NATS_SERVICE_USERS) {
     await bindTopology(await jetstreamManager(as(user)), serviceTopology(user), { timeoutMs: 10_000 });
   }
@@ -225,9 +234,10 @@ describe('who may do what', () => {
         dec((await as('planner').request('rp.inspect.request', enc('{}'), { timeout: 5_000 })).data),
       ).toBe('snapshot');
       responder.unsubscribe();
-      // Large snapshots: the inspector creates the bucket and stores, the planner reads.
+      // Large snapshots: the gateway created the bucket (beforeAll), the inspector binds and stores, the
+      // planner reads.
       const bytes = enc(JSON.stringify({ roles: Array.from({ length: 2_000 }, (_, i) => `role_${i}`) }));
-      const bucket = await new Objm(as('inspector')).create('rp-snapshots', { ttl: 60_000_000_000 });
+      const bucket = await bindSnapshotBucket(as('inspector'), SNAPSHOT_BUCKET, { timeoutMs: 10_000 });
       await bucket.putBlob({ name: 'snap-1' }, bytes);
       await bucket.putBlob({ name: 'snap-1' }, bytes);
       const read = await (await new Objm(as('planner')).open('rp-snapshots')).getBlob('snap-1');
@@ -273,6 +283,26 @@ describe('what each service must not do', () => {
         await expect(impostor.request('rp.inspect.request', enc('{}'), { timeout: 2_000 })).rejects.toThrow();
       } finally {
         await impostor.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  test(
+    'the planner holds its lease in the bucket the gateway created; neither it nor the inspector creates or updates a store stream',
+    async () => {
+      const lease = kvLeaseStore(await openLeaseBucket(as('planner')), 'planner');
+      const current = await lease.read();
+      const record = { holder: 'planner-0', epoch: (current?.record.epoch ?? 0) + 1, durationMs: 15_000 };
+      if (current === null) await lease.create(record);
+      else await lease.update(record, current.revision);
+      expect((await lease.read())?.record.holder).toBe('planner-0');
+      for (const [user, bucket] of [
+        ['planner', kvStreamName(LEADER_LEASE_BUCKET)],
+        ['inspector', objectStreamName(SNAPSHOT_BUCKET)],
+      ] as const) {
+        await cannotPublish(user, `$JS.API.STREAM.CREATE.${bucket}`);
+        await cannotPublish(user, `$JS.API.STREAM.UPDATE.${bucket}`);
       }
     },
     TIMEOUT_MS,

@@ -36,7 +36,7 @@ export class FenceCheck {
       read ??
       (async (lease) => {
         try {
-          this.kv ??= await openLeaseBucket(nats, { create: false });
+          this.kv ??= await openLeaseBucket(nats);
           return (await readLease(this.kv, lease))?.record ?? null;
         } catch (err) {
           this.kv = undefined;

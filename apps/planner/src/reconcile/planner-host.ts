@@ -16,6 +16,7 @@ import {
   JetStreamPublisher,
   ResourceCache,
   SecretAccessClient,
+  bindLeaseStream,
   kvLeaseStore,
   openLeaseBucket,
 } from '@rolepolicy/contracts';
@@ -133,7 +134,9 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         });
         this.cache = cache;
         await cache.ready;
-        const store = kvLeaseStore(await openLeaseBucket(this.nats, { create: true }), PLANNER_LEASE);
+        // The gateway creates the lease bucket with the topology; the planner may not (ADR 0022).
+        await bindLeaseStream(this.nats, { waiting: (message) => this.logger.warn(message) });
+        const store = kvLeaseStore(await openLeaseBucket(this.nats), PLANNER_LEASE);
         if (this.stopped) return;
         const now = (): number => performance.now();
         const timing = this.timing();

@@ -63,14 +63,19 @@ export function decodeLeaseRecord(bytes: Uint8Array): LeaseRecord | null {
 }
 
 /**
- * Opens the bucket; `create` makes it when absent (the elected service does, with one value per key
- * and file storage). Readers that only check fences open it without creating.
+ * Opens the bucket without creating it (the planner, after waiting for it, and the gateway's fence checks):
+ * the k8s-gateway creates it with the topology (ADR 0022).
  */
-export async function openLeaseBucket(nats: NatsConnection, options: { create: boolean }): Promise<KV> {
-  const kvm = new Kvm(nats);
-  return options.create
-    ? kvm.create(LEADER_LEASE_BUCKET, { history: 1, description: 'leader leases (ADR 0011)' })
-    : kvm.open(LEADER_LEASE_BUCKET);
+export async function openLeaseBucket(nats: NatsConnection): Promise<KV> {
+  return new Kvm(nats).open(LEADER_LEASE_BUCKET);
+}
+
+/**
+ * Creates the bucket when absent (one value per key, file storage) and leaves an existing one as it is.
+ * Only the topology owner calls this at start (ADR 0022), and tests that stand in for it.
+ */
+export async function ensureLeaseBucket(nats: NatsConnection): Promise<KV> {
+  return new Kvm(nats).create(LEADER_LEASE_BUCKET, { history: 1, description: 'leader leases (ADR 0011)' });
 }
 
 /**

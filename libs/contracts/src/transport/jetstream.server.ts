@@ -14,6 +14,7 @@ import { decodePayload, encodePayload, type MessageContract } from '../contract.
 import { deadLetterContract, type DeadLetterV1 } from '../messages/dead-letter.js';
 import { patternsOverlap, subjectMatches } from '../subject-match.js';
 import { bindTopology, ensureTopology } from '../ensure-topology.js';
+import { ensureStores } from '../stores.js';
 import type { ConsumerDefinition, Topology } from '../topology.js';
 import { DEFAULT_BACKOFF, nakDelayMs, type BackoffPolicy } from './backoff.js';
 import { JetStreamContext } from './jetstream.context.js';
@@ -37,6 +38,11 @@ export type JetStreamServerOptions = {
    * until it exists and create nothing (every service but the owner, ADR 0022).
    */
   readonly topologyAccess?: 'ensure' | 'bind';
+  /**
+   * With `ensure`: also create the leader lease bucket and the snapshot object store (the topology owner at
+   * start, ADR 0022), which no other user may create.
+   */
+  readonly ensureStores?: boolean;
   /** Payload contracts; a message on a subject without a contract is dead-lettered. */
   readonly contracts: readonly MessageContract[];
   /** Where a message goes when it is refused or its redeliveries run out. */
@@ -119,7 +125,10 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     const jsm = await jetstreamManager(this.options.connection);
     if (this.options.topologyAccess === 'bind')
       await bindTopology(jsm, this.options.topology, { waiting: (message) => this.logger.warn(message) });
-    else await ensureTopology(jsm, this.options.topology);
+    else {
+      await ensureTopology(jsm, this.options.topology);
+      if (this.options.ensureStores === true) await ensureStores(this.options.connection);
+    }
     for (const def of this.activeConsumers()) {
       const slots = slotsFor(this.options.concurrency, def.durable);
       this.logger.log(`pulling ${def.stream}/${def.durable} (${def.filterSubject}), ${slots} at once`);
