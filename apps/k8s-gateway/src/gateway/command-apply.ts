@@ -211,8 +211,21 @@ export class CommandApplier {
       const refusal = statusRefusal(command, current);
       if (refusal !== undefined) return refusal;
     }
-    const status = mergePatch((current as Json)['status'], command.status);
-    const refused = guarded(guard, { current: current as Json, nextStatus: status as Json });
+    let status = mergePatch((current as Json)['status'], command.status);
+    let refused = guarded(guard, { current: current as Json, nextStatus: status as Json });
+    if (refused !== undefined && remembered !== undefined && current === remembered) {
+      // Judged on this gateway's own last write, which may predate a person's decision written since: a
+      // sender's patch that carries that decision would look like recording one. Refusals stand on a fresh read.
+      try {
+        current = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
+      } catch (err) {
+        return outcomeOfError(err);
+      }
+      const refusal = statusRefusal(command, current);
+      if (refusal !== undefined) return refusal;
+      status = mergePatch((current as Json)['status'], command.status);
+      refused = guarded(guard, { current: current as Json, nextStatus: status as Json });
+    }
     if (refused !== undefined) return refused;
     const body = { ...current, status };
     try {
