@@ -9,6 +9,7 @@ import {
   crdDirectory,
   health,
   ownServers,
+  queueDashboard,
   SERVICES,
   startService,
   type Health,
@@ -21,6 +22,8 @@ type Options = {
   readonly exitWhenDone: boolean;
   /** Bound of each loop step (convergence, a plan appearing, an approval applying). */
   readonly stepTimeoutMs: number;
+  /** Duration of the demo's ephemeral grant (20 s by default: long enough to watch, short enough to wait for). */
+  readonly ephemeralSeconds: number;
   readonly portBase: number;
   readonly host: string;
   /** How long to wait for every /readyz; 30 s by default, longer for tests on a loaded CI machine. */
@@ -43,9 +46,15 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
     console.error('DEMO_STEP_TIMEOUT_MS must be a positive integer (milliseconds)');
     process.exit(2);
   }
+  const ephemeralSeconds = Number(env['DEMO_EPHEMERAL_SECONDS'] ?? '20');
+  if (!Number.isInteger(ephemeralSeconds) || ephemeralSeconds < 1 || ephemeralSeconds > 3600) {
+    console.error('DEMO_EPHEMERAL_SECONDS must be an integer between 1 and 3600 (seconds)');
+    process.exit(2);
+  }
   return {
     healthDeadlineMs,
     stepTimeoutMs,
+    ephemeralSeconds,
     exitWhenDone: argv.includes('--exit-when-done') || env['DEMO_EXIT_WHEN_DONE'] === '1',
     exitWhenHealthy: argv.includes('--exit-when-healthy') || env['DEMO_EXIT_WHEN_HEALTHY'] === '1',
     portBase,
@@ -149,11 +158,14 @@ async function main(): Promise<void> {
   try {
     await runDemoLoop(
       cluster.kubeConfig('demo'),
-      options.stepTimeoutMs,
       (cleanup) => {
         cleanupLoop = cleanup;
       },
-      `${bases.get('access-scheduler')}/queues`,
+      {
+        stepTimeoutMs: options.stepTimeoutMs,
+        ephemeralSeconds: options.ephemeralSeconds,
+        dashboard: queueDashboard(bases.get('access-scheduler') ?? ''),
+      },
     );
   } catch (err) {
     stopping = true;
@@ -168,7 +180,7 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   console.log(
-    `\ntry: KUBECONFIG=${cluster.kubeconfigPath} kubectl get postgrespolicies,postgrespolicyplans -n demo`,
+    `\ntry: KUBECONFIG=${cluster.kubeconfigPath} kubectl get postgrespolicies,postgrespolicyplans,ephemeralaccessrequests -n demo`,
   );
   console.log('services keep running; press Ctrl-C to stop.');
 }
