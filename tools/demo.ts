@@ -62,6 +62,9 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
   };
 }
 
+/** How long a service may take to stop after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 15_000;
+
 /** Drops the demo database and roles; runs after the services stopped (they hold connections to it). */
 let cleanupLoop: DemoCleanup = async () => undefined;
 
@@ -71,7 +74,12 @@ async function stopAll(children: readonly ChildProcess[], cluster?: Emulator): P
       (child) =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
+          // A service whose shutdown hangs (seen on a loaded machine) must not keep the demo from exiting.
+          const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
           child.kill('SIGTERM');
         }),
     ),
