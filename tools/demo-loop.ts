@@ -1,11 +1,10 @@
 // The demo's reconcile loop on the embedded cluster: a demo database, an apply/auto policy (profiles x schemas,
 // a login role with a generated password) watched as its plan and conditions change, a manual-approval policy
-// the demo approves, a candidate proposal planned, approved, merged and promoted, and the final state read
-// back from PostgreSQL. Every wait is bounded and says what is pending.
+// the demo approves, a candidate proposal planned, approved, merged and promoted, the state read back from
+// PostgreSQL, then a time-boxed grant that ends revoked (tools/demo-ephemeral.ts). Every wait is bounded.
 import pg from 'pg';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
+import { CoreV1Api } from '@kubernetes/client-node';
 import {
   createPostgresSandbox,
   postgresAdminUrl,
@@ -14,6 +13,7 @@ import {
 } from '@rolepolicy/testing';
 import { condition, PolicyResources } from '../e2e/support/resources.js';
 import { candidateStep } from './demo-candidate.js';
+import { ephemeralStep } from './demo-ephemeral.js';
 
 const NAMESPACE = 'demo';
 
@@ -63,11 +63,17 @@ export type DemoCleanup = () => Promise<void>;
  */
 export async function runDemoLoop(
   kc: KubeConfig,
-  stepTimeoutMs: number,
   register: (cleanup: DemoCleanup) => void,
-  /** The access-scheduler's queue dashboard, printed with the ephemeral grant. */
-  dashboardUrl?: string,
+  loop: {
+    /** Bound of each step (convergence, a plan appearing, an approval applying, an activation). */
+    readonly stepTimeoutMs: number;
+    /** Duration of the ephemeral grant; its expiry wait is this plus the step bound. */
+    readonly ephemeralSeconds: number;
+    /** The access-scheduler's queue dashboard, printed while the ephemeral grant waits for its expiry. */
+    readonly dashboard?: { readonly url: string; readonly access: string };
+  },
 ): Promise<void> {
+  const { stepTimeoutMs, ephemeralSeconds, dashboard } = loop;
   const prefix = `demo_${sandboxId()}_`;
   const resources = new PolicyResources(kc, NAMESPACE);
   let db: PostgresSandbox | undefined;
@@ -175,65 +181,7 @@ export async function runDemoLoop(
       timeoutMs: stepTimeoutMs,
     });
 
-    const viewer = `${prefix}billing_viewer`;
-    console.log(
-      `\n4. ephemeral access: ${app} gets ${viewer} for 20 s (EphemeralAccessPolicy, approval Automatic)`,
-    );
-    if (dashboardUrl) console.log(`  timer queues (Bull Board, read-only): ${dashboardUrl}`);
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const create = (kind: 'EphemeralAccessPolicy' | 'EphemeralAccessRequest', name: string, spec: object) =>
-      custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: KIND_NAMES[kind].plural,
-        namespace: NAMESPACE,
-        body: { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec },
-      });
-    await create('EphemeralAccessPolicy', 'billing-read', {
-      approval: { mode: 'Automatic' },
-      justification: { required: true },
-      maximumDuration: '1h',
-      memberships: [{ role: viewer, inherit: true }],
-      postgresPolicyRef: { name: 'shop' },
-    });
-    await create('EphemeralAccessRequest', 'app-billing', {
-      accessPolicyRef: { name: 'billing-read' },
-      subject: { role: app },
-      requestedBy: { username: 'demo@rolepolicy.io' },
-      requestedDuration: '20s',
-      justification: 'demo: month-end report',
-    });
-    const memberOfViewer = async (): Promise<boolean> =>
-      (
-        await admin!.query(
-          `SELECT 1 FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member
-            WHERE r.rolname = $1 AND u.rolname = $2`,
-          [viewer, app],
-        )
-      ).rowCount === 1;
-    await follow(
-      'the ephemeral grant to start and end',
-      async () => {
-        const request = (await custom
-          .getNamespacedCustomObject({
-            group: GROUP,
-            version: VERSION,
-            plural: KIND_NAMES.EphemeralAccessRequest.plural,
-            namespace: NAMESPACE,
-            name: 'app-billing',
-          })
-          .catch(() => undefined)) as { status?: { phase?: string; expiresAt?: string } } | undefined;
-        const phase = request?.status?.phase ?? 'Pending';
-        const member = await memberOfViewer();
-        return {
-          line: `request app-billing: ${phase}${request?.status?.expiresAt ? ` (expires ${request.status.expiresAt})` : ''}, ${app} ${member ? 'is' : 'is not'} a member of ${viewer}`,
-          done: phase === 'Ended',
-        };
-      },
-      stepTimeoutMs + 20_000,
-    );
-
-    console.log('\n5. final state read back from PostgreSQL:');
+    console.log('\n4. roles, memberships and privileges read back from PostgreSQL:');
     const { rows } = await admin.query<{
       role: string;
       login: boolean;
@@ -253,6 +201,13 @@ export async function runDemoLoop(
         `  ${row.role.padEnd(34)} login=${row.login ? 'yes' : 'no '} member of [${row.member_of}] ${row.privileges}`,
       );
     }
+    await ephemeralStep(kc, NAMESPACE, admin, follow, {
+      member: app,
+      role: `${prefix}billing_viewer`,
+      seconds: ephemeralSeconds,
+      timeoutMs: stepTimeoutMs,
+      ...(dashboard ? { dashboard } : {}),
+    });
     console.log('\ndemo loop complete');
   }
 }

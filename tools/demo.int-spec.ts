@@ -56,6 +56,8 @@ describe('npm run demo', () => {
         DEMO_HEALTH_TIMEOUT_MS: '150000',
         // Each loop step (a plan applied, drift repaired) on a loaded CI machine; 60 s by default.
         DEMO_STEP_TIMEOUT_MS: '150000',
+        // Long enough that the Active grant is seen between two polls of a loaded machine.
+        DEMO_EPHEMERAL_SECONDS: '30',
         LOG_LEVEL: 'error',
         RP_TEST_PG_URL: `postgres://postgres@127.0.0.1:${closed}/postgres`,
       },
@@ -72,11 +74,37 @@ describe('npm run demo', () => {
     expect(output).toContain('5/5 services healthy');
     // The candidate step: a proposal planned, approved, merged and promoted (the approved plan applied).
     expect(output).toMatch(/audit-reader: phase Promoted, Promoted=True\/Promoted, plan Applied/);
-    // The ephemeral grant is shown while active and after it expired, with the dashboard's address.
-    expect(output).toMatch(/timer queues \(Bull Board, read-only\): http:\/\/\S+\/queues/);
-    expect(output).toMatch(/request app-billing: Active .* is a member of/);
-    expect(output).toMatch(/request app-billing: Ended.* is not a member of/);
-    expect(output).toContain('demo loop complete');
+    // The ephemeral step, after the policy steps and the read-back: the access policy accepted, the membership
+    // absent, granted while the request is Active, and revoked once it Ended; the demo ends on the revocation.
+    const at = (pattern: RegExp): number => {
+      const index = lines.findIndex((l) => pattern.test(l));
+      expect({ pattern: String(pattern), found: index >= 0 }).toEqual({
+        pattern: String(pattern),
+        found: true,
+      });
+      return index;
+    };
+    const steps = [
+      at(/^4\. roles, memberships and privileges read back from PostgreSQL:/),
+      at(/^5\. ephemeral access: (\S+) gets (\S+billing_viewer) for 30 s/),
+      at(/pg_auth_members before the request: \S+_app is not a member of \S+_billing_viewer$/),
+      at(/access policy billing-read: Accepted=True\/\S+, resolvedRoles \[\S+_billing_viewer\]/),
+      at(/request app-billing: phase Active, .*Applied=True\/MembershipsGranted, expiresAt \S+/),
+      at(/pg_auth_members while Active: \S+_app is a member of \S+_billing_viewer \(admin_option false\)/),
+      at(/timer queues \(Bull Board, read-only\): http:\/\/127\.0\.0\.1:\d+\/queues/),
+      at(/request app-billing: phase Ended, .*Applied=False\/MembershipsRevoked, expiresAt \S+, endedAt \S+/),
+      at(/pg_auth_members after expiry: \S+_app is not a member of \S+_billing_viewer$/),
+      at(/membership revoked: \S+_app no longer holds \S+_billing_viewer/),
+      at(/^demo loop complete$/),
+    ];
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    expect(lines.find((l) => l.includes('timer queues (Bull Board'))).toContain(
+      `http://127.0.0.1:${base + 4}/queues`,
+    );
+    // The demo's own output ends on the revocation: nothing but blank or service (`[name] `) lines between.
+    expect(
+      lines.slice(steps.at(-2)! + 1, steps.at(-1)).filter((l) => l.trim() !== '' && !l.startsWith('[')),
+    ).toEqual([]);
     expect(code).toBe(0);
   }, 600_000);
 });

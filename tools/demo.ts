@@ -9,6 +9,7 @@ import {
   crdDirectory,
   health,
   ownServers,
+  queueDashboard,
   SERVICES,
   startService,
   type Health,
@@ -21,6 +22,8 @@ type Options = {
   readonly exitWhenDone: boolean;
   /** Bound of each loop step (convergence, a plan appearing, an approval applying). */
   readonly stepTimeoutMs: number;
+  /** Duration of the demo's ephemeral grant (20 s by default: long enough to watch, short enough to wait for). */
+  readonly ephemeralSeconds: number;
   readonly portBase: number;
   readonly host: string;
   /** How long to wait for every /readyz; 30 s by default, longer for tests on a loaded CI machine. */
@@ -43,15 +46,24 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
     console.error('DEMO_STEP_TIMEOUT_MS must be a positive integer (milliseconds)');
     process.exit(2);
   }
+  const ephemeralSeconds = Number(env['DEMO_EPHEMERAL_SECONDS'] ?? '20');
+  if (!Number.isInteger(ephemeralSeconds) || ephemeralSeconds < 1 || ephemeralSeconds > 3600) {
+    console.error('DEMO_EPHEMERAL_SECONDS must be an integer between 1 and 3600 (seconds)');
+    process.exit(2);
+  }
   return {
     healthDeadlineMs,
     stepTimeoutMs,
+    ephemeralSeconds,
     exitWhenDone: argv.includes('--exit-when-done') || env['DEMO_EXIT_WHEN_DONE'] === '1',
     exitWhenHealthy: argv.includes('--exit-when-healthy') || env['DEMO_EXIT_WHEN_HEALTHY'] === '1',
     portBase,
     host: '127.0.0.1',
   };
 }
+
+/** How long a service may take to stop after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 15_000;
 
 /** Drops the demo database and roles; runs after the services stopped (they hold connections to it). */
 let cleanupLoop: DemoCleanup = async () => undefined;
@@ -62,7 +74,12 @@ async function stopAll(children: readonly ChildProcess[], cluster?: Emulator): P
       (child) =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
+          // A service whose shutdown hangs (seen on a loaded machine) must not keep the demo from exiting.
+          const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
           child.kill('SIGTERM');
         }),
     ),
@@ -149,11 +166,14 @@ async function main(): Promise<void> {
   try {
     await runDemoLoop(
       cluster.kubeConfig('demo'),
-      options.stepTimeoutMs,
       (cleanup) => {
         cleanupLoop = cleanup;
       },
-      `${bases.get('access-scheduler')}/queues`,
+      {
+        stepTimeoutMs: options.stepTimeoutMs,
+        ephemeralSeconds: options.ephemeralSeconds,
+        dashboard: queueDashboard(bases.get('access-scheduler') ?? ''),
+      },
     );
   } catch (err) {
     stopping = true;
@@ -168,7 +188,7 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   console.log(
-    `\ntry: KUBECONFIG=${cluster.kubeconfigPath} kubectl get postgrespolicies,postgrespolicyplans -n demo`,
+    `\ntry: KUBECONFIG=${cluster.kubeconfigPath} kubectl get postgrespolicies,postgrespolicyplans,ephemeralaccessrequests -n demo`,
   );
   console.log('services keep running; press Ctrl-C to stop.');
 }

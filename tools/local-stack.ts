@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { FALLBACK_POSTGRES_MAJOR, inspectSealEnv, postgresAdminUrl } from '@rolepolicy/testing';
+import { dashboardPath } from '../apps/access-scheduler/src/scheduler/dashboard.js';
 
 /** The five services in start order, with their offset from the HTTP port base. */
 export const SERVICES = ['k8s-gateway', 'inspector', 'planner', 'executor', 'access-scheduler'] as const;
@@ -186,4 +187,14 @@ export async function health(base: string): Promise<Health | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The access-scheduler's Bull Board (its timer queues) at `base`, as the service mounts it from the same
+ * environment, with `read-only` unless ACCESS_SCHEDULER_DASHBOARD_READ_ONLY=false.
+ */
+export function queueDashboard(base: string): { readonly url: string; readonly access: string } {
+  const path = dashboardPath(process.env['ACCESS_SCHEDULER_DASHBOARD_PATH'] ?? '/queues');
+  const readOnly = process.env['ACCESS_SCHEDULER_DASHBOARD_READ_ONLY'] !== 'false';
+  return { url: `${base}${path}`, access: readOnly ? 'read-only' : 'read-write' };
 }

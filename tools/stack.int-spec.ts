@@ -48,6 +48,14 @@ test('npm run stack serves kubectl, restarts a killed service with the cluster s
       expect(row).toContain(`http://127.0.0.1:${base + i}/healthz`);
       expect(row).toContain(`http://127.0.0.1:${base + i}/metrics`);
     }
+    // Beside its health URLs, the access-scheduler's row names its Bull Board, and the board answers there.
+    const board = `http://127.0.0.1:${base + 4}/queues`;
+    expect(lines.find((l) => l.startsWith('access-scheduler '))).toContain(
+      `${board} (Bull Board, read-only)`,
+    );
+    const page = await fetch(board);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
 
     expect((await kubectl.ok('get', 'crds', '-o', 'name')).trim().split('\n')).toHaveLength(5);
     expect(await kubectl.ok('create', 'namespace', 'team-a')).toBe('namespace/team-a created\n');

@@ -1,9 +1,9 @@
 // `npm run stack`: the product on this machine without the scripted demo. Checks the local PostgreSQL,
 // NATS and Redis (starting what is missing, as the demo does), starts the embedded Kubernetes API
 // emulator with the CRDs in this process (its state lives as long as the stack), boots the five
-// services as child processes, prints the `export KUBECONFIG=…` line and each service's health and
-// metrics URLs, and keeps running until Ctrl-C. A service that exits is started again (with backoff),
-// so the stack survives crashes and `kill <pid>` of its own services.
+// services as child processes, prints the `export KUBECONFIG=…` line, each service's health and metrics
+// URLs and the access-scheduler's Bull Board, and keeps running until Ctrl-C. A service that exits is
+// started again (with backoff), so the stack survives crashes and `kill <pid>` of its own services.
 import type { ChildProcess } from 'node:child_process';
 import { startEmulator, type Emulator } from '@rolepolicy/testing';
 import {
@@ -11,6 +11,7 @@ import {
   crdDirectory,
   health,
   ownServers,
+  queueDashboard,
   SERVICES,
   startService,
   type Health,
@@ -150,12 +151,16 @@ async function main(): Promise<void> {
   const results = await waitHealthy(services, options.healthDeadlineMs);
   if (stopping) return;
 
-  console.log('\nservice            pid      healthz  readyz  health                          metrics');
+  console.log(
+    '\nservice            pid      healthz  readyz  health                          metrics                         dashboard',
+  );
   for (const s of services) {
     const h = results.get(s.service);
     const state = h ? `${String(h.healthz).padEnd(8)} ${String(h.readyz).padEnd(7)}` : 'no answer'.padEnd(16);
+    // Only the access-scheduler serves one: Bull Board over its approval and expiry timer queues.
+    const board = s.service === 'access-scheduler' ? queueDashboard(s.url) : undefined;
     console.log(
-      `${s.service.padEnd(18)} ${String(s.child?.pid ?? '-').padEnd(8)} ${state} ${`${s.url}/healthz`.padEnd(31)} ${s.url}/metrics`,
+      `${s.service.padEnd(18)} ${String(s.child?.pid ?? '-').padEnd(8)} ${state} ${`${s.url}/healthz`.padEnd(31)} ${`${s.url}/metrics`.padEnd(31)} ${board ? `${board.url} (Bull Board, ${board.access})` : '-'}`,
     );
   }
   const healthy = services.filter((s) => results.get(s.service)?.readyz === 200).length;
