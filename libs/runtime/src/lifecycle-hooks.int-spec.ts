@@ -2,6 +2,7 @@
 // microservice share one container, and services start informers, leases and timers in those hooks.
 import { Injectable, Module, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { freePort, startPrivateNatsServer, type PrivateNatsServer } from '@rolepolicy/testing';
+import { serviceTopology } from '@rolepolicy/contracts';
 import { baseEnvSpec } from './base-config.js';
 import { startService, type ServiceDefinition } from './bootstrap.js';
 
@@ -44,6 +45,8 @@ test('init and bootstrap hooks run once, before the service is returned', async 
       HTTP_PORT: String(await freePort()),
       LOG_LEVEL: 'error',
     },
+    // No gateway here: the test's own service creates its streams and consumers instead of binding (ADR 0022).
+    topology: serviceTopology('planner'),
   });
   try {
     expect(calls).toEqual(['init', 'bootstrap']);

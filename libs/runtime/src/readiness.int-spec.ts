@@ -2,6 +2,7 @@
 // when it returns (a private nats-server this test stops and restarts), while /healthz stays up.
 import { Module, type INestApplication } from '@nestjs/common';
 import { freePort, startPrivateNatsServer, type PrivateNatsServer } from '@rolepolicy/testing';
+import { serviceTopology } from '@rolepolicy/contracts';
 import { baseEnvSpec } from './base-config.js';
 import { startService, type ServiceDefinition } from './bootstrap.js';
 
@@ -50,6 +51,8 @@ describe('readiness follows NATS', () => {
         LOG_LEVEL: 'error',
         READINESS_TIMEOUT_MS: '500',
       },
+      // No gateway here: the test's own service creates its streams and consumers instead of binding (ADR 0022).
+      topology: serviceTopology('executor'),
     });
     base = `http://127.0.0.1:${port}`;
   }, 30_000);
