@@ -198,36 +198,21 @@ export class CommandApplier {
     }
     const key = objectKey(command.target);
     // What this gateway wrote last stands for a read when the write would go ahead on it: a write by anyone
-    // else since then makes the write answer 409 and the retry reads. Any refusal is decided on a fresh read.
+    // else since then makes the write answer 409 and the retry reads. Any refusal, the API's rules or the
+    // sender's (ADR 0022), is decided on a fresh read: a person's decision written since this gateway's own
+    // write would otherwise make a sender's patch that carries it look like recording one.
     const remembered = this.written.take(key);
-    let current: KubernetesObject | undefined =
-      remembered !== undefined && statusRefusal(command, remembered) === undefined ? remembered : undefined;
-    if (current === undefined) {
+    let judged = remembered === undefined ? undefined : judgeStatus(command, guard, remembered);
+    if (judged?.kind !== 'write') {
       try {
-        current = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
+        const fresh = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
+        judged = judgeStatus(command, guard, fresh);
       } catch (err) {
         return outcomeOfError(err);
       }
-      const refusal = statusRefusal(command, current);
-      if (refusal !== undefined) return refusal;
     }
-    let status = mergePatch((current as Json)['status'], command.status);
-    let refused = guarded(guard, { current: current as Json, nextStatus: status as Json });
-    if (refused !== undefined && remembered !== undefined && current === remembered) {
-      // Judged on this gateway's own last write, which may predate a person's decision written since: a
-      // sender's patch that carries that decision would look like recording one. Refusals stand on a fresh read.
-      try {
-        current = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
-      } catch (err) {
-        return outcomeOfError(err);
-      }
-      const refusal = statusRefusal(command, current);
-      if (refusal !== undefined) return refusal;
-      status = mergePatch((current as Json)['status'], command.status);
-      refused = guarded(guard, { current: current as Json, nextStatus: status as Json });
-    }
-    if (refused !== undefined) return refused;
-    const body = { ...current, status };
+    if (judged.kind === 'refuse') return judged.outcome;
+    const body = { ...judged.current, status: judged.status };
     try {
       const written = (await this.custom.replaceNamespacedCustomObjectStatus({
         ...coords,
@@ -441,4 +426,21 @@ export class CommandApplier {
       return outcomeOfError(err);
     }
   }
+}
+
+/** A status write judged on one reading of the object: written as merged, or refused with the outcome. */
+type StatusJudgement =
+  | { readonly kind: 'write'; readonly current: KubernetesObject; readonly status: unknown }
+  | { readonly kind: 'refuse'; readonly outcome: CommandOutcome };
+
+function judgeStatus(
+  command: Extract<K8sCommandV1, { command: 'patch-status' }>,
+  guard: WriteGuard | undefined,
+  current: KubernetesObject,
+): StatusJudgement {
+  const refusal = statusRefusal(command, current);
+  if (refusal !== undefined) return { kind: 'refuse', outcome: refusal };
+  const status = mergePatch((current as Json)['status'], command.status);
+  const refused = guarded(guard, { current: current as Json, nextStatus: status as Json });
+  return refused === undefined ? { kind: 'write', current, status } : { kind: 'refuse', outcome: refused };
 }
