@@ -12,7 +12,11 @@ import type { ManagedScope } from '@rolepolicy/policy';
 export interface ReadApplyJob {
   readonly url: string;
   readonly scope: ManagedScope;
-  /** The plan's SQL as one script (run as one simple-protocol statement in the lock's transaction). */
+  /**
+   * The plan's SQL as one script, one statement a line end (`;\n`, as the renderer writes the fleet fixture,
+   * whose literals hold no line break); run statement by statement in the lock's transaction, as the executor
+   * does since every query carries exactly one statement (ADR 0023).
+   */
   readonly sql: string;
 }
 
@@ -27,7 +31,13 @@ async function readThenApply(job: ReadApplyJob): Promise<void> {
   try {
     await executeUnderLock(executor.db, async (session) => {
       await inspect(session, job.scope, executor.target);
-      return { run: true, statements: [{ sql: job.sql, redacted: job.sql }], result: undefined };
+      const statements = job.sql
+        .split(';\n')
+        .map((text) => text.trim())
+        .filter((text) => text !== '')
+        .map((text) => (text.endsWith(';') ? text : `${text};`))
+        .map((text) => ({ sql: text, redacted: text }));
+      return { run: true, statements, result: undefined };
     });
   } finally {
     await executor.close();
