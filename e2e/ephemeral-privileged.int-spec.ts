@@ -43,9 +43,10 @@ beforeAll(async () => {
   await db.sql(`GRANT pg_execute_server_program TO "${ops}"`);
 }, 60_000);
 
+// On the secured NATS a service's close has been seen to take over a minute (cause open, docs/next-steps).
 afterAll(async () => {
   await stack?.stop();
-});
+}, 180_000);
 
 function accessPolicy(role: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -42,9 +42,10 @@ beforeAll(async () => {
   );
 }, 60_000);
 
+// On the secured NATS a service's close has been seen to take over a minute (cause open, docs/next-steps).
 afterAll(async () => {
   await stack?.stop();
-});
+}, 180_000);
 
 function basePolicy(memberships: readonly object[]): Record<string, unknown> {
   return {
