@@ -1,43 +1,39 @@
 // deploy/base/admission.yaml (ADR 0022): the ValidatingAdmissionPolicy's CEL, evaluated as the API server would
-// for a ConfigMap write by the k8s-gateway's ServiceAccount: the planner's SQL and review ConfigMaps pass (create,
+// (through tools/deploy/admission-eval.ts) for a ConfigMap write by the k8s-gateway's ServiceAccount: the planner's SQL and review ConfigMaps pass (create,
 // replace, delete), a ConfigMap of anyone else (kube-system's, a tenant's with a plan-like name) does not.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Environment } from '@marcbachmann/cel-js';
-import { parseAllDocuments } from 'yaml';
+import { denials as evaluate, loadPolicies } from './admission-eval.js';
 
-type Policy = {
-  readonly kind: string;
-  readonly spec: {
-    readonly matchConditions: readonly { readonly expression: string }[];
-    readonly variables: readonly { readonly name: string; readonly expression: string }[];
-    readonly validations: readonly { readonly expression: string; readonly message: string }[];
-    readonly matchConstraints: {
-      readonly resourceRules: readonly { readonly resources: readonly string[] }[];
-    };
-  };
-};
+const policy = loadPolicies('deploy/base/admission.yaml').get('rolepolicy-k8s-gateway-configmaps')!;
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const docs = parseAllDocuments(readFileSync(path.join(root, 'deploy/base/admission.yaml'), 'utf8')).map(
-  (d) => d.toJS() as Policy,
-);
-const policy = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy')!;
-const env = new Environment({ unlistedVariablesAreDyn: true });
+/** The parameter ConfigMap of deploy/admission/params.yaml, in the install namespace. */
+const params = (namespace = 'rolepolicy-system') => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'rolepolicy-admission', namespace },
+  data: { controllerServiceAccount: 'rolepolicy-k8s-gateway' },
+});
 
 const GATEWAY = 'system:serviceaccount:rolepolicy-system:rolepolicy-k8s-gateway';
 
 /** The messages of the validations that fail, or [] when the write is admitted (or not matched). */
-function denials(username: string, object: unknown, oldObject: unknown): string[] {
-  const request = { userInfo: { username } };
-  if (!policy.spec.matchConditions.every((c) => env.parse(c.expression)({ request }) === true)) return [];
-  const base = { request, object, oldObject };
-  const variables: Record<string, unknown> = {};
-  for (const v of policy.spec.variables) variables[v.name] = env.parse(v.expression)({ ...base, variables });
-  return policy.spec.validations
-    .filter((v) => env.parse(v.expression)({ ...base, variables }) !== true)
-    .map((v) => v.message);
+function denials(
+  username: string,
+  object: { metadata: { name: string; namespace: string } } | null,
+  oldObject: { metadata: { name: string; namespace: string } } | null,
+  parameters: unknown = params(),
+): string[] {
+  const target = (object ?? oldObject)!;
+  return evaluate(policy, {
+    operation: object === null ? 'DELETE' : oldObject === null ? 'CREATE' : 'UPDATE',
+    group: '',
+    resource: 'configmaps',
+    namespace: target.metadata.namespace,
+    name: target.metadata.name,
+    caller: { username },
+    object,
+    oldObject,
+    params: parameters,
+  });
 }
 
 const controlled = (kind: string) => [
@@ -58,7 +54,9 @@ const configMap = (name: string, ownerReferences?: unknown) => ({
 
 describe('admission policy rolepolicy-k8s-gateway-configmaps', () => {
   it('matches ConfigMap writes only', () => {
-    expect(policy.spec.matchConstraints.resourceRules.flatMap((r) => r.resources)).toEqual(['configmaps']);
+    expect(policy.spec.matchConstraints.resourceRules.flatMap((r) => [...r.resources])).toEqual([
+      'configmaps',
+    ]);
   });
 
   it.each(['PostgresPolicy', 'PostgresPolicyCandidate', 'PostgresPolicyPlan'])(
@@ -93,5 +91,16 @@ describe('admission policy rolepolicy-k8s-gateway-configmaps', () => {
 
   it('does not concern anyone but the k8s-gateway', () => {
     expect(denials('alice@example.com', configMap('anything'), null)).toEqual([]);
+  });
+
+  it('knows the gateway by the namespace of the parameter ConfigMap: an install elsewhere keeps working', () => {
+    const elsewhere = 'system:serviceaccount:db-ops:rolepolicy-k8s-gateway';
+    expect(denials(elsewhere, configMap('coredns'), null, params('db-ops'))).toHaveLength(2);
+    expect(denials(GATEWAY, configMap('coredns'), null, params('db-ops'))).toEqual([]);
+  });
+
+  it('without its parameter (parameterNotFoundAction Allow) narrows nothing rather than stop every ConfigMap write', () => {
+    expect(denials(GATEWAY, configMap('coredns'), null, null)).toEqual([]);
+    expect(denials('alice@example.com', configMap('anything'), null, null)).toEqual([]);
   });
 });

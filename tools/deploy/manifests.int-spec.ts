@@ -2,7 +2,7 @@
 // kind's schema (built-in and third-party kinds through kubernetes-models; the CRDs through the API
 // emulator, which installs them); the rendered base applies to the emulator with the real `kubectl apply`;
 // the Deployments read only variables their service declares, on the probe paths the runtime serves.
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@rolepolicy/testing';
@@ -151,6 +151,55 @@ describe.each(KUSTOMIZATIONS)('%s', (dir) => {
         sa.metadata.name,
         sa.metadata.name === 'rolepolicy-k8s-gateway',
       ]);
+    }
+  });
+});
+
+describe('approval admission (docs/approvals.md, ADR 0025)', () => {
+  const named = (dir: string, kind: string) =>
+    objects(dir)
+      .filter((o) => o.kind === kind)
+      .map((o) => o.metadata.name);
+  const paramRefs = (list: readonly Manifest[]) =>
+    list
+      .filter((o) => /AdmissionPolicyBinding$/.test(o.kind))
+      .map((o) => (o['spec'] as { paramRef?: { namespace?: string } }).paramRef?.namespace);
+
+  it('the base binds rolepolicy-decisions with its parameters and ships the approver and requester roles', () => {
+    expect(named('deploy/base', 'ValidatingAdmissionPolicyBinding').sort()).toEqual([
+      'rolepolicy-decisions',
+      'rolepolicy-k8s-gateway-configmaps',
+    ]);
+    expect(named('deploy/base', 'ClusterRole')).toEqual(
+      expect.arrayContaining(['rolepolicy-approver', 'rolepolicy-requester']),
+    );
+    expect(paramRefs(objects('deploy/base'))).toEqual(['rolepolicy-system', 'rolepolicy-system']);
+  });
+
+  it('without-approval-admission leaves the policy of decisions out, nothing else', () => {
+    const without = 'deploy/overlays/without-approval-admission';
+    expect(named(without, 'ValidatingAdmissionPolicy')).toEqual(['rolepolicy-k8s-gateway-configmaps']);
+    expect(objects(without).length).toBe(objects('deploy/base').length - 2);
+  });
+
+  it('approval-identity-mutating adds the mutating policy; a namespace override moves every paramRef', async () => {
+    const { objects: mutating } = await render('deploy/overlays/approval-identity-mutating');
+    expect(mutating.filter((o) => o.kind === 'MutatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual([
+      'rolepolicy-decision-identities',
+    ]);
+    expect(paramRefs(mutating)).toEqual(['rolepolicy-system', 'rolepolicy-system', 'rolepolicy-system']);
+    const dir = await mkdtemp(join(REPO_ROOT, 'deploy/.ns-override-'));
+    try {
+      await writeFile(
+        join(dir, 'kustomization.yaml'),
+        'resources: [../overlays/approval-identity-mutating]\nnamespace: db-ops\n',
+      );
+      const { objects: moved } = await render(dir);
+      expect(paramRefs(moved)).toEqual(['db-ops', 'db-ops', 'db-ops']);
+      const params = moved.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'rolepolicy-admission');
+      expect(params?.metadata.namespace).toBe('db-ops');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
