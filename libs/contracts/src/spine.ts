@@ -3,6 +3,7 @@
 import type { MessageContract } from './contract.js';
 import { appliedSnapshotContract } from './messages/applied-snapshot.js';
 import { deadLetterContract } from './messages/dead-letter.js';
+import { decisionAdmissionContract } from './messages/decision-admission.js';
 import { executeRequestContract } from './messages/execute-request.js';
 import { executeResultContract } from './messages/execute-result.js';
 import { inspectRequestContract } from './messages/inspect-request.js';
@@ -19,6 +20,7 @@ import {
 export const SPINE_CONTRACTS: readonly MessageContract[] = [
   // First: its pattern is narrower than the resource events' `rp.resource.>`, and the first match wins.
   resyncMarkerContract,
+  decisionAdmissionContract,
   resourceEventContract,
   k8sCommandContract,
   inspectRequestContract,

@@ -44,6 +44,11 @@ export type K8sCommandSender = (typeof K8S_COMMAND_SENDERS)[number];
 export const SUBJECTS = {
   /** Every resource event: `rp.resource.<kind>.<namespace>.<name>`, and the resync markers. */
   resourceAll: 'rp.resource.>',
+  /**
+   * Whether decisions are authenticated by the reference admission policy (ADR 0025): one subject on the
+   * resource stream, outside every kind's (`_` never starts a kind token).
+   */
+  decisionAdmission: 'rp.resource._admission.decisions',
   /** Resync markers: `rp.resource.<kind>._resync.<chunk>` (ADR 0005). */
   resyncMarkerAll: 'rp.resource.*._resync.*',
   /** Ask the leading k8s-gateway for fresh resync markers (core NATS request/reply, ADR 0005). */

@@ -18,10 +18,13 @@ import type {
   ResourceKindToken,
   ResyncMarkerV1,
   SecretResponder,
+  DecisionAdmissionV1,
 } from '@rolepolicy/contracts';
 import {
+  DECISION_ADMISSION_TOKEN,
   RESYNC_TOKEN,
   chunkListed,
+  decisionAdmissionContract,
   k8sCommandSender,
   decodePayload,
   encodePayload,
@@ -38,6 +41,7 @@ import { withConnectionReuse } from './connection-reuse.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
 import type { GatewayConfig } from './gateway-config.js';
 import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
+import { DecisionAdmissionInformers } from './decision-admission.js';
 import { ensureFingerprintKey } from './fingerprint-key.js';
 import { FenceCheck } from './fence-check.js';
 import { LeaderElector } from './leader-election.js';
@@ -100,6 +104,7 @@ export function kubeConfigFrom(config: Pick<GatewayConfig, 'KUBECONFIG'>): KubeC
 export class Gateway {
   private readonly elector: LeaderElector;
   private informers: InformerSet | undefined;
+  private admission: DecisionAdmissionInformers | undefined;
   private consumer: CommandConsumer | undefined;
   private secrets: SecretResponder | undefined;
   private fingerprintKey: Uint8Array | undefined;
@@ -211,6 +216,14 @@ export class Gateway {
     });
     this.informers = informers;
     await informers.start();
+    // Whether decisions are authenticated (ADR 0025): published beside the resources, never blocking them.
+    this.admission = new DecisionAdmissionInformers(this.kc, {
+      sink: (state) => this.publishDecisionAdmission(state),
+      resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
+      restartBackoff: this.wiring.backoff,
+      log: this.log,
+    });
+    void this.admission.start();
     this.secrets = serveSecretAccess(this.nats, {
       readSubject: this.wiring.secretReadSubject,
       generateSubject: this.wiring.secretGenerateSubject,
@@ -263,8 +276,10 @@ export class Gateway {
     this.resyncResponder = undefined;
     await this.consumer?.stop();
     await this.informers?.stop();
+    await this.admission?.stop();
     this.consumer = undefined;
     this.informers = undefined;
+    this.admission = undefined;
   }
 
   private async publish(change: ResourceChange): Promise<void> {
@@ -370,6 +385,14 @@ export class Gateway {
         { v: 1, published: published as typeof decoded.value.kinds },
       ),
     );
+  }
+
+  /** Publishes whether decisions are authenticated, on `<resource root>._admission.decisions` (ADR 0025). */
+  private async publishDecisionAdmission(state: DecisionAdmissionV1): Promise<void> {
+    const root = this.wiring.resourceContract.subject.replace(/\.>$/, '');
+    const contract = { ...decisionAdmissionContract, subject: this.wiring.resourceContract.subject };
+    const subject = `${root}.${DECISION_ADMISSION_TOKEN}.decisions`;
+    await this.publisher.publish(contract, subject, state, undefined, { retry: false });
   }
 
   /** Publishes a kind's resync marker, in chunks that fit the server's max payload. */
