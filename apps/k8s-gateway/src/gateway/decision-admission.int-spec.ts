@@ -22,6 +22,8 @@ import {
   type Emulator,
   type PrivateNatsServer,
 } from '@rolepolicy/testing';
+import { DecisionAdmissionReport } from '@rolepolicy/runtime';
+import { Registry } from 'prom-client';
 import type { GatewayConfig } from './gateway-config.js';
 import { Gateway, kubeConfigFrom, type GatewayWiring } from './gateway.js';
 
@@ -130,5 +132,32 @@ test('an API server without admissionregistration.k8s.io: decisions are unauthen
     expect(logs.filter((l) => l.startsWith('decisions are unauthenticated'))).toHaveLength(1);
   } finally {
     await watch.stop();
+  }
+});
+
+test('a service reports it once at start, as the gauge rp_decisions_unauthenticated and to its reconciler', async () => {
+  const registry = new Registry();
+  const lines: string[] = [];
+  const changes: boolean[] = [];
+  const report = await DecisionAdmissionReport.start(nc, {
+    registry,
+    stream: 'ADM_RES',
+    subjectRoot: root,
+    log: { log: (m) => void lines.push(`log ${m}`), warn: (m) => void lines.push(`warn ${m}`) },
+    onChange: (state) => void changes.push(state.authenticated),
+  });
+  try {
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^warn decisions are unauthenticated: the API server does not serve admissionregistration/,
+      ),
+    ]);
+    expect(report.state.authenticated).toBe(false);
+    expect(changes).toEqual([false]);
+    expect(await registry.getSingleMetricAsString('rp_decisions_unauthenticated')).toMatch(
+      /^rp_decisions_unauthenticated 1$/m,
+    );
+  } finally {
+    await report.stop();
   }
 });

@@ -5,7 +5,13 @@ import { executionGate, planDecision, planPhase, type ExecutionGate } from './ap
 import { findCondition } from './conditions.js';
 import type { ComputedPlan } from './outcome.js';
 import { buildPlan } from './plan-builder.js';
-import { autoApprovePatch, phasePatch, revalidatePatch, type SupersedeCause } from './plan-patches.js';
+import {
+  autoApprovePatch,
+  pendingApprovalPatch,
+  phasePatch,
+  revalidatePatch,
+  type SupersedeCause,
+} from './plan-patches.js';
 import { composeStatus, cond, type OutcomeConditions } from './policy-status.js';
 import { type PostgresPolicyPlan, type PostgresPolicyStatus } from './resources.js';
 import type { ReconcileStep } from './steps.js';
@@ -236,6 +242,13 @@ export function routeExisting(
   }
   const decision = planDecision(current);
   const executable = !transferBlocked && (gate === 'auto' || (gate === 'manual' && decision === 'approved'));
+  // A plan waiting for a person says whether their decision will be authenticated (ADR 0025).
+  const restamp =
+    gate === 'manual' && decision === 'undecided' && ctx.decisions !== undefined
+      ? pendingApprovalPatch(current, ctx.decisions, ctx.now)
+      : null;
+  if (restamp !== null)
+    steps.push({ kind: 'patchPlanStatus', patch: restamp, purpose: { kind: 'approvalAuthentication' } });
   if (!executable) {
     const published = planPublishedStatus(ctx, computed, gate, transferBlocked, current);
     return finish(ctx, published.kind, steps, published.status, [], ctx.intervalSeconds);
@@ -284,6 +297,7 @@ export function createAndRoute(
     existingPlanNames: ctx.allNames,
     now: ctx.now,
     autoApprove,
+    ...(ctx.decisions === undefined ? {} : { decisions: ctx.decisions }),
   });
   const steps: ReconcileStep[] = [
     ...before,

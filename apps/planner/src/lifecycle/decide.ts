@@ -4,7 +4,7 @@
 import type { ConflictVerdict } from './conflict.js';
 import { parseInterval, DEFAULT_INTERVAL_SECONDS } from './interval.js';
 import type { PlanningOutcome } from './outcome.js';
-import { isOwnedBy } from './plan-builder.js';
+import { isOwnedBy, type DecisionAuthentication } from './plan-builder.js';
 import { composeStatus, cond } from './policy-status.js';
 import { redactSecrets } from './redact.js';
 import {
@@ -60,6 +60,8 @@ export interface ReconcileInput {
    * and the policy's previous content digest, kept on the status until the promotion converged.
    */
   readonly promoted?: { readonly plan: PostgresPolicyPlan; readonly previousContentDigest: string | null };
+  /** Whether decisions are authenticated (ADR 0025): the reason on undecided manual plans. */
+  readonly decisions?: DecisionAuthentication;
 }
 
 /** Decides one reconcile. Pure: the same input always yields the same steps. */
@@ -91,6 +93,7 @@ function decideOnce(input: ReconcileInput, hold: boolean): ReconcileDecision {
     forced: annotation !== undefined && annotation !== policy.status?.lastHandledReconcileAt,
     ...(promoted === undefined ? {} : { preferredPlan: promoted.plan.metadata.name }),
     ...(promoted !== undefined && hold ? { contentDigestHold: promoted.previousContentDigest } : {}),
+    ...(input.decisions === undefined ? {} : { decisions: input.decisions }),
   };
   switch (gate.kind) {
     case 'invalid_interval':

@@ -5,6 +5,7 @@ import { transientBackoffSeconds } from './backoff.js';
 import type { ComputedPlan, ReconcileError } from './outcome.js';
 import { failedPatch, supersedePatch, type SupersedeCause } from './plan-patches.js';
 import { composeStatus, cond, sameStatus, type OutcomeConditions } from './policy-status.js';
+import type { DecisionAuthentication } from './plan-builder.js';
 import { redactSecrets } from './redact.js';
 import {
   RECONCILE_REQUESTED_AT_ANNOTATION,
@@ -122,6 +123,8 @@ export interface Ctx {
   readonly preferredPlan?: string;
   /** While a promotion is in flight, `content_digest` keeps the previous content (re-recognised on retry). */
   readonly contentDigestHold?: string | null;
+  /** Whether decisions are authenticated (ADR 0025); undefined: not reported, pending plans are left as they are. */
+  readonly decisions?: DecisionAuthentication;
 }
 
 /** Assembles a decision: steps before the status, the status write (if changed), steps after, retention. */

@@ -28,6 +28,35 @@ export const MAX_LABEL_VALUE_LENGTH = 63;
 /** Condition reason recorded when the planner approves under `approval: auto`. */
 export const AUTO_APPROVED_REASON = 'AutoApproved';
 
+/**
+ * Whether the API server authenticates decisions (the k8s-gateway reads it from the cluster, ADR 0025), with
+ * the gateway's sentence saying why.
+ */
+export interface DecisionAuthentication {
+  readonly authenticated: boolean;
+  readonly detail: string;
+}
+
+/**
+ * The undecided `Approved` condition of a manual plan: `PendingApproval`, or `ApprovalUnauthenticated` while
+ * no admission policy makes `decidedBy` the caller's own (docs/approvals.md). Unknown (undefined): the former.
+ */
+export function pendingApprovalCondition(decisions: DecisionAuthentication | undefined): {
+  readonly status: 'False';
+  readonly reason: string;
+  readonly message: string;
+} {
+  if (decisions === undefined || decisions.authenticated) {
+    return { status: 'False', reason: 'PendingApproval', message: 'awaiting an Approved or Denied decision' };
+  }
+  return {
+    status: 'False',
+    reason: 'ApprovalUnauthenticated',
+    message:
+      'awaiting an Approved or Denied decision; decisions are unauthenticated: no admission policy makes decidedBy the decider’s own (docs/approvals.md)',
+  };
+}
+
 /** The controller ownerReference that ties plans and ConfigMaps to their policy (GC and identity). */
 export function policyOwnerReference(policy: PostgresPolicy): OwnerReference {
   return {
@@ -94,6 +123,8 @@ export interface BuildPlanInput {
   readonly now: string;
   /** Record `Approved=True/AutoApproved` and the planner's decidedBy at creation (apply + auto). */
   readonly autoApprove: boolean;
+  /** Whether decisions are authenticated: the reason of a manual plan's pending `Approved` condition. */
+  readonly decisions?: DecisionAuthentication;
   /** Storage thresholds; defaults to the production ones. */
   readonly sqlLimits?: { readonly inlineMaxBytes: number; readonly configMapMaxGzipBytes: number };
 }
@@ -104,7 +135,12 @@ export interface BuiltPlan {
   readonly configMap: ConfigMap | null;
 }
 
-function computedConditions(stored: StoredSql, autoApprove: boolean, now: string): readonly Condition[] {
+function computedConditions(
+  stored: StoredSql,
+  autoApprove: boolean,
+  decisions: DecisionAuthentication | undefined,
+  now: string,
+): readonly Condition[] {
   const computed: Condition = {
     type: 'Computed',
     status: 'True',
@@ -122,13 +158,7 @@ function computedConditions(stored: StoredSql, autoApprove: boolean, now: string
         message: 'approved automatically (approval: auto)',
         last_transition_time: now,
       }
-    : {
-        type: 'Approved',
-        status: 'False',
-        reason: 'PendingApproval',
-        message: 'awaiting an Approved or Denied decision',
-        last_transition_time: now,
-      };
+    : { type: 'Approved', ...pendingApprovalCondition(decisions), last_transition_time: now };
   return [computed, approved];
 }
 
@@ -145,7 +175,7 @@ export function buildPlan(input: BuildPlanInput): BuiltPlan {
       : { sqlInline: stored.storage.sqlInline, sqlRef: null };
   const status: PostgresPolicyPlanStatus = {
     phase: input.autoApprove ? 'Approved' : 'Pending',
-    conditions: computedConditions(stored, input.autoApprove, now),
+    conditions: computedConditions(stored, input.autoApprove, input.decisions, now),
     decidedBy: input.autoApprove ? AUTO_APPROVER : null,
     changeDigest: computed.changeDigest,
     changeDigestEncoding: computed.changeDigestEncoding,

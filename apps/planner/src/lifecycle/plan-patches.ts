@@ -4,7 +4,11 @@
 
 import { AUTO_APPROVER, planDecision } from './approval.js';
 import { withConditions } from './conditions.js';
-import { AUTO_APPROVED_REASON } from './plan-builder.js';
+import {
+  AUTO_APPROVED_REASON,
+  pendingApprovalCondition,
+  type DecisionAuthentication,
+} from './plan-builder.js';
 import { redactSecrets } from './redact.js';
 import type { PlanPhase, PostgresPolicyPlan, PostgresPolicyPlanStatus } from './resources.js';
 
@@ -106,6 +110,23 @@ export function autoApprovePatch(plan: PostgresPolicyPlan, now: string): PlanSta
     now,
   );
   return { name: plan.metadata.name, status: { phase: 'Approved', conditions, decidedBy: AUTO_APPROVER } };
+}
+
+/**
+ * The undecided `Approved` condition re-stamped for whether decisions are authenticated (ADR 0025), or null
+ * when it already says so. Only for undecided plans: a decided plan's conditions are never resent.
+ */
+export function pendingApprovalPatch(
+  plan: PostgresPolicyPlan,
+  decisions: DecisionAuthentication,
+  now: string,
+): PlanStatusPatch | null {
+  const desired = pendingApprovalCondition(decisions);
+  const current = plan.status?.conditions?.find((c) => c.type === 'Approved');
+  if (current?.status === 'False' && current.reason === desired.reason && current.message === desired.message)
+    return null;
+  const conditions = withConditions(plan.status?.conditions, { Approved: desired }, now);
+  return { name: plan.metadata.name, status: { conditions } };
 }
 
 /** Phase-only patch, for plans whose decision a person recorded (Approved -> phase Approved, Denied -> Rejected). */

@@ -90,6 +90,7 @@ export function planEventsOf(step: ReconcileStep, policy: PostgresPolicy): reado
         },
       ];
     case 'revalidate':
+    case 'approvalAuthentication':
       return [];
     default: {
       const unreachable: never = purpose;

@@ -21,7 +21,14 @@ import {
   openLeaseBucket,
 } from '@rolepolicy/contracts';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import {
+  DECISIONS_NOT_REPORTED,
+  DecisionAdmissionReport,
+  NATS_CONNECTION,
+  SERVICE_CONFIG,
+  SERVICE_METRICS,
+  type ServiceMetrics,
+} from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '../lifecycle/index.js';
 import { ElectionLoop } from '../leadership/election-loop.js';
@@ -39,6 +46,8 @@ const START_RETRY_MS = 500;
 export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Planner');
   private cache: ResourceCache | undefined;
+  /** Whether decisions are authenticated (ADR 0025): logged, a gauge, and the reason on waiting plans. */
+  private decisions: DecisionAdmissionReport | undefined;
   private reconciler: Reconciler | undefined;
   private elector: Elector | undefined;
   private loop: ElectionLoop | undefined;
@@ -134,6 +143,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         });
         this.cache = cache;
         await cache.ready;
+        this.decisions ??= await DecisionAdmissionReport.start(this.nats, {
+          registry: this.metrics.registry,
+          log: this.logger,
+          onChange: () => this.reconciler?.triggerAll(),
+        });
         // The gateway creates the lease bucket with the topology; the planner may not (ADR 0022).
         await bindLeaseStream(this.nats, { waiting: (message) => this.logger.warn(message) });
         const store = kvLeaseStore(await openLeaseBucket(this.nats), PLANNER_LEASE);
@@ -230,6 +244,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       log: this.logger,
       ...(histogram ? { observe: (decision, seconds) => histogram.observe({ decision }, seconds) } : {}),
       onAppliedSnapshotUsed: () => this.appliedSnapshotsUsed?.inc(),
+      decisions: () => this.decisions?.state ?? DECISIONS_NOT_REPORTED,
     });
     this.reconciler = reconciler;
     reconciler.start();
@@ -257,6 +272,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     await this.loop?.stop();
     await this.transition;
     await this.follow();
+    await this.decisions?.stop();
     await this.cache?.stop();
   }
 }

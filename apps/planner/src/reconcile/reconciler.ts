@@ -36,6 +36,7 @@ import {
   settledReady,
   toExecuteRequestMessage,
   type ConflictVerdict,
+  type DecisionAuthentication,
   type LifecycleSettings,
   type PlanningOutcome,
   type PostgresPolicy,
@@ -99,6 +100,8 @@ export interface ReconcilerDeps {
   readonly onAppliedSnapshotUsed?: () => void;
   /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
   readonly convergedMemo?: ConvergedMemoSettings;
+  /** Whether decisions are authenticated (ADR 0025); absent: not reported (pending plans left as they are). */
+  readonly decisions?: () => DecisionAuthentication;
 }
 
 /** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
@@ -359,6 +362,11 @@ export class Reconciler {
     this.converged.forget(key);
   }
 
+  /** Queues a pass for every known policy (e.g. whether decisions are authenticated changed). */
+  triggerAll(): void {
+    for (const key of this.policies.keys()) this.trigger(key);
+  }
+
   /** Queues a pass for the policy (merged with one already queued). */
   trigger(key: string): void {
     if (this.stopped) return;
@@ -503,6 +511,7 @@ export class Reconciler {
       now: new Date().toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
+      ...(this.deps.decisions ? { decisions: this.deps.decisions() } : {}),
       ...(promotion?.handOver
         ? { promoted: { plan: promotion.handOver, previousContentDigest: promotion.previous } }
         : {}),

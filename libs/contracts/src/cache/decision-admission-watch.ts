@@ -58,6 +58,22 @@ export class DecisionAdmissionWatch {
     return () => this.listeners.delete(listener);
   }
 
+  /** Resolves with the state once one arrived, or undefined after `timeoutMs` (none published yet). */
+  async firstState(timeoutMs: number): Promise<DecisionAdmissionV1 | undefined> {
+    if (this.current !== undefined) return this.current;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        off();
+        resolve(this.current);
+      }, timeoutMs);
+      const off = this.onChange((state) => {
+        clearTimeout(timer);
+        off();
+        resolve(state);
+      });
+    });
+  }
+
   /** Stops following; `state` keeps the last value. */
   async stop(): Promise<void> {
     this.stopped = true;
