@@ -15,6 +15,7 @@ type World = {
   activation?: 'Applying' | 'Applied' | 'Failed';
   revoke?: 'Applying' | 'Applied' | 'Failed';
   now?: number;
+  decisionsUnauthenticated?: boolean;
 };
 
 function decide(req: EphemeralAccessRequest, world: World = {}): RequestDecision {
@@ -41,6 +42,9 @@ function decide(req: EphemeralAccessRequest, world: World = {}): RequestDecision
     activationPlan: planOf('Activate', world.activation),
     revokePlan: planOf('Revoke', world.revoke),
     now: world.now ?? T0,
+    ...(world.decisionsUnauthenticated === undefined
+      ? {}
+      : { decisionsUnauthenticated: world.decisionsUnauthenticated }),
   });
 }
 
@@ -696,5 +700,32 @@ describe('integrity', () => {
     ] as const) {
       expect(decide(req, world as World).status).toBeNull();
     }
+  });
+});
+
+describe('a request waiting for a decision says when decisions are unauthenticated (ADR 0025)', () => {
+  it('Ready=True reason ApprovalUnauthenticated in PendingApproval, the phase name otherwise', () => {
+    const unauthenticated = decide(request(), { policy: REQUIRED, decisionsUnauthenticated: true });
+    const req = after(request(), unauthenticated);
+    expect(req.status?.phase).toBe('PendingApproval');
+    expect(cond(req, 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'ApprovalUnauthenticated',
+      message: expect.stringMatching(/decisions are unauthenticated/),
+    });
+    // Automatic requests wait for nobody: nothing to say.
+    const automatic = after(request(), decide(request(), { decisionsUnauthenticated: true }));
+    expect(cond(automatic, 'Ready')?.reason).toBe('Applying');
+  });
+
+  it('flips both ways on the next pass, and writes nothing while it holds', () => {
+    const waiting = pendingApproval();
+    expect(cond(waiting, 'Ready')?.reason).toBe('PendingApproval');
+    const flipped = decide(waiting, { policy: REQUIRED, decisionsUnauthenticated: true });
+    const now = after(waiting, flipped);
+    expect(cond(now, 'Ready')?.reason).toBe('ApprovalUnauthenticated');
+    expect(decide(now, { policy: REQUIRED, decisionsUnauthenticated: true }).status).toBeNull();
+    const back = after(now, decide(now, { policy: REQUIRED, decisionsUnauthenticated: false }));
+    expect(cond(back, 'Ready')?.reason).toBe('PendingApproval');
   });
 });

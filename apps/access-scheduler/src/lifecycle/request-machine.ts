@@ -126,6 +126,25 @@ function decideDeletion(
   return { ...base, actions: drive(revoke, 'Revoke'), waiting: true };
 }
 
+/** Reason of an awaited decision while no admission policy authenticates it (ADR 0025, docs/approvals.md). */
+export const APPROVAL_UNAUTHENTICATED_REASON = 'ApprovalUnauthenticated';
+
+/**
+ * `Ready=True` with the phase as reason; a request waiting for a person's decision while decisions are
+ * unauthenticated says so instead (a request may carry only the five condition types the CRD allows).
+ */
+function readyCondition(step: Step, decisionsUnauthenticated: boolean): ConditionInput {
+  if (step.phase === 'PendingApproval' && decisionsUnauthenticated) {
+    return {
+      type: 'Ready',
+      status: 'True',
+      reason: APPROVAL_UNAUTHENTICATED_REASON,
+      message: `${step.message}; decisions are unauthenticated: no admission policy makes decidedBy the decider's own (docs/approvals.md)`,
+    };
+  }
+  return { type: 'Ready', status: 'True', reason: step.phase, message: step.message };
+}
+
 /** Builds the status of a step; null when it equals the current one. */
 function finish(
   input: RequestInput,
@@ -165,18 +184,11 @@ function finish(
         );
   mine.push(resolvedCondition);
   const oldReady = previous.find((c) => c.type === 'Ready');
+  const ready = step.ready ?? readyCondition(step, input.decisionsUnauthenticated === true);
   // A pass without a transition keeps the Ready message of the transition (no status churn while waiting).
   const keepReady =
-    !changed && step.ready === undefined && oldReady?.status === 'True' && oldReady.reason === step.phase;
-  mine.push(
-    keepReady
-      ? oldReady
-      : stampCondition(
-          previous,
-          step.ready ?? { type: 'Ready', status: 'True', reason: step.phase, message: step.message },
-          stamp,
-        ),
-  );
+    !changed && step.ready === undefined && oldReady?.status === 'True' && oldReady.reason === ready.reason;
+  mine.push(keepReady ? oldReady : stampCondition(previous, ready, stamp));
   const applied = step.applied === undefined ? previous.find((c) => c.type === 'Applied') : step.applied;
   if (applied != null) mine.push(stampCondition(previous, applied, stamp));
   next.conditions = [...decisionConditions(previous), ...mine];

@@ -35,6 +35,8 @@ export interface RequestInput {
   readonly activationPlan: PostgresPolicyPlan | undefined;
   readonly revokePlan: PostgresPolicyPlan | undefined;
   readonly now: number;
+  /** No admission policy authenticates decisions (ADR 0025): a request waiting for one says so on Ready. */
+  readonly decisionsUnauthenticated?: boolean;
 }
 
 /** A side effect of a pass, in order. */

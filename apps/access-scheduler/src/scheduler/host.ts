@@ -16,7 +16,14 @@ import {
   SecretAccessClient,
   type ScopedExecuteResultV1,
 } from '@rolepolicy/contracts';
-import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
+import {
+  DECISIONS_NOT_REPORTED,
+  DecisionAdmissionReport,
+  NATS_CONNECTION,
+  SERVICE_CONFIG,
+  SERVICE_METRICS,
+  type ServiceMetrics,
+} from '@rolepolicy/runtime';
 import type { AccessSchedulerConfig } from '../config.js';
 import { mountDashboard, type MountPoint } from './dashboard.js';
 import { schedulerMetrics, type SchedulerMetrics } from './metrics.js';
@@ -33,6 +40,8 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
   private readonly timers: AccessTimers;
   private readonly metrics: SchedulerMetrics;
   private cache: ResourceCache | undefined;
+  /** Whether decisions are authenticated (ADR 0025): logged, a gauge, and the Ready reason of waiting requests. */
+  private decisions: DecisionAdmissionReport | undefined;
   private scheduler: AccessScheduler | undefined;
   private rebuildTimer: NodeJS.Timeout | undefined;
   private starting: Promise<void> | undefined;
@@ -42,7 +51,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
     @Inject(SERVICE_CONFIG) private readonly config: AccessSchedulerConfig,
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
-    @Inject(SERVICE_METRICS) serviceMetrics: ServiceMetrics,
+    @Inject(SERVICE_METRICS) private readonly serviceMetrics: ServiceMetrics,
     @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
   ) {
     this.timers = new AccessTimers({
@@ -88,6 +97,11 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
         });
         this.cache = cache;
         await cache.ready;
+        this.decisions ??= await DecisionAdmissionReport.start(this.nats, {
+          registry: this.serviceMetrics.registry,
+          log: this.logger,
+          onChange: () => this.scheduler?.triggerRequests(),
+        });
         await cache
           .refresh()
           .catch((error: Error) =>
@@ -110,6 +124,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
             this.auditLog.log({ ...record, msg: `${record.fromPhase} -> ${record.toPhase}` }),
           observeRevocationLag: (seconds) => this.metrics.revocationLag.observe(seconds),
           observeRevokeDispatch: (seconds) => this.metrics.revokeDispatch.observe(seconds),
+          decisionsUnauthenticated: () => !(this.decisions?.state ?? DECISIONS_NOT_REPORTED).authenticated,
         });
         this.timers.start();
         this.scheduler.start();
@@ -156,6 +171,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     await this.starting;
     await this.scheduler?.stop();
     await this.timers.stop();
+    await this.decisions?.stop();
     await this.cache?.stop();
   }
 }

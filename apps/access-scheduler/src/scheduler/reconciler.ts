@@ -76,6 +76,8 @@ export interface SchedulerDeps {
   /** How long a scoped request waits for its result before it is sent again (default 120 s). */
   readonly resendMs?: number;
   readonly now?: () => number;
+  /** Whether no admission policy authenticates decisions (ADR 0025); absent: not reported. */
+  readonly decisionsUnauthenticated?: () => boolean;
 }
 
 /** How long a write of ours may stay invisible in the cache before a pass reads past it. */
@@ -149,6 +151,12 @@ export class AccessScheduler {
     this.unsubscribe?.();
     for (const t of this.retryTimers.values()) clearTimeout(t);
     await this.queue.idle();
+  }
+
+  /** Queues a pass of every request (whether decisions are authenticated changed, ADR 0025). */
+  triggerRequests(): void {
+    for (const o of this.deps.cache.list('ephemeralaccessrequest'))
+      this.triggerRequest(o.metadata.namespace ?? '', o.metadata.name);
   }
 
   /** Resolves when no pass runs or waits (tests). */
@@ -409,6 +417,9 @@ export class AccessScheduler {
       activationPlan,
       revokePlan,
       now,
+      ...(this.deps.decisionsUnauthenticated
+        ? { decisionsUnauthenticated: this.deps.decisionsUnauthenticated() }
+        : {}),
     });
     const ref: Ref = { kind: 'EphemeralAccessRequest', namespace: ns, name, uid: request.metadata.uid };
 
