@@ -17,6 +17,7 @@ import {
   resyncMarkerContract,
   type ResyncMarkerV1,
   SecretAccessClient,
+  DECISION_ADMISSION_TOKEN,
   RESOURCE_KINDS,
   ResourceCache,
   decodePayload,
@@ -205,6 +206,8 @@ beforeAll(async () => {
   };
   nc.subscribe(`${root}.resource.>`, {
     callback: (_err, msg) => {
+      // Whether decisions are authenticated (ADR 0025) travels beside the resources: decision-admission.int-spec.
+      if (msg.subject.split('.').at(-2) === DECISION_ADMISSION_TOKEN) return;
       if (msg.subject.split('.').at(-2) === RESYNC_TOKEN) {
         const marker = decodePayload({ ...resyncMarkerContract, subject: `${root}.resource.>` }, msg.data);
         if (!marker.ok) throw new Error(marker.detail);
