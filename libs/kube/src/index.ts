@@ -17,6 +17,8 @@ export * from './admission/manifests.js';
 export * from './admission/crd-files.js';
 export { pruneAndDefault, isJsonObject, type JsonObject } from './admission/prune-defaults.js';
 export { toCelValue } from './admission/cel-rules.js';
+export * from './admission/policy-types.js';
+export { labelSelectorMatches, matchesResources, ruleMatches } from './admission/policy-match.js';
 export * from './conformance/conformance-cases.js';
 export { CONFORMANCE_NAMESPACE } from './conformance/fixtures.js';
 export { applyMergePatch, getPath } from './conformance/merge-patch.js';
