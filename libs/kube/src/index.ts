@@ -19,6 +19,7 @@ export { pruneAndDefault, isJsonObject, type JsonObject } from './admission/prun
 export { toCelValue } from './admission/cel-rules.js';
 export * from './admission/policy-types.js';
 export { labelSelectorMatches, matchesResources, ruleMatches } from './admission/policy-match.js';
+export * from './admission/validating-policy.js';
 export * from './conformance/conformance-cases.js';
 export { CONFORMANCE_NAMESPACE } from './conformance/fixtures.js';
 export { applyMergePatch, getPath } from './conformance/merge-patch.js';
