@@ -86,7 +86,12 @@ const setter = (field: keyof Target) =>
   );
 
 /** The environment every admission-policy expression is parsed in. */
-export const policyEnvironment = new Environment({ unlistedVariablesAreDyn: true, enableOptionalTypes: true })
+export const policyEnvironment = new Environment({
+  unlistedVariablesAreDyn: true,
+  enableOptionalTypes: true,
+  // Mutations build objects whose fields have different types (message literals rewritten as maps).
+  homogeneousAggregateLiterals: false,
+})
   .registerType(AUTHORIZER, CelAuthorizer)
   .registerType(RESOURCE_CHECK, CelResourceCheck)
   .registerType(PATH_CHECK, CelPathCheck)

@@ -134,3 +134,34 @@ export type ValidatingAdmissionPolicyBinding = {
     readonly validationActions?: readonly ('Deny' | 'Warn' | 'Audit')[];
   };
 };
+
+/** One `spec.mutations` entry of a MutatingAdmissionPolicy. */
+export type PolicyMutation = {
+  readonly patchType: 'ApplyConfiguration' | 'JSONPatch';
+  readonly applyConfiguration?: { readonly expression: string };
+  readonly jsonPatch?: { readonly expression: string };
+};
+
+/** A MutatingAdmissionPolicy (admissionregistration.k8s.io/v1beta1; only what evaluation reads). */
+export type MutatingAdmissionPolicy = {
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly failurePolicy?: 'Fail' | 'Ignore';
+    readonly paramKind?: { readonly apiVersion: string; readonly kind: string };
+    readonly matchConstraints?: MatchResources;
+    readonly matchConditions?: readonly { readonly name: string; readonly expression: string }[];
+    readonly variables?: readonly { readonly name: string; readonly expression: string }[];
+    readonly mutations?: readonly PolicyMutation[];
+    readonly reinvocationPolicy?: 'Never' | 'IfNeeded';
+  };
+};
+
+/** A MutatingAdmissionPolicyBinding (only what evaluation reads). */
+export type MutatingAdmissionPolicyBinding = {
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly policyName: string;
+    readonly paramRef?: ParamRef;
+    readonly matchResources?: MatchResources;
+  };
+};

@@ -31,6 +31,11 @@ export type WriteOptions = {
   readonly warnings?: string[];
 };
 
+/** Mutating admission before schema admission (MutatingAdmissionPolicies): the object to continue with. */
+export type MutatingStage = (
+  request: Parameters<ValidatingStage>[0] & { readonly object: KubeObject },
+) => KubeObject;
+
 /**
  * Validating admission after mutation and schema admission (ValidatingAdmissionPolicies): throws the
  * API server's Status to refuse, pushes warnings into `options.warnings`.
@@ -68,6 +73,7 @@ export class Registry {
   private queue: Promise<unknown> = Promise.resolve();
   private admission: AdmissionHook | undefined;
   private validating: ValidatingStage | undefined;
+  private mutating: MutatingStage | undefined;
 
   constructor(options: { readonly historyLimit: number; readonly admission?: AdmissionHook }) {
     this.store = new ObjectStore(options.historyLimit);
@@ -80,6 +86,11 @@ export class Registry {
   /** Replaces the admission hook (e.g. once the real admission engine is available). */
   setAdmission(hook: AdmissionHook | undefined): void {
     this.admission = hook;
+  }
+
+  /** Sets the mutating admission stage (MutatingAdmissionPolicies). */
+  setMutating(stage: MutatingStage | undefined): void {
+    this.mutating = stage;
   }
 
   /** Sets the validating admission stage (ValidatingAdmissionPolicies). */
@@ -364,7 +375,18 @@ export class Registry {
     if (type.statusSubresource && type.kind !== 'Namespace') delete object['status'];
     normalizeSecret(type, object);
     if (storageKey(type) === CRD_KEY) checkCrd(type, object);
-    const admitted = await this.admit(type, 'CREATE', '', object, undefined, options.strict ?? false);
+    const mutated =
+      this.mutating?.({
+        type,
+        operation: 'CREATE',
+        subresource: '',
+        name,
+        namespace,
+        object: this.present(type, object),
+        oldObject: null,
+        options,
+      }) ?? object;
+    const admitted = await this.admit(type, 'CREATE', '', mutated, undefined, options.strict ?? false);
     this.validating?.({
       type,
       operation: 'CREATE',
@@ -440,6 +462,17 @@ export class Registry {
       }
       if (storageKey(type) === CRD_KEY) checkCrd(type, next);
     }
+    next =
+      this.mutating?.({
+        type,
+        operation: 'UPDATE',
+        subresource,
+        name: current.metadata.name!,
+        namespace: current.metadata.namespace,
+        object: this.present(type, next),
+        oldObject: this.present(type, current),
+        options,
+      }) ?? next;
     const admitted = await this.admit(
       type,
       'UPDATE',

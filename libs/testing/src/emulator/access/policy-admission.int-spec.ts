@@ -245,3 +245,50 @@ describe('validationActions and operations', () => {
     );
   });
 });
+
+describe('a MutatingAdmissionPolicy (v1beta1)', () => {
+  it('fills decidedBy from the caller before validation, so a decision need not name its maker', async () => {
+    const MAP = '/apis/admissionregistration.k8s.io/v1beta1';
+    await create(`${MAP}/mutatingadmissionpolicies`, {
+      metadata: { name: 'fill-decided-by' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: ['emulator.test'],
+              apiVersions: ['*'],
+              operations: ['UPDATE'],
+              resources: ['widgets/status'],
+            },
+          ],
+        },
+        matchConditions: [
+          { name: 'a-decision', expression: 'has(object.status) && has(object.status.decision)' },
+        ],
+        mutations: [
+          {
+            patchType: 'ApplyConfiguration',
+            applyConfiguration: {
+              expression: 'Object{status: Object.status{decidedBy: request.userInfo.username}}',
+            },
+          },
+        ],
+      },
+    });
+    await create(`${MAP}/mutatingadmissionpolicybindings`, {
+      metadata: { name: 'fill-decided-by' },
+      spec: { policyName: 'fill-decided-by' },
+    });
+    await create(WIDGETS, { metadata: { name: 'w3' }, spec: { requestedBy: 'bob' } });
+    const res = await call(
+      emu.tokenFor('alice'),
+      'PATCH',
+      `${WIDGETS}/w3/status`,
+      { status: { decision: 'Approved' } },
+      'application/merge-patch+json',
+    );
+    expect(res.code).toBe(200);
+    expect(res.body['status']).toEqual({ decision: 'Approved', decidedBy: 'alice' });
+  });
+});

@@ -4,7 +4,11 @@
 // <message>`, reason and code from the validation, the message again as a cause, which kubectl prints
 // as `The <resource> "<name>" is invalid: : ValidatingAdmissionPolicy …` for reason Invalid).
 import {
+  applyMutatingPolicies,
   evaluateValidatingPolicies,
+  type MutatingAdmissionPolicy,
+  type MutatingAdmissionPolicyBinding,
+  type PolicyRequestInput,
   labelSelectorMatches,
   type Authorizer,
   type ParamLookup,
@@ -12,13 +16,15 @@ import {
   type ValidatingAdmissionPolicyBinding,
 } from '@rolepolicy/kube';
 import { ApiError, qualifiedResource } from '../errors.js';
-import type { Registry, ValidatingStage } from '../registry.js';
+import type { MutatingStage, Registry, ValidatingStage } from '../registry.js';
 import { storageKey } from '../resource-types.js';
 import type { KubeObject } from '../types.js';
 import { ADMIN_USER } from './authn.js';
 
 const POLICIES = 'admissionregistration.k8s.io/validatingadmissionpolicies';
 const BINDINGS = 'admissionregistration.k8s.io/validatingadmissionpolicybindings';
+const MUTATING = 'admissionregistration.k8s.io/mutatingadmissionpolicies';
+const MUTATING_BINDINGS = 'admissionregistration.k8s.io/mutatingadmissionpolicybindings';
 
 function paramLookup(registry: Registry): ParamLookup {
   return (paramKind, where) => {
@@ -49,50 +55,80 @@ function namespaceObject(registry: Registry, name: string): KubeObject {
   );
 }
 
+/** The evaluator's view of one write: attributes, namespace, params and the authorizer. */
+function requestInput(
+  registry: Registry,
+  r: Parameters<ValidatingStage>[0],
+  authorize: Authorizer,
+): PolicyRequestInput {
+  const namespace = r.namespace ?? '';
+  return {
+    request: {
+      operation: r.operation,
+      kind: { group: r.type.group, version: r.type.version, kind: r.type.kind },
+      resource: { group: r.type.group, version: r.type.version, resource: r.type.plural },
+      subResource: r.subresource,
+      name: r.name,
+      namespace,
+      userInfo: r.options.user ?? ADMIN_USER,
+      dryRun: r.options.dryRun ?? false,
+      object: r.object,
+      oldObject: r.oldObject,
+    },
+    namespaceObject: namespace === '' ? null : namespaceObject(registry, namespace),
+    params: paramLookup(registry),
+    authorizer: authorize,
+  };
+}
+
+/**
+ * The mutating stage backed by the stored MutatingAdmissionPolicies (v1beta1); a refusal under
+ * failurePolicy Fail is a 403 naming the policy and binding.
+ */
+export function mutatingPolicyAdmission(registry: Registry, authorize: Authorizer): MutatingStage {
+  return (r) => {
+    const bindings = registry.store.list(MUTATING_BINDINGS) as unknown as MutatingAdmissionPolicyBinding[];
+    if (bindings.length === 0) return r.object;
+    const policies = registry.store.list(MUTATING) as unknown as MutatingAdmissionPolicy[];
+    const result = applyMutatingPolicies({ policies, bindings, ...requestInput(registry, r, authorize) });
+    if (result.denial !== undefined) throw forbiddenByPolicy(r, result.denial, 'Forbidden', 403);
+    return (result.object ?? r.object) as KubeObject;
+  };
+}
+
+/** The API server's Status for a policy refusal (admission.NewForbidden with reason and code set). */
+function forbiddenByPolicy(
+  r: Parameters<ValidatingStage>[0],
+  message: string,
+  reason: string,
+  code: number,
+): ApiError {
+  return new ApiError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${qualifiedResource(r.type)} "${r.name}" is forbidden: ${message}`,
+    reason,
+    details: { name: r.name, group: r.type.group, kind: r.type.plural, causes: [{ message }] },
+    code,
+  });
+}
+
 /** The validating stage backed by the stored policies; `authorize` backs the CEL `authorizer`. */
 export function policyAdmission(registry: Registry, authorize: Authorizer): ValidatingStage {
-  const params = paramLookup(registry);
   return (r) => {
     const bindings = registry.store.list(BINDINGS) as unknown as ValidatingAdmissionPolicyBinding[];
     if (bindings.length === 0) return;
     const policies = registry.store.list(POLICIES) as unknown as ValidatingAdmissionPolicy[];
-    const namespace = r.namespace ?? '';
     const verdict = evaluateValidatingPolicies({
       policies,
       bindings,
-      request: {
-        operation: r.operation,
-        kind: { group: r.type.group, version: r.type.version, kind: r.type.kind },
-        resource: { group: r.type.group, version: r.type.version, resource: r.type.plural },
-        subResource: r.subresource,
-        name: r.name,
-        namespace,
-        userInfo: r.options.user ?? ADMIN_USER,
-        dryRun: r.options.dryRun ?? false,
-        object: r.object,
-        oldObject: r.oldObject,
-      },
-      namespaceObject: namespace === '' ? null : namespaceObject(registry, namespace),
-      params,
-      authorizer: authorize,
+      ...requestInput(registry, r, authorize),
     });
     r.options.warnings?.push(...verdict.warnings);
     const denial = verdict.denial;
     if (!denial) return;
-    throw new ApiError({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: `${qualifiedResource(r.type)} "${r.name}" is forbidden: ${denial.message}`,
-      reason: denial.reason,
-      details: {
-        name: r.name,
-        group: r.type.group,
-        kind: r.type.plural,
-        causes: [{ message: denial.message }],
-      },
-      code: denial.code,
-    });
+    throw forbiddenByPolicy(r, denial.message, denial.reason, denial.code);
   };
 }
