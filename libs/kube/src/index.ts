@@ -21,6 +21,7 @@ export * from './admission/policy-types.js';
 export { labelSelectorMatches, matchesResources, ruleMatches } from './admission/policy-match.js';
 export * from './admission/validating-policy.js';
 export * from './admission/mutating-policy.js';
+export { policyExpressionErrors } from './admission/policy-expressions.js';
 export type { ParamLookup, PolicyRequestInput } from './admission/policy-context.js';
 export * from './conformance/conformance-cases.js';
 export { CONFORMANCE_NAMESPACE } from './conformance/fixtures.js';

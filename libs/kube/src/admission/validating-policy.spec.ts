@@ -270,6 +270,57 @@ describe('expressions', () => {
   });
 });
 
+describe('matching', () => {
+  it('honours objectSelector (new or old object) and excludeResourceRules', () => {
+    const p = policy('sel', {
+      matchConstraints: {
+        ...deploymentRules,
+        objectSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['prod'] }] },
+        excludeResourceRules: [
+          {
+            apiGroups: ['apps'],
+            apiVersions: ['v1'],
+            operations: ['*'],
+            resources: ['deployments'],
+            resourceNames: ['canary'],
+          },
+        ],
+      },
+      validations: [{ expression: 'false', message: 'no' }],
+    });
+    const run = (r: AdmissionAttributes) =>
+      evaluateValidatingPolicies({ policies: [p], bindings: [binding('b', 'sel')], request: r }).denial !==
+      undefined;
+    expect(run(request(deployment(1, { tier: 'prod' })))).toBe(true);
+    expect(run(request(deployment(1, { tier: 'dev' })))).toBe(false);
+    expect(
+      run(request(deployment(1), { operation: 'UPDATE', oldObject: deployment(1, { tier: 'prod' }) })),
+    ).toBe(true);
+    expect(run(request(deployment(1, { tier: 'prod' }), { name: 'canary' }))).toBe(false);
+  });
+
+  it('matches subresources only when named: x/status, */status', () => {
+    const status = (resources: string[]) =>
+      evaluateValidatingPolicies({
+        policies: [
+          policy('s', {
+            matchConstraints: {
+              resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources }],
+            },
+            validations: [{ expression: 'false' }],
+          }),
+        ],
+        bindings: [binding('b', 's')],
+        request: request(deployment(1), { operation: 'UPDATE', subResource: 'status' }),
+      }).denial !== undefined;
+    expect(status(['deployments'])).toBe(false);
+    expect(status(['*'])).toBe(false);
+    expect(status(['deployments/status'])).toBe(true);
+    expect(status(['*/status'])).toBe(true);
+    expect(status(['deployments/*'])).toBe(true);
+  });
+});
+
 describe('validationActions', () => {
   it('turns failures into warnings with Warn, and reports Audit without denying', () => {
     const verdict = evaluateValidatingPolicies({

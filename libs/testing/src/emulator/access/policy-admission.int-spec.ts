@@ -246,6 +246,24 @@ describe('validationActions and operations', () => {
   });
 });
 
+test('a policy whose CEL does not compile is refused at creation, naming the field', async () => {
+  const res = await call(admin, 'POST', VAP, {
+    metadata: { name: 'broken' },
+    spec: {
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+        ],
+      },
+      validations: [{ expression: 'object.data.size() >= 1' }, { expression: 'object.data.size() <=' }],
+    },
+  });
+  expect(res.code).toBe(422);
+  expect(res.body['message']).toMatch(
+    /^ValidatingAdmissionPolicy\.admissionregistration\.k8s\.io "broken" is invalid: spec\.validations\[1\]\.expression: Invalid value: "object\.data\.size\(\) <=": compilation failed: /,
+  );
+});
+
 describe('a MutatingAdmissionPolicy (v1beta1)', () => {
   it('fills decidedBy from the caller before validation, so a decision need not name its maker', async () => {
     const MAP = '/apis/admissionregistration.k8s.io/v1beta1';
