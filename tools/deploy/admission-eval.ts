@@ -1,12 +1,17 @@
-// Evaluates the admission policies under deploy/ as the API server would, for their unit tests: resource
-// rules (subresources and operations), matchConditions, variables (lazy, as upstream: one that fails only
-// fails the expressions that read it), validations with message or messageExpression, `params`, and the
-// `authorizer` library (`group().resource().namespace().name().check(verb).allowed()`). Mutating policies'
-// JSONPatch mutations are evaluated too (cel-js has no message literals, so `JSONPatch{...}` is read as a
-// map). A test's stand-in until the emulator evaluates policies itself (issue 26, item 2).
+// Evaluates the admission policies under deploy/ as the API server would, for their unit tests. Validating
+// policies go through @rolepolicy/kube's evaluateValidatingPolicies (the API emulator's), with the policy's
+// own binding from the YAML turned to Warn so that every failing validation is reported, its `params` and
+// an `authorizer` the test answers. Mutating policies' JSONPatch mutations (which that evaluator does not
+// do) are evaluated here: resource rules, matchConditions, lazy variables, `params`; cel-js has no message
+// literals, so `JSONPatch{...}` is read as a map.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Environment } from '@marcbachmann/cel-js';
+import {
+  evaluateValidatingPolicies,
+  type ValidatingAdmissionPolicy,
+  type ValidatingAdmissionPolicyBinding,
+} from '@rolepolicy/kube';
 import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from './render.js';
 
@@ -68,13 +73,19 @@ export type AdmissionRequest = {
   readonly allowed?: (check: AuthzCheck, caller: Caller) => boolean;
 };
 
-/** Every policy of a YAML file under the repository root, by name. */
+type Binding = { readonly kind: string; readonly spec: { readonly policyName: string } };
+
+/** The bindings of each file read by {@link loadPolicies}, by policy name. */
+const bindingsOf = new Map<string, Binding>();
+
+/** Every policy of a YAML file under the repository root, by name (their bindings are kept for {@link denials}). */
 export function loadPolicies(file: string): Map<string, AdmissionPolicy> {
   const docs = parseAllDocuments(readFileSync(path.join(REPO_ROOT, file), 'utf8'));
   const out = new Map<string, AdmissionPolicy>();
   for (const doc of docs) {
-    const value = doc.toJS() as AdmissionPolicy | null;
+    const value = doc.toJS() as (AdmissionPolicy & Binding) | null;
     if (value && /AdmissionPolicy$/.test(value.kind)) out.set(value.metadata.name, value);
+    if (value && /AdmissionPolicyBinding$/.test(value.kind)) bindingsOf.set(value.spec.policyName, value);
   }
   return out;
 }
@@ -203,31 +214,48 @@ function activation(policy: AdmissionPolicy, req: AdmissionRequest): Record<stri
 }
 
 /**
- * The messages of the validations that refuse the request ([] when admitted or not matched). An
- * expression that fails to evaluate refuses, as `failurePolicy: Fail` does.
+ * The messages of the validations that refuse the request ([] when admitted or not matched), as the API
+ * server's evaluator reports them. An expression that fails to evaluate refuses, as `failurePolicy: Fail`
+ * does.
  */
 export function denials(policy: AdmissionPolicy, req: AdmissionRequest): string[] {
-  if (!matches(policy, req)) return [];
-  const context = activation(policy, req);
-  try {
-    if (!(policy.spec.matchConditions ?? []).every((c) => evaluate(c.expression, context) === true))
-      return [];
-  } catch (err) {
-    return [`matchCondition failed: ${(err as Error).message}`];
-  }
-  const out: string[] = [];
-  for (const v of policy.spec.validations ?? []) {
-    let ok: unknown;
-    try {
-      ok = evaluate(v.expression, context);
-    } catch (err) {
-      out.push(`expression failed: ${(err as Error).message.split('\n')[0]}`);
-      continue;
-    }
-    if (ok === true) continue;
-    out.push(v.messageExpression ? String(evaluate(v.messageExpression, context)) : (v.message ?? ''));
-  }
-  return out;
+  const binding = bindingsOf.get(policy.metadata.name) as unknown as ValidatingAdmissionPolicyBinding;
+  if (binding === undefined) throw new Error(`no binding of ${policy.metadata.name} was loaded`);
+  const userInfo = {
+    username: req.caller.username,
+    uid: req.caller.uid ?? '',
+    groups: [...(req.caller.groups ?? [])],
+  };
+  const verdict = evaluateValidatingPolicies({
+    policies: [policy as unknown as ValidatingAdmissionPolicy],
+    bindings: [{ ...binding, spec: { ...binding.spec, validationActions: ['Warn'] } }],
+    request: {
+      operation: req.operation,
+      kind: { group: req.group, version: req.group === '' ? 'v1' : 'v1alpha1', kind: '' },
+      resource: { group: req.group, version: req.group === '' ? 'v1' : 'v1alpha1', resource: req.resource },
+      subResource: req.subResource ?? '',
+      name: req.name,
+      namespace: req.namespace,
+      userInfo,
+      dryRun: false,
+      object: req.object as Record<string, unknown> | null,
+      oldObject: req.oldObject as Record<string, unknown> | null,
+    },
+    params: () => (req.params === null ? [] : [req.params as Record<string, unknown>]),
+    authorizer: (attributes) => {
+      const r = attributes.resource;
+      const check: AuthzCheck = {
+        ...(r?.group !== undefined ? { group: r.group } : {}),
+        ...(r?.resource !== undefined ? { resource: r.resource } : {}),
+        ...(r?.namespace !== undefined ? { namespace: r.namespace } : {}),
+        ...(r?.name !== undefined ? { name: r.name } : {}),
+        verb: attributes.verb,
+      };
+      const allowed = req.allowed?.(check, req.caller) ?? false;
+      return { decision: allowed ? 'allow' : 'no-opinion', reason: allowed ? 'test' : 'not granted' };
+    },
+  });
+  return verdict.warnings.map((w) => w.replace(/^Validation failed for .*?: /, ''));
 }
 
 /** The JSON patch operations a MutatingAdmissionPolicy makes of the request ([] when not matched). */

@@ -1,9 +1,31 @@
-// deploy/base/admission.yaml (ADR 0022): the ValidatingAdmissionPolicy's CEL, evaluated as the API server would
-// (through tools/deploy/admission-eval.ts) for a ConfigMap write by the k8s-gateway's ServiceAccount: the planner's SQL and review ConfigMaps pass (create,
-// replace, delete), a ConfigMap of anyone else (kube-system's, a tenant's with a plan-like name) does not.
-import { denials as evaluate, loadPolicies } from './admission-eval.js';
+// deploy/base/admission.yaml (ADR 0022): the ValidatingAdmissionPolicy, evaluated by @rolepolicy/kube's
+// evaluateValidatingPolicies (the emulator's) as the API server would
+// for a ConfigMap write by the k8s-gateway's ServiceAccount: the planner's SQL and review ConfigMaps pass (create,
+// replace, delete), a ConfigMap of anyone else (kube-system's, a tenant's with a plan-like name) does not. The
+// gateway is known by the parameter ConfigMap rolepolicy-admission (deploy/admission/params.yaml, ADR 0025).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  evaluateValidatingPolicies,
+  type ValidatingAdmissionPolicy,
+  type ValidatingAdmissionPolicyBinding,
+} from '@rolepolicy/kube';
+import { parseAllDocuments } from 'yaml';
 
-const policy = loadPolicies('deploy/base/admission.yaml').get('rolepolicy-k8s-gateway-configmaps')!;
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const docs = parseAllDocuments(readFileSync(path.join(root, 'deploy/base/admission.yaml'), 'utf8')).map(
+  (d) => d.toJS() as { kind: string },
+);
+const policies = docs.filter(
+  (d) => d.kind === 'ValidatingAdmissionPolicy',
+) as unknown as ValidatingAdmissionPolicy[];
+const bindings = docs.filter(
+  (d) => d.kind === 'ValidatingAdmissionPolicyBinding',
+) as unknown as ValidatingAdmissionPolicyBinding[];
+const policy = policies[0]!;
+
+const GATEWAY = 'system:serviceaccount:rolepolicy-system:rolepolicy-k8s-gateway';
 
 /** The parameter ConfigMap of deploy/admission/params.yaml, in the install namespace. */
 const params = (namespace = 'rolepolicy-system') => ({
@@ -13,27 +35,38 @@ const params = (namespace = 'rolepolicy-system') => ({
   data: { controllerServiceAccount: 'rolepolicy-k8s-gateway' },
 });
 
-const GATEWAY = 'system:serviceaccount:rolepolicy-system:rolepolicy-k8s-gateway';
+type ConfigMap = { metadata: { name: string; namespace: string } };
 
-/** The messages of the validations that fail, or [] when the write is admitted (or not matched). */
+/**
+ * The messages of the validations that fail (as the API server's evaluator reports them; empty when the
+ * write is admitted or not matched), for a ConfigMap create (old null), replace, or delete (new null).
+ */
 function denials(
   username: string,
-  object: { metadata: { name: string; namespace: string } } | null,
-  oldObject: { metadata: { name: string; namespace: string } } | null,
-  parameters: unknown = params(),
+  object: ConfigMap | null,
+  oldObject: ConfigMap | null,
+  parameters: Record<string, unknown> | null = params(),
 ): string[] {
-  const target = (object ?? oldObject)!;
-  return evaluate(policy, {
-    operation: object === null ? 'DELETE' : oldObject === null ? 'CREATE' : 'UPDATE',
-    group: '',
-    resource: 'configmaps',
-    namespace: target.metadata.namespace,
-    name: target.metadata.name,
-    caller: { username },
-    object,
-    oldObject,
-    params: parameters,
+  const subject = (object ?? oldObject)!;
+  const verdict = evaluateValidatingPolicies({
+    policies,
+    params: () => (parameters === null ? [] : [parameters]),
+    // Every failure, not just the first: the Warn action reports each.
+    bindings: bindings.map((b) => ({ ...b, spec: { ...b.spec, validationActions: ['Warn' as const] } })),
+    request: {
+      operation: object === null ? 'DELETE' : oldObject === null ? 'CREATE' : 'UPDATE',
+      kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
+      subResource: '',
+      name: subject.metadata.name,
+      namespace: subject.metadata.namespace,
+      userInfo: { username, groups: ['system:authenticated'] },
+      dryRun: false,
+      object,
+      oldObject,
+    },
   });
+  return verdict.warnings.map((w) => w.replace(/^Validation failed for .*?: /, ''));
 }
 
 const controlled = (kind: string) => [
@@ -54,9 +87,33 @@ const configMap = (name: string, ownerReferences?: unknown) => ({
 
 describe('admission policy rolepolicy-k8s-gateway-configmaps', () => {
   it('matches ConfigMap writes only', () => {
-    expect(policy.spec.matchConstraints.resourceRules.flatMap((r) => [...r.resources])).toEqual([
-      'configmaps',
-    ]);
+    expect(policy.spec.matchConstraints?.resourceRules?.flatMap((r) => r.resources)).toEqual(['configmaps']);
+  });
+
+  it('denies through its binding with the API server message', () => {
+    const verdict = evaluateValidatingPolicies({
+      policies,
+      params: () => [params()],
+      bindings,
+      request: {
+        operation: 'CREATE',
+        kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+        resource: { group: '', version: 'v1', resource: 'configmaps' },
+        subResource: '',
+        name: 'coredns',
+        namespace: 'kube-system',
+        userInfo: { username: GATEWAY, groups: [] },
+        dryRun: false,
+        object: configMap('coredns'),
+        oldObject: null,
+      },
+    });
+    expect(verdict.denial).toMatchObject({
+      reason: 'Forbidden',
+      code: 403,
+      message:
+        "ValidatingAdmissionPolicy 'rolepolicy-k8s-gateway-configmaps' with binding 'rolepolicy-k8s-gateway-configmaps' denied request: the k8s-gateway writes only ConfigMaps named <plan>-sql or <plan>-review",
+    });
   });
 
   it.each(['PostgresPolicy', 'PostgresPolicyCandidate', 'PostgresPolicyPlan'])(

@@ -1,6 +1,12 @@
 // Admission for custom resources through the project's own engine (@rolepolicy/kube `admit`):
-// pruning, defaults, structural schema and CEL rules from the CRD, with the API server's 422 body.
-import { admit, type CustomResourceDefinition } from '@rolepolicy/kube';
+// pruning, defaults, structural schema and CEL rules from the CRD, with the API server's 422 body; and
+// for admission policies, that their CEL compiles.
+import {
+  admit,
+  fieldErrorBody,
+  policyExpressionErrors,
+  type CustomResourceDefinition,
+} from '@rolepolicy/kube';
 import type { AdmissionHook, KubeObject, StatusBody } from './types.js';
 
 /**
@@ -10,7 +16,13 @@ import type { AdmissionHook, KubeObject, StatusBody } from './types.js';
 export function crdAdmission(): AdmissionHook {
   return (request) => {
     const crd = request.resource.crd;
-    if (!crd) return { allowed: true };
+    if (!crd) {
+      // Admission policies whose CEL does not compile are refused, as the API server's validation does.
+      const errors = policyExpressionErrors(request.resource.kind, request.object['spec']);
+      if (errors.length === 0) return { allowed: true };
+      const causes = errors.map((e) => ({ field: e.field, message: fieldErrorBody(e), reason: e.type }));
+      return { allowed: false, causes };
+    }
     const result = admit({
       crd: crd as unknown as CustomResourceDefinition,
       operation: request.operation,
