@@ -21,13 +21,7 @@ const INSTALL_NAMESPACE = 'rolepolicy-system';
 // PENDING (remove once merged): the Kubernetes Events work on another branch deduplicates repeated Events
 // with a PATCH (count, lastTimestamp). Until it lands no gateway code path patches an Event; the lead
 // deletes this entry after merging it, and the test then demands the PATCH be observed.
-// PENDING (ADR 0025): the gateway watches the admission policies and their bindings once a list succeeded;
-// the API emulator does not serve admissionregistration.k8s.io yet (issue 26, item 2), so only the lists
-// are observed. Remove these once the emulator serves them.
-const PENDING_GRANTS: ReadonlySet<string> = new Set<string>([
-  'admissionregistration.k8s.io/validatingadmissionpolicies:watch',
-  'admissionregistration.k8s.io/validatingadmissionpolicybindings:watch',
-]);
+const PENDING_GRANTS: ReadonlySet<string> = new Set<string>();
 
 // Discovery and /version are granted to every authenticated user by the API server's default
 // system:discovery and system:public-info-viewer ClusterRoles; no rule of ours is needed for them.

@@ -21,7 +21,7 @@ export type DecisionAdmissionReportOptions = {
   readonly log: { log(message: string): void; warn(message: string): void };
   /** Called when `authenticated` changed (and with the first state), after the log line. */
   readonly onChange?: (state: DecisionAuthenticationState) => void;
-  /** How long start() waits for the gateway's last state before logging (default 2 s). */
+  /** How long start() waits for the gateway's last state before logging (default 500 ms: it comes at once). */
   readonly firstStateWaitMs?: number;
   /** Sandboxes: the resource stream and subject root (defaults: RP_RESOURCES, `rp`). */
   readonly stream?: string;
@@ -54,7 +54,7 @@ export class DecisionAdmissionReport {
     watch.onChange((state) => report.update(state));
     if (watch.state !== undefined) report.update(watch.state);
     // The stream holds the last state: it arrives at once unless the gateway never published one.
-    if ((await watch.firstState(options.firstStateWaitMs ?? 2_000)) === undefined) report.say();
+    if ((await watch.firstState(options.firstStateWaitMs ?? 500)) === undefined) report.say();
     return report;
   }
 

@@ -1,8 +1,11 @@
-// The gateway publishes whether decisions are authenticated (ADR 0025) on the resource stream, and a
-// DecisionAdmissionWatch (what the planner and the access-scheduler use) reads it, also when it starts after
-// the gateway published. The API emulator does not serve admissionregistration.k8s.io yet (issue 26, item 2):
-// that is an answer too, "unauthenticated", saying why. Real nats-server and the API emulator.
+// The gateway publishes whether decisions are authenticated (ADR 0025) on the resource stream, following the
+// ValidatingAdmissionPolicies and bindings the API has, and a DecisionAdmissionWatch (what the planner and the
+// access-scheduler use) reads it, also when it starts after the gateway published. Real nats-server and the
+// API emulator (which serves admissionregistration.k8s.io/v1).
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
@@ -106,30 +109,66 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-test('an API server without admissionregistration.k8s.io: decisions are unauthenticated, said once', async () => {
+const admission = new URL('../../../../deploy/admission/decisions.yaml', import.meta.url);
+
+async function install(validationActions: string[]): Promise<void> {
+  const client = KubernetesObjectApi.makeApiClient(emu.kubeConfig());
+  for (const doc of parseAllDocuments(await readFile(admission, 'utf8'))) {
+    const object = doc.toJS() as KubernetesObject & { spec: Record<string, unknown> };
+    const body =
+      object.kind === 'ValidatingAdmissionPolicyBinding'
+        ? { ...object, spec: { ...object.spec, validationActions } }
+        : object;
+    await client.create(body);
+  }
+}
+
+async function uninstall(): Promise<void> {
+  const client = KubernetesObjectApi.makeApiClient(emu.kubeConfig());
+  for (const kind of ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy']) {
+    await client.delete({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind,
+      metadata: { name: 'rolepolicy-decisions' },
+    });
+  }
+}
+
+test('follows the policy and its binding: unauthenticated, authenticated, unauthenticated again', async () => {
   const watch = await DecisionAdmissionWatch.start(nc, {
     stream: 'ADM_RES',
     subjectRoot: root,
     logger: { warn: (m) => void logs.push(m) },
   });
+  const states = () => watch.state;
   try {
-    await eventually('the state', () => watch.state !== undefined, 30_000);
+    await eventually('the first state', () => states() !== undefined, 30_000);
     expect(watch.state).toMatchObject({
       v: 1,
       authenticated: false,
       bindings: [],
-      detail: expect.stringMatching(/does not serve admissionregistration\.k8s\.io\/v1/),
+      detail: 'no ValidatingAdmissionPolicy rolepolicy-decisions is installed',
     });
-    // A reader that starts later still gets it: the stream keeps the last message of the subject.
+    await install(['Deny']);
+    await eventually('authenticated', () => watch.state?.authenticated === true, 30_000);
+    expect(watch.state?.bindings).toEqual(['rolepolicy-decisions']);
+    // A reader that starts later gets the last state: the stream keeps it.
     const late = await DecisionAdmissionWatch.start(nc, {
       stream: 'ADM_RES',
       subjectRoot: root,
       logger: { warn: () => undefined },
     });
-    await eventually('the late reader', () => late.state !== undefined, 30_000);
-    expect(late.state?.authenticated).toBe(false);
+    expect((await late.firstState(30_000))?.authenticated).toBe(true);
     await late.stop();
-    expect(logs.filter((l) => l.startsWith('decisions are unauthenticated'))).toHaveLength(1);
+
+    await uninstall();
+    await eventually('unauthenticated again', () => watch.state?.authenticated === false, 30_000);
+    // A binding that only warns does not authenticate anything.
+    await install(['Warn', 'Audit']);
+    await eventually('a warning-only binding', () => /do not deny/.test(watch.state?.detail ?? ''), 30_000);
+    expect(watch.state?.authenticated).toBe(false);
+    await uninstall();
+    expect(logs.filter((l) => l.startsWith('decisions are authenticated'))).toHaveLength(1);
   } finally {
     await watch.stop();
   }
@@ -146,17 +185,21 @@ test('a service reports it once at start, as the gauge rp_decisions_unauthentica
     log: { log: (m) => void lines.push(`log ${m}`), warn: (m) => void lines.push(`warn ${m}`) },
     onChange: (state) => void changes.push(state.authenticated),
   });
+  const gauge = async () =>
+    /^rp_decisions_unauthenticated (\d)$/m.exec(
+      await registry.getSingleMetricAsString('rp_decisions_unauthenticated'),
+    )?.[1];
   try {
-    expect(lines).toEqual([
-      expect.stringMatching(
-        /^warn decisions are unauthenticated: the API server does not serve admissionregistration/,
-      ),
-    ]);
-    expect(report.state.authenticated).toBe(false);
-    expect(changes).toEqual([false]);
-    expect(await registry.getSingleMetricAsString('rp_decisions_unauthenticated')).toMatch(
-      /^rp_decisions_unauthenticated 1$/m,
+    await eventually('the start-up line', () => lines.length === 1, 30_000);
+    expect(lines).toEqual([expect.stringMatching(/^warn decisions are unauthenticated: /)]);
+    expect(await gauge()).toBe('1');
+    await install(['Deny']);
+    await eventually('the flip', () => report.state.authenticated, 30_000);
+    expect(lines.at(-1)).toMatch(
+      /^log decisions are authenticated: the admission policy rolepolicy-decisions/,
     );
+    expect(await gauge()).toBe('0');
+    expect(changes).toEqual([false, true]);
   } finally {
     await report.stop();
   }
