@@ -26,6 +26,8 @@ type Options = {
   readonly healthDeadlineMs: number;
   /** Authentication, RBAC (deploy/base/rbac.yaml) and admission policies enforced by the API. */
   readonly accessControl: boolean;
+  /** With accessControl: deploy/admission's policy of decisions, its parameter and ClusterRoles (ADR 0025). */
+  readonly approvalAdmission: boolean;
 };
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -54,6 +56,7 @@ function parseOptions(env: NodeJS.ProcessEnv): Options {
     apiPort: integer(env, 'STACK_API_PORT', 0, 0, 65535),
     healthDeadlineMs: integer(env, 'STACK_HEALTH_TIMEOUT_MS', 60_000, 1, 3_600_000),
     accessControl: flag(env, 'STACK_API_ACCESS_CONTROL', true),
+    approvalAdmission: flag(env, 'STACK_APPROVAL_ADMISSION', true),
   };
 }
 
@@ -148,6 +151,14 @@ async function main(): Promise<void> {
     ? await installDeployAccess(cluster, SERVICES, {
         baseDir: path.resolve(crdDirectory(), '..', 'base'),
         leaseNamespace: process.env['LEASE_NAMESPACE'] ?? 'default',
+        // deploy/base includes deploy/admission: approvals as a control (docs/approvals.md).
+        ...(options.approvalAdmission
+          ? {
+              extraFiles: ['params.yaml', 'decisions.yaml', 'roles.yaml'].map((f) =>
+                path.resolve(crdDirectory(), '..', 'admission', f),
+              ),
+            }
+          : {}),
       })
     : undefined;
   console.log(
@@ -214,6 +225,13 @@ async function main(): Promise<void> {
     console.log('# you are kubernetes-admin (system:masters); act as someone else with --as:');
     console.log('kubectl auth whoami --as=alice');
     console.log('kubectl auth can-i patch postgrespolicyplans --subresource=status -n team-a --as=alice');
+    if (options.approvalAdmission) {
+      console.log('# approvals are a control (docs/approvals.md): bind approvers, decide as yourself');
+      console.log(
+        'kubectl create rolebinding approvers -n team-a --clusterrole=rolepolicy-approver --group=dba',
+      );
+      console.log('kubectl auth whoami -o json --as=bob --as-group=dba   # the decidedBy bob must write');
+    }
   }
   console.log('\n[stack] running; press Ctrl-C to stop.');
 }
