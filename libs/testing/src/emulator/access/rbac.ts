@@ -151,11 +151,12 @@ export class Rbac {
         { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
         { verbs: ['*'], nonResourceURLs: ['*'] },
       ];
-    const rules: PolicyRule[] = [];
+    // The same rule granted twice (e.g. /healthz by two default roles) is listed once.
+    const rules = new Map<string, PolicyRule>();
     this.visit(user, namespace, (rule) => {
-      rules.push(rule);
+      rules.set(JSON.stringify(rule), rule);
       return false;
     });
-    return rules;
+    return [...rules.values()];
   }
 }
