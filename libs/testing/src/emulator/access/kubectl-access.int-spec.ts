@@ -94,3 +94,12 @@ test('a ValidatingAdmissionPolicy denial reads as kubectl prints it, and the app
     'alice',
   );
 });
+
+test('a Warn binding admits the write and kubectl prints the warning', async () => {
+  await admin.ok('apply', '-f', join(testdata, 'widget-size-warning.yaml'));
+  const patched = await bob.run('patch', 'widget', 'w1', '--type=merge', '-p', '{"spec":{"size":12}}');
+  expect(patched.code).toBe(0);
+  expect(patched.stderr).toContain(
+    "Warning: Validation failed for ValidatingAdmissionPolicy 'widget-size' with binding 'widget-size-warn': widgets above size 10 are deprecated, got 12",
+  );
+});
