@@ -48,6 +48,19 @@ test('auth can-i follows the RoleBindings, custom verbs included', async () => {
   const no = await bob.run('auth', 'can-i', 'approve', 'widgets');
   expect([no.code, no.stdout]).toEqual([1, 'no\n']);
   expect(await bob.ok('auth', 'can-i', 'patch', 'widgets', '--subresource=status')).toBe('yes\n');
+  // kubectl's imperative RBAC commands (sent in protobuf) grant carol the same.
+  expect(
+    await admin.ok(
+      'create',
+      'rolebinding',
+      'carol',
+      '--clusterrole=widget-writer',
+      '--user=carol',
+      '-n',
+      'team-a',
+    ),
+  ).toBe('rolebinding.rbac.authorization.k8s.io/carol created\n');
+  expect(await admin.ok('auth', 'can-i', 'patch', 'widgets', '-n', 'team-a', '--as=carol')).toBe('yes\n');
 });
 
 test('RBAC refusals read as kubectl prints a cluster’s 403', async () => {
