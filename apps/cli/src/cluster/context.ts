@@ -1,0 +1,98 @@
+// What every cluster command shares: the connection flags, the -o choice, printing results as kubectl
+// does (summary to stdout for people, to stderr when stdout is a machine format), and polling for --wait.
+import type { Kind } from '@rolepolicy/kube';
+
+import { CliError, EXIT, type CliIo } from '../io.js';
+import {
+  connectCluster,
+  resourceName,
+  type Cluster,
+  type KubeObject,
+  type KubeOptions,
+} from './kube-client.js';
+import { formatObjects, OUTPUT_FORMATS, type OutputFormat } from './table.js';
+
+/** Flags of every cluster command (connection, output, --wait). */
+export interface ClusterFlags extends KubeOptions {
+  readonly output?: string;
+  readonly wait?: boolean;
+  readonly timeout?: string;
+}
+
+/** A cluster command's world: the API, the streams, the clock. */
+export interface ClusterContext {
+  readonly cluster: Cluster;
+  readonly io: CliIo;
+  readonly output: OutputFormat;
+  readonly now: () => Date;
+  /** Poll interval of --wait (tests shorten it). */
+  readonly pollMs: number;
+}
+
+/** Checks -o and connects; -o values other than {@link OUTPUT_FORMATS} are usage errors. */
+export function clusterContext(flags: ClusterFlags, io: CliIo): ClusterContext {
+  const output = (flags.output ?? 'table') as OutputFormat;
+  if (!OUTPUT_FORMATS.includes(output)) {
+    throw new CliError(
+      `-o/--output: must be one of ${OUTPUT_FORMATS.join('|')}, got "${flags.output}"`,
+      EXIT.usage,
+    );
+  }
+  return {
+    cluster: connectCluster(flags),
+    io,
+    output,
+    now: () => new Date(),
+    pollMs: Number(io.env['ROLEPOLICY_POLL_MS'] ?? '') || 1000,
+  };
+}
+
+/** Lines a person reads: stdout normally, stderr when stdout carries json/yaml/name. */
+export function say(ctx: ClusterContext, lines: readonly string[]): void {
+  const text = lines.map((line) => `${line}\n`).join('');
+  if (ctx.output === 'table' || ctx.output === 'wide') ctx.io.stdout(text);
+  else ctx.io.stderr(text);
+}
+
+/** Prints the written object: `<resource>/<name> <verb>` or the object in the -o format. */
+export function printWritten(ctx: ClusterContext, kind: Kind, object: KubeObject, verb: string): void {
+  if (ctx.output === 'table' || ctx.output === 'wide') {
+    ctx.io.stdout(`${resourceName(kind)}/${object.metadata.name ?? ''} ${verb}\n`);
+  } else {
+    ctx.io.stdout(formatObjects([object], ctx.output, resourceName(kind), false));
+  }
+}
+
+/** Parses --timeout (`90s`, `5m`, `1h`) into milliseconds; default 5 minutes. */
+export function timeoutMs(text: string | undefined): number {
+  if (text === undefined) return 5 * 60_000;
+  const match = /^(\d+)(s|m|h)$/.exec(text);
+  if (!match || Number(match[1]) === 0) {
+    throw new CliError(
+      `--timeout: must be a positive number with s, m or h (e.g. 90s, 5m), got "${text}"`,
+      EXIT.usage,
+    );
+  }
+  return Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Reads until `settled` says the outcome is there (returns it), or the timeout passes (returns the
+ * last value read, `reached: false`).
+ */
+export async function pollUntil<T>(
+  ctx: ClusterContext,
+  read: () => Promise<T>,
+  settled: (value: T) => boolean,
+  limitMs: number,
+): Promise<{ readonly reached: boolean; readonly value: T }> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const value = await read();
+    if (settled(value)) return { reached: true, value };
+    if (Date.now() >= deadline) return { reached: false, value };
+    await sleep(Math.min(ctx.pollMs, Math.max(0, deadline - Date.now())));
+  }
+}
