@@ -179,7 +179,7 @@ describe('request decisions', () => {
       conditions: [{ type: 'Approved', status: 'True', reason: 'Approved', bundleHash: HASH }],
     });
     expect(requestDecisionProblem(decided, 'Denied', now)).toBe(
-      'status.conditions: the request is already Approved (decidedBy sec); approval decisions are terminal',
+      'status.conditions: the request is already Approved (decidedBy sec); approval decisions are terminal; to end the access now, delete the request (its revocation runs before it goes)',
     );
     const result = admitStatusPatch(
       'EphemeralAccessRequest',

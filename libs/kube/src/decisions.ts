@@ -104,7 +104,11 @@ export function requestDecisionProblem(
   const recorded = trueDecision(status.conditions);
   if (recorded !== undefined) {
     const by = status.decidedBy?.username;
-    return `status.conditions: the request is already ${recorded}${by ? ` (decidedBy ${by})` : ''}; approval decisions are terminal`;
+    const end =
+      recorded === 'Approved' && decision === 'Denied'
+        ? '; to end the access now, delete the request (its revocation runs before it goes)'
+        : '';
+    return `status.conditions: the request is already ${recorded}${by ? ` (decidedBy ${by})` : ''}; approval decisions are terminal${end}`;
   }
   if (status.decidedBy) {
     return `status.decidedBy is already recorded (${status.decidedBy.username}); decision identity is write-once`;

@@ -49,7 +49,9 @@ function accessPolicyProblem(policy: EphemeralAccessPolicy, options: RequestOpti
   const maximum = seconds(policy.spec.maximumDuration);
   const requested = seconds(options.for ?? policy.spec.defaultDuration);
   if (requested !== undefined && maximum !== undefined && requested > maximum) {
-    return `--for ${options.for ?? policy.spec.defaultDuration} exceeds the access policy's spec.maximumDuration ${policy.spec.maximumDuration} (${humanSeconds(maximum)})`;
+    const max = policy.spec.maximumDuration;
+    const readable = humanSeconds(maximum) === max ? '' : ` (${humanSeconds(maximum)})`;
+    return `--for ${options.for ?? policy.spec.defaultDuration} exceeds the access policy's spec.maximumDuration ${max}${readable}`;
   }
   if (policy.spec.justification.required && !options.justification?.trim()) {
     return '--justification: required, the access policy sets spec.justification.required: true';
@@ -147,10 +149,14 @@ export async function decideRequestCommand(
   const what = ctx.cluster.describe(REQUEST, name);
   let request = await ctx.cluster.get<EphemeralAccessRequest>(REQUEST, name);
   say(ctx, requestSummaryLines(request, ctx.now()));
+  const refuse = (problem: string) =>
+    new CliError(`${what}: cannot be ${decision.toLowerCase()}: ${problem}`, EXIT.refused);
+  const first = requestDecisionProblem(request, decision, ctx.now());
+  if (first) throw refuse(first);
   const decider = await whoAmI(ctx.cluster, ctx.io);
   for (let attempt = 1; ; attempt++) {
     const problem = requestDecisionProblem(request, decision, ctx.now());
-    if (problem) throw new CliError(`${what}: cannot be ${decision.toLowerCase()}: ${problem}`, EXIT.refused);
+    if (problem) throw refuse(problem);
     const patch = requestDecisionPatch(request, decision, decider, ctx.now().toISOString(), options.message);
     try {
       request = await ctx.cluster.patchStatus<EphemeralAccessRequest>(REQUEST, name, patch);

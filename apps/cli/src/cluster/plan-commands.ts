@@ -125,10 +125,14 @@ export async function decidePlanCommand(
     .get<PostgresPolicy>('PostgresPolicy', plan.spec.policyRef.name)
     .catch(() => undefined);
   say(ctx, planSummaryLines(plan, policy, await findingCounts(ctx, plan), ctx.now()));
+  const refuse = (problem: string) =>
+    new CliError(`${what}: cannot be ${decision.toLowerCase()}: ${problem}`, EXIT.refused);
+  const first = planDecisionProblem(plan, decision);
+  if (first) throw refuse(first);
   const decider = await whoAmI(ctx.cluster, ctx.io);
   for (let attempt = 1; ; attempt++) {
     const problem = planDecisionProblem(plan, decision);
-    if (problem) throw new CliError(`${what}: cannot be ${decision.toLowerCase()}: ${problem}`, EXIT.refused);
+    if (problem) throw refuse(problem);
     const patch = planDecisionPatch(plan, decision, decider, ctx.now().toISOString(), options.message);
     try {
       plan = await ctx.cluster.patchStatus<PostgresPolicyPlan>(PLAN, name, patch);
