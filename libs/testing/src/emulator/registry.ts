@@ -18,12 +18,15 @@ import { ObjectStore } from './store.js';
 import { checkCrd, crdStatus } from './crd-status.js';
 import { clone, isObject, normalizeSecret, prunedFields, specPart, timestamp } from './object-rules.js';
 import type { AdmissionHook, KubeObject, ResourceType } from './types.js';
+import type { UserInfo } from '@rolepolicy/kube';
 
 /** Options that every write accepts. */
 export type WriteOptions = {
   readonly dryRun?: boolean;
   /** `fieldValidation=Strict`: fields the schema prunes are an error instead of being dropped. */
   readonly strict?: boolean;
+  /** The caller (admission policies see it as `request.userInfo`); the admin when absent. */
+  readonly user?: UserInfo;
 };
 
 /** Options of a delete (body `DeleteOptions` merged with query parameters). */
