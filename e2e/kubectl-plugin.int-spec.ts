@@ -188,7 +188,11 @@ test('an access request goes from creation to Active with access request and acc
     bundleHash: request.status.resolvedAccess.bundleHash,
     grantedDuration: '1800s',
   });
-  expect(request.spec.requestedBy.username).not.toBe(request.status.decidedBy.username);
+  // Each side is recorded as the API answers `whoami` for its context.
+  const whoami = async (context: string) =>
+    /^username: (.+)$/m.exec(await plugin.ok(['whoami', '--context', context]))?.[1];
+  expect(request.spec.requestedBy.username).toBe(await whoami('requester'));
+  expect(request.status.decidedBy.username).toBe(await whoami('approver'));
 
   const deny = await plugin.run(['access', 'deny', name]);
   expect(deny.code).toBe(3);
