@@ -73,7 +73,7 @@ In the cluster (also as the kubectl plugin: kubectl rolepolicy ...):
   plans, approve PLAN, deny PLAN, review PLAN, access request|approve|deny|list, candidate create|list|status|diff NAME,
   reconcile POLICY, whoami. They read the kubeconfig as kubectl does (--kubeconfig, --context, -n, -A, --as).
   Exit codes: 0 ok, 1 error, 2 usage, 3 refused (not found, forbidden, invalid, already decided, expired),
-  4 --wait ended without the outcome.
+  4 --wait ended without the outcome. ROLEPOLICY_POLL_MS: how often --wait reads (default 1000).
 `;
 
 function buildProgram(io: CliIo, setExit: (code: number) => void, name: string): Command {

@@ -39,6 +39,7 @@ function plan(status: Record<string, unknown>, spec: Record<string, unknown> = {
 
 const policy = {
   metadata: { name: 'shop', namespace: 'team' },
+  spec: { mode: 'apply' },
   status: { plan_warnings: ['adopt mode transfers schema "app" from "old" to "owner"'] },
 } as unknown as PostgresPolicy;
 
@@ -76,6 +77,13 @@ describe('plans', () => {
     expect(planWarnings(candidatePlan, policy)).toEqual([
       'the SQL preview was truncated to fit object size limits',
     ]);
+  });
+
+  it('an observe-mode policy warns that its plan never executes', () => {
+    const observing = { ...policy, spec: { mode: 'observe' } } as unknown as PostgresPolicy;
+    expect(planWarnings(plan({}), observing)).toContain(
+      'the policy is in observe mode: this plan shows drift and never executes, even approved',
+    );
   });
 
   it('only undecided Pending plans wait for a person', () => {

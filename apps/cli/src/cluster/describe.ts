@@ -46,9 +46,15 @@ export function planOrigin(plan: PostgresPolicyPlan): string {
   return `policy ${plan.spec.policyRef.name}`;
 }
 
-/** Warnings a decider should see: the policy's plan_warnings and a truncated SQL preview. */
+/**
+ * Warnings a decider should see: the policy's plan_warnings, an observe-mode policy (its plans never
+ * run, an approval is ignored) and a truncated SQL preview.
+ */
 export function planWarnings(plan: PostgresPolicyPlan, policy: PostgresPolicy | undefined): string[] {
   const warnings = plan.spec.origin ? [] : [...(policy?.status?.plan_warnings ?? [])];
+  if (!plan.spec.origin && policy?.spec.mode === 'observe') {
+    warnings.push('the policy is in observe mode: this plan shows drift and never executes, even approved');
+  }
   if (plan.status?.sqlTruncated) warnings.push('the SQL preview was truncated to fit object size limits');
   return warnings;
 }
@@ -127,6 +133,11 @@ export function planSummaryLines(
     );
   } else {
     lines.push('  review:     no review artifact recorded for this plan');
+  }
+  if (plan.spec.origin?.kind === 'PostgresPolicyCandidate') {
+    lines.push(
+      "  note:       a candidate's plan runs only once the policy carries exactly the candidate's content",
+    );
   }
   for (const warning of planWarnings(plan, policy)) lines.push(`  warning:    ${warning}`);
   return lines;

@@ -113,7 +113,7 @@ beforeAll(async () => {
   await rbac.createClusterRole({
     body: {
       metadata: { name: 'impersonator' },
-      rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'] }],
+      rules: [{ apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] }],
     },
   });
   await grant(rbac, 'plan-reader', ['vera@example.com']);
@@ -198,8 +198,9 @@ it(
   '--as: the impersonated user decides when the caller may impersonate; otherwise the API refuses',
   async () => {
     await createPlan(custom, 'impersonated');
-    const who = await as('carol@example.com', 'whoami', '--as', 'dave@example.com');
+    const who = await as('carol@example.com', 'whoami', '--as', 'dave@example.com', '--as-group', 'auditors');
     expect(who.stdout).toContain('username: dave@example.com');
+    expect(who.stdout).toContain('groups:   auditors, system:authenticated');
     expect(who.stdout).toContain('source:   SelfSubjectReview');
     const run = await as(
       'carol@example.com',
