@@ -12,6 +12,7 @@ import {
   UsageError,
 } from './cluster/register.js';
 import type { ClusterFlags } from './cluster/context.js';
+import { hoistLeadingFlags } from './cluster/leading-flags.js';
 import type { ApplyOptions } from './commands/apply.js';
 import type { PlanOptions } from './commands/plan.js';
 import type { ReviewOptions } from './commands/review.js';
@@ -276,7 +277,7 @@ export async function run(
     name,
   );
   try {
-    await program.parseAsync([...argv]);
+    await program.parseAsync([...argv.slice(0, 2), ...hoistLeadingFlags(argv.slice(2))]);
     return code;
   } catch (error) {
     if (error instanceof UsageError) return EXIT.usage;

@@ -35,9 +35,16 @@ import { formatObjects, renderTable } from './table.js';
 
 const PLAN = 'PostgresPolicyPlan';
 
+/** The policies of the plans (for their warnings); a caller who may not list them still sees the plans. */
 async function policiesByKey(ctx: ClusterContext): Promise<Map<string, PostgresPolicy>> {
-  const policies = await ctx.cluster.list<PostgresPolicy>('PostgresPolicy');
-  return new Map(policies.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
+  try {
+    const policies = await ctx.cluster.list<PostgresPolicy>('PostgresPolicy');
+    return new Map(policies.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
+  } catch (error) {
+    if (!(error instanceof CliError) || error.exitCode !== EXIT.refused) throw error;
+    ctx.io.stderr(`rolepolicy: without the policies' plan_warnings: ${error.message}\n`);
+    return new Map();
+  }
 }
 
 function policyOf(

@@ -224,7 +224,7 @@ it(
 it(
   'lists plans across namespaces as a List, and refuses bad flags with exit 2',
   async () => {
-    const listed = await as('admin', 'plans', '-A', '-o', 'json');
+    const listed = await as('admin', '-A', 'plans', '-o', 'json');
     expect(listed.code).toBe(0);
     const list = JSON.parse(listed.stdout) as { kind: string; items: { metadata: { name: string } }[] };
     expect(list.kind).toBe('List');
