@@ -165,7 +165,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, name: string):
           'after',
           '\nExample:\n  kubectl rolepolicy candidate diff shop-5d41402abc4b -n shop\n  rolepolicy candidate diff -f candidate.yaml --database-url "$DATABASE_URL"\n',
         ),
-      { output: false },
+      { output: false, usage: false },
     ),
   ).action(async (name: string | undefined, options: RawOptions & ClusterFlags) => {
     if (name !== undefined) {

@@ -20,8 +20,14 @@ function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
 }
 
-/** kubectl's connection flags (and -A for listings), -o, and exit 2 on usage errors. */
-export function kubeFlags(command: Command, options: { list?: boolean; output?: boolean } = {}): Command {
+/**
+ * kubectl's connection flags (and -A for listings), -o, and exit 2 on usage errors (`usage: false` keeps
+ * the offline commands' exit 1, where 2 already means "changes pending").
+ */
+export function kubeFlags(
+  command: Command,
+  options: { list?: boolean; output?: boolean; usage?: boolean } = {},
+): Command {
   command
     .option('-n, --namespace <namespace>', "namespace (default: the context's namespace, else default)")
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
@@ -32,7 +38,7 @@ export function kubeFlags(command: Command, options: { list?: boolean; output?: 
   if (options.output !== false) {
     command.addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS));
   }
-  return command.exitOverride(usageExit);
+  return options.usage === false ? command : command.exitOverride(usageExit);
 }
 
 function waitFlags(command: Command, what: string): Command {
