@@ -3,6 +3,12 @@
 export { startEmulator, type Emulator, type EmulatorOptions, type EmulatorUser } from './start.js';
 export type { AuthenticationOptions } from './access/access-control.js';
 export { ADMIN_USER, parseTokenFile, type TokenUser } from './access/authn.js';
+export {
+  installDeployAccess,
+  serviceAccountUser,
+  INSTALL_NAMESPACE,
+  type DeployAccessOptions,
+} from './access/deploy-access.js';
 export type {
   AdmissionCause,
   AdmissionHook,

@@ -233,7 +233,16 @@ export class EmulatorServer {
       const answer = answerReview(type.kind, apiVersion(type), body, user, authorize, rbac, namespace);
       return send(res, 201, answer);
     }
-    const options = { dryRun, strict, user };
+    const warnings: string[] = [];
+    const options = { dryRun, strict, user, warnings };
+    // Admission warnings (ValidatingAdmissionPolicy Warn) travel as `Warning: 299 - "<text>"` headers.
+    const warn = () => {
+      if (warnings.length > 0 && !res.headersSent)
+        res.setHeader(
+          'Warning',
+          warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+        );
+    };
 
     switch (method) {
       case 'GET': {
@@ -275,12 +284,14 @@ export class EmulatorServer {
       case 'POST': {
         if (name !== undefined) throw methodNotAllowed(`POST is not supported on a named ${type.kind}`);
         const created = await this.registry.create(type, namespace, await readBody(req), options);
+        warn();
         return reply(req, res, 201, created);
       }
       case 'PUT': {
         if (name === undefined) throw methodNotAllowed('PUT requires a name');
         const body = await readBody(req);
         const updated = await this.registry.update(type, namespace, name, body, subresource, options);
+        warn();
         return reply(req, res, 200, updated);
       }
       case 'PATCH': {
@@ -295,12 +306,14 @@ export class EmulatorServer {
           subresource,
           options,
         );
+        warn();
         return reply(req, res, 200, patched);
       }
       case 'DELETE': {
         const body = (await readBody(req)) as JsonObject | undefined;
         const deleteOptions: DeleteOptions = {
           user,
+          warnings,
           dryRun:
             dryRun || (Array.isArray(body?.['dryRun']) && (body['dryRun'] as unknown[]).includes('All')),
           propagationPolicy: (query.get('propagationPolicy') ??
@@ -329,6 +342,7 @@ export class EmulatorServer {
           });
         }
         const result = await this.registry.delete(type, namespace, name, deleteOptions);
+        warn();
         if (type.custom || !result.gone || type.kind === 'Namespace')
           return reply(req, res, 200, result.object);
         return send(res, 200, {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { AccessControl, type AuthenticationOptions } from './access/access-control.js';
 import { bootstrapRbac } from './access/bootstrap-roles.js';
+import { policyAdmission } from './access/policy-admission.js';
 import { selfSignedCertificate } from './access/tls.js';
 import { crdAdmission } from './crd-admission.js';
 import { readCrdManifests } from './crd-files.js';
@@ -125,6 +126,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     admission: options.admission === undefined ? crdAdmission() : (options.admission ?? undefined),
   });
   const access = new AccessControl(registry.store, options.authentication);
+  registry.setValidating(policyAdmission(registry, access.authorize));
   if (access.enabled) {
     for (const object of bootstrapRbac()) {
       const [group, version] = object.apiVersion.split('/') as [string, string];
