@@ -1,10 +1,17 @@
 // End to end through `kubectl rolepolicy` alone (issue 27, item 2): the real kubectl discovers the plugin
-// on PATH; a pending plan (approval manual) goes from creation to Applied and an access request (approval
-// Required) from creation to Active, each decision written with the caller's identity and bound to what
-// the object itself says (change digest, bundle hash, granted duration). Refusals exit 3 naming the rule.
+// on PATH; against an API that enforces authentication and RBAC (services as their ServiceAccounts), a
+// pending plan (approval manual) goes from creation to Applied and an access request (approval Required)
+// from creation to Active. The requester and the approver are two kubeconfig contexts, each decision is
+// recorded with the identity the API authenticated and bound to what the object says (change digest,
+// bundle hash, granted duration). Refusals exit 3 naming the rule; RBAC's 403 is quoted.
+import { RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { GROUP } from '@rolepolicy/kube';
 import { stringify } from 'yaml';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 import { KubectlPlugin, peopleKubeconfig } from './support/kubectl-plugin.js';
+
+const APPROVER = 'security@example.com';
+const REQUESTER = 'alice@example.com';
 
 let stack: Stack;
 let db: TargetDatabase;
@@ -13,10 +20,69 @@ let reader: string;
 let alice: string;
 let proposed: string;
 
+/** What each person may do: the approver decides, the requester asks for access and reads plans. */
+const RULES: Readonly<Record<string, V1PolicyRule[]>> = {
+  approver: [
+    {
+      apiGroups: [GROUP],
+      resources: [
+        'postgrespolicies',
+        'postgrespolicyplans',
+        'postgrespolicycandidates',
+        'ephemeralaccesspolicies',
+        'ephemeralaccessrequests',
+      ],
+      verbs: ['get', 'list'],
+    },
+    {
+      apiGroups: [GROUP],
+      resources: ['postgrespolicyplans/status', 'ephemeralaccessrequests/status', 'postgrespolicies'],
+      verbs: ['patch'],
+    },
+    { apiGroups: [GROUP], resources: ['postgrespolicycandidates'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+  ],
+  requester: [
+    {
+      apiGroups: [GROUP],
+      resources: ['ephemeralaccesspolicies', 'postgrespolicyplans'],
+      verbs: ['get', 'list'],
+    },
+    { apiGroups: [GROUP], resources: ['ephemeralaccessrequests'], verbs: ['get', 'list', 'create'] },
+  ],
+};
+
+async function grant(role: string, username: string): Promise<void> {
+  const rbac = stack.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  const name = `plugin-e2e-${role}`;
+  await rbac.createClusterRole({ body: { metadata: { name }, rules: RULES[role]! } });
+  await rbac.createNamespacedRoleBinding({
+    namespace: stack.namespace,
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: username }],
+    },
+  });
+}
+
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ apiAccessControl: true });
   db = await stack.createDatabase('plugin');
-  plugin = new KubectlPlugin(peopleKubeconfig(stack.emulator.url, stack.namespace));
+  await grant('approver', APPROVER);
+  await grant('requester', REQUESTER);
+  const { url, caPem } = stack.emulator;
+  plugin = new KubectlPlugin(
+    peopleKubeconfig(
+      url,
+      stack.namespace,
+      [
+        { context: 'approver', username: APPROVER, token: stack.emulator.tokenFor(APPROVER) },
+        { context: 'requester', username: REQUESTER, token: stack.emulator.tokenFor(REQUESTER) },
+      ],
+      caPem,
+    ),
+  );
   [reader, alice, proposed] = [stack.role('reader'), stack.role('alice'), stack.role('proposed')];
 }, 60_000);
 
@@ -25,13 +91,13 @@ afterAll(async () => {
   await stack?.stop();
 }, 60_000);
 
-/** `kubectl apply -f -` of one manifest, as a person creates objects. */
+/** `kubectl apply -f -` of one manifest, as the cluster's admin sets things up. */
 async function apply(kind: string, name: string, spec: Record<string, unknown>): Promise<void> {
   const manifest = stringify({ apiVersion: 'rolepolicy.io/v1alpha1', kind, metadata: { name }, spec });
   const { spawn } = await import('node:child_process');
   await new Promise<void>((done, fail) => {
     const child = spawn('/usr/bin/kubectl', ['apply', '-f', '-', '-n', stack.namespace], {
-      env: { ...process.env, KUBECONFIG: plugin.kubeconfigPath },
+      env: { ...process.env, KUBECONFIG: stack.emulator.kubeconfigPath },
     });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -83,7 +149,15 @@ test('a pending plan goes from creation to Applied with plans, review and approv
   expect(html).toMatch(/^<!DOCTYPE html>/i);
 
   const me = await plugin.ok(['whoami']);
-  const username = /^username: (.+)$/m.exec(me)?.[1] ?? '';
+  expect(me).toContain(`username: ${APPROVER}`);
+  expect(me).toContain('source:   SelfSubjectReview');
+  const username = APPROVER;
+  // The requester may read the plan but not decide it: the API's 403 is quoted.
+  const refused = await plugin.run(['approve', planName, '--context', 'requester']);
+  expect(refused.code).toBe(3);
+  expect(refused.stderr).toContain(
+    `forbidden: postgrespolicyplans.rolepolicy.io "${planName}" is forbidden: User "${REQUESTER}" cannot patch resource "postgrespolicyplans/status"`,
+  );
   const approved = await plugin.run(['approve', planName, '-m', 'CHG-1234', '--wait', '--timeout', '60s']);
   expect(approved.code).toBe(0);
   expect(approved.stdout).toContain(`Plan ${stack.namespace}/${planName} (policy shop, authoritative`);
@@ -188,11 +262,9 @@ test('an access request goes from creation to Active with access request and acc
     bundleHash: request.status.resolvedAccess.bundleHash,
     grantedDuration: '1800s',
   });
-  // Each side is recorded as the API answers `whoami` for its context.
-  const whoami = async (context: string) =>
-    /^username: (.+)$/m.exec(await plugin.ok(['whoami', '--context', context]))?.[1];
-  expect(request.spec.requestedBy.username).toBe(await whoami('requester'));
-  expect(request.status.decidedBy.username).toBe(await whoami('approver'));
+  // Each side is recorded as the API authenticated its context.
+  expect(request.spec.requestedBy).toEqual({ username: REQUESTER, groups: ['system:authenticated'] });
+  expect(request.status.decidedBy).toEqual({ username: APPROVER, groups: ['system:authenticated'] });
 
   const deny = await plugin.run(['access', 'deny', name]);
   expect(deny.code).toBe(3);
@@ -210,7 +282,19 @@ test('an approval after the window is refused, naming the deadline or the lapsed
     postgresPolicyRef: { name: 'shop' },
   });
   const name = (
-    await plugin.ok(['access', 'request', 'brief', '--subject', alice, '--name', 'late', '-o', 'name'])
+    await plugin.ok([
+      'access',
+      'request',
+      'brief',
+      '--subject',
+      alice,
+      '--name',
+      'late',
+      '-o',
+      'name',
+      '--context',
+      'requester',
+    ])
   )
     .trim()
     .replace('ephemeralaccessrequest.rolepolicy.io/', '');

@@ -12,21 +12,35 @@ const ENTRY = resolve(process.cwd(), 'apps/cli/src/plugin-entry.ts');
 /** What one run printed and how it ended. */
 export type PluginResult = { readonly code: number; readonly stdout: string; readonly stderr: string };
 
-/** Two people of one kubeconfig: contexts `requester` and `approver` on the emulator. */
-export function peopleKubeconfig(server: string, namespace: string): string {
-  const user = (name: string) => `- name: ${name}\n  user:\n    token: token-of-${name.replace(/@.*/, '')}\n`;
-  const context = (name: string, user: string) =>
-    `- name: ${name}\n  context:\n    cluster: emulator\n    user: ${user}\n    namespace: ${namespace}\n`;
+/** A person of {@link peopleKubeconfig}: the context name, the user and the bearer token. */
+export type Person = { readonly context: string; readonly username: string; readonly token: string };
+
+/**
+ * One kubeconfig with a context per person on the API at `server` (the first is current); `caPem` is the
+ * API's certificate (an enforcing emulator serves HTTPS), else TLS verification is off (plain HTTP).
+ */
+export function peopleKubeconfig(
+  server: string,
+  namespace: string,
+  people: readonly Person[],
+  caPem: string | undefined,
+): string {
+  const cluster = caPem
+    ? `certificate-authority-data: ${Buffer.from(caPem).toString('base64')}`
+    : 'insecure-skip-tls-verify: true';
   return [
     'apiVersion: v1',
     'kind: Config',
     'clusters:',
-    `- name: emulator\n  cluster:\n    server: ${server}\n    insecure-skip-tls-verify: true`,
+    `- name: api\n  cluster:\n    server: ${server}\n    ${cluster}`,
     'users:',
-    user('alice@example.com') + user('security@example.com'),
+    ...people.map((p) => `- name: ${p.username}\n  user:\n    token: ${p.token}`),
     'contexts:',
-    context('requester', 'alice@example.com') + context('approver', 'security@example.com'),
-    'current-context: approver',
+    ...people.map(
+      (p) =>
+        `- name: ${p.context}\n  context:\n    cluster: api\n    user: ${p.username}\n    namespace: ${namespace}`,
+    ),
+    `current-context: ${people[0]?.context ?? ''}`,
     '',
   ].join('\n');
 }
