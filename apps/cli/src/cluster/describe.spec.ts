@@ -86,6 +86,23 @@ describe('plans', () => {
     );
   });
 
+  it("shows the planner's reason when the waiting decision says more than pending", () => {
+    const unauthenticated = plan({
+      conditions: [
+        {
+          type: 'Approved',
+          status: 'False',
+          reason: 'ApprovalUnauthenticated',
+          message: 'no admission policy',
+        },
+      ],
+    });
+    expect(planSummaryLines(unauthenticated, policy, null, NOW)).toContain(
+      '  approval:   ApprovalUnauthenticated: no admission policy',
+    );
+    expect(planSummaryLines(plan({}), policy, null, NOW).join('\n')).not.toContain('approval:');
+  });
+
   it('only undecided Pending plans wait for a person', () => {
     expect(isPendingDecision(plan({}))).toBe(true);
     expect(isPendingDecision(plan({ phase: 'Approved' }))).toBe(false);

@@ -134,6 +134,12 @@ export function planSummaryLines(
   } else {
     lines.push('  review:     no review artifact recorded for this plan');
   }
+  // The planner's own word on the waiting decision when it says more than "pending" (e.g. that decisions
+  // are not authenticated in this cluster, ADR 0025).
+  const waiting = (s?.conditions ?? []).find((c) => c.type === 'Approved' && c.status === 'False');
+  if (waiting?.reason && waiting.reason !== 'PendingApproval') {
+    lines.push(`  approval:   ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`);
+  }
   if (plan.spec.origin?.kind === 'PostgresPolicyCandidate') {
     lines.push(
       "  note:       a candidate's plan runs only once the policy carries exactly the candidate's content",
@@ -168,6 +174,13 @@ export function requestSummaryLines(request: EphemeralAccessRequest, now: Date):
   if (status?.expiresAt)
     lines.push(`  expires:       ${status.expiresAt} (${relative(status.expiresAt, now)})`);
   if (status?.lastError) lines.push(`  last error:    ${status.lastError}`);
+  // Ready's reason is the phase unless the scheduler has more to say (e.g. ApprovalUnauthenticated).
+  const ready = (status?.conditions ?? []).find((c) => c.type === 'Ready');
+  if (ready?.reason && ready.reason !== (status?.phase ?? 'Pending')) {
+    lines.push(
+      `  ready:         ${ready.status}/${ready.reason}${ready.message ? `: ${ready.message}` : ''}`,
+    );
+  }
   return lines;
 }
 
