@@ -214,6 +214,17 @@ test('an access request goes from creation to Active with access request and acc
   const noWhy = await plugin.run(['access', 'request', 'read', '--subject', alice, '--for', '30m']);
   expect(noWhy.code).toBe(3);
   expect(noWhy.stderr).toContain('--justification: required');
+  const noDuration = await plugin.run([
+    'access',
+    'request',
+    'read',
+    '--subject',
+    alice,
+    '--justification',
+    'x',
+  ]);
+  expect(noDuration.code).toBe(3);
+  expect(noDuration.stderr).toContain('--for: required, the access policy has no spec.defaultDuration');
 
   const requested = await plugin.run([
     'access',

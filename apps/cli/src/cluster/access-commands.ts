@@ -46,6 +46,9 @@ function seconds(text: string | null | undefined): number | undefined {
  * rather than from `Resolved=False` later. The scheduler checks again (it is the authority).
  */
 function accessPolicyProblem(policy: EphemeralAccessPolicy, options: RequestOptions): string | null {
+  if (options.for === undefined && !policy.spec.defaultDuration) {
+    return '--for: required, the access policy has no spec.defaultDuration';
+  }
   const maximum = seconds(policy.spec.maximumDuration);
   const requested = seconds(options.for ?? policy.spec.defaultDuration);
   if (requested !== undefined && maximum !== undefined && requested > maximum) {
