@@ -1,6 +1,7 @@
 // What every cluster command shares: the connection flags, the -o choice, printing results as kubectl
 // does (summary to stdout for people, to stderr when stdout is a machine format), and polling for --wait.
 import type { Kind } from '@rolepolicy/kube';
+import { parseEphemeralDuration } from '@rolepolicy/policy';
 
 import { CliError, EXIT, type CliIo } from '../io.js';
 import {
@@ -63,17 +64,12 @@ export function printWritten(ctx: ClusterContext, kind: Kind, object: KubeObject
   }
 }
 
-/** Parses --timeout (`90s`, `5m`, `1h`) into milliseconds; default 5 minutes. */
+/** Parses --timeout (`90s`, `5m`, `1h30m`: the spec's duration pattern) into milliseconds; default 5 minutes. */
 export function timeoutMs(text: string | undefined): number {
   if (text === undefined) return 5 * 60_000;
-  const match = /^(\d+)(s|m|h)$/.exec(text);
-  if (!match || Number(match[1]) === 0) {
-    throw new CliError(
-      `--timeout: must be a positive number with s, m or h (e.g. 90s, 5m), got "${text}"`,
-      EXIT.usage,
-    );
-  }
-  return Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+  const parsed = parseEphemeralDuration(text);
+  if (!parsed.ok) throw new CliError(`--timeout: ${parsed.message}`, EXIT.usage);
+  return parsed.seconds * 1000;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
