@@ -148,7 +148,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, name: string):
 
   const candidate = program
     .command('candidate')
-    .description('PostgresPolicyCandidate proposals: in the cluster, or offline with diff -f');
+    .description('PostgresPolicyCandidate proposals: in the cluster, or offline with diff -f')
+    .addHelpText(
+      'after',
+      '\nExample:\n  kubectl rolepolicy candidate create shop -f shop-next.yaml -n shop\n  kubectl rolepolicy candidate status shop-5d41402abc4b -n shop\n',
+    );
   registerCandidateCommands(candidate, io, setExit);
   withConnection(
     kubeFlags(

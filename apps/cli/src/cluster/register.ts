@@ -83,10 +83,12 @@ export function registerClusterCommands(program: Command, io: CliIo, setExit: (c
     });
   }
 
-  const access = program
-    .command('access')
-    .description('time-boxed access: EphemeralAccessRequests')
-    .exitOverride(usageExit);
+  const access = example(
+    program.command('access').description('time-boxed access: EphemeralAccessRequests'),
+    'kubectl rolepolicy access request orders-read --subject alice --for 30m --justification "INC-42"',
+    'kubectl rolepolicy access list',
+    'kubectl rolepolicy access approve orders-read-x7k2p --wait',
+  ).exitOverride(usageExit);
   example(
     waitFlags(
       kubeFlags(access.command('request <access-policy>'))
