@@ -8,6 +8,7 @@ import type { PostgresPolicy } from '@rolepolicy/kube';
 import { startService, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
   inspectSealEnv,
+  installDeployAccess,
   freePort,
   sandboxId,
   startEmulator,
@@ -32,6 +33,7 @@ export { condition, RECONCILE_REQUESTED_AT, type Condition } from './support/res
 export type { TargetDatabase } from './support/targets.js';
 
 const CRD_DIR = fileURLToPath(new URL('../deploy/crds', import.meta.url));
+const BASE_DIR = fileURLToPath(new URL('../deploy/base', import.meta.url));
 
 /**
  * The five services, in start order: the gateway first, because it creates the NATS topology (every stream
@@ -63,6 +65,15 @@ export type StackOptions = {
    * connects each service as its own user; {@link Stack.natsAccess} then reports violations.
    */
   readonly natsAccessControl?: boolean;
+  /**
+   * Runs the API as a cluster enforces it: authentication, RBAC and ValidatingAdmissionPolicies on, with
+   * deploy/base's ServiceAccounts, rbac.yaml and admission.yaml installed (plus `admissionFiles`); each
+   * service talks to the API as its own ServiceAccount. The test's clients stay the admin
+   * (`system:masters`), who may impersonate: `stack.emulator.kubeConfigFor('alice')` or `kubectl --as`.
+   */
+  readonly apiAccessControl?: boolean;
+  /** With `apiAccessControl`: more manifests to install (e.g. deploy/admission/*.yaml). */
+  readonly admissionFiles?: readonly string[];
 };
 
 /** One running service instance. */
@@ -115,7 +126,7 @@ function envFor(
   name: ServiceName,
   port: number,
   nats: PrivateNatsServer,
-  emulator: Emulator,
+  kubeconfig: string,
   options: StackOptions,
   access: SecuredNatsServer | undefined,
   id: string,
@@ -131,13 +142,13 @@ function envFor(
   };
   const own: Record<string, string> =
     name === 'k8s-gateway'
-      ? { KUBECONFIG: emulator.kubeconfigPath, LEASE_NAMESPACE: options.namespace ?? 'e2e' }
+      ? { KUBECONFIG: kubeconfig, LEASE_NAMESPACE: options.namespace ?? 'e2e' }
       : name === 'access-scheduler'
         ? // Each stack's timers under their own Redis prefix: test files sharing a Redis never meet.
           { ACCESS_SCHEDULER_REDIS_PREFIX: `rp-e2e-${id}` }
         : {};
   // Every service gets the kubeconfig: the planner and executor may read the cluster through it.
-  return { ...process.env, KUBECONFIG: emulator.kubeconfigPath, ...common, ...own, ...options.env } as Record<
+  return { ...process.env, KUBECONFIG: kubeconfig, ...common, ...own, ...options.env } as Record<
     string,
     string
   >;
@@ -151,7 +162,24 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   let nats: PrivateNatsServer | undefined;
   let access: SecuredNatsServer | undefined;
   let emulator: Emulator | undefined;
+  // With apiAccessControl: each service's ServiceAccount kubeconfig.
+  let kubeconfigs: Record<string, string> | undefined;
   let targets: TargetDatabases | undefined;
+
+  const startApi = async (): Promise<Emulator> => {
+    const api = await startEmulator({
+      crdDir: CRD_DIR,
+      ...(options.apiAccessControl ? { authentication: {} } : {}),
+    });
+    kubeconfigs = options.apiAccessControl
+      ? await installDeployAccess(api, SERVICE_NAMES, {
+          baseDir: BASE_DIR,
+          leaseNamespace: namespace,
+          ...(options.admissionFiles ? { extraFiles: options.admissionFiles } : {}),
+        })
+      : undefined;
+    return api;
+  };
 
   const stopServices = async (names?: readonly ServiceName[]): Promise<void> => {
     // The gateway first (no new events), then the rest in reverse start order.
@@ -186,7 +214,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       for (let i = running; i < count; i++) {
         const port = await freePort();
         const app = await startService(DEFINITIONS[name], {
-          env: envFor(name, port, nats!, emulator!, options, access, id),
+          env: envFor(
+            name,
+            port,
+            nats!,
+            kubeconfigs?.[name] ?? emulator!.kubeconfigPath,
+            options,
+            access,
+            id,
+          ),
         });
         started.push({ name, app, url: `http://127.0.0.1:${port}` });
       }
@@ -207,7 +243,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     } else {
       nats = await startPrivateNatsServer();
     }
-    emulator = await startEmulator({ crdDir: CRD_DIR });
+    emulator = await startApi();
     let kubeConfig = emulator.kubeConfig(namespace);
     targets = new TargetDatabases(kubeConfig, namespace, `e2e_${id}_`);
     await startServices();
@@ -247,7 +283,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       replaceApi: async () => {
         await stopServices();
         await emulator!.stop();
-        emulator = await startEmulator({ crdDir: CRD_DIR });
+        emulator = await startApi();
         kubeConfig = emulator.kubeConfig(namespace);
         resources = new PolicyResources(kubeConfig, namespace);
         await targets!.moveTo(kubeConfig);

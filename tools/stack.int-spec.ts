@@ -105,6 +105,11 @@ test('npm run stack serves kubectl, restarts a killed service with the cluster s
     expect(await kubectl.ok('delete', 'configmap', 'notes', '-n', 'team-a')).toBe(
       'configmap "notes" deleted\n',
     );
+    // The API enforces RBAC by default: the admin may act as alice, who holds nothing.
+    expect(await kubectl.ok('auth', 'whoami', '--as=alice')).toMatch(/Username\s+alice/);
+    expect((await kubectl.run('get', 'secrets', '-n', 'team-a', '--as=alice')).stderr).toContain(
+      'secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "team-a"',
+    );
 
     // Kill the planner the way a crash would; the stack starts it again on the same port.
     const plannerRow = lines.find((l) => l.startsWith('planner '))!;

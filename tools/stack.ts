@@ -5,7 +5,8 @@
 // URLs and the access-scheduler's Bull Board, and keeps running until Ctrl-C. A service that exits is
 // started again (with backoff), so the stack survives crashes and `kill <pid>` of its own services.
 import type { ChildProcess } from 'node:child_process';
-import { startEmulator, type Emulator } from '@rolepolicy/testing';
+import path from 'node:path';
+import { installDeployAccess, startEmulator, type Emulator } from '@rolepolicy/testing';
 import {
   checkDependencies,
   crdDirectory,
@@ -23,6 +24,8 @@ type Options = {
   readonly portBase: number;
   readonly apiPort: number;
   readonly healthDeadlineMs: number;
+  /** Authentication, RBAC (deploy/base/rbac.yaml) and admission policies enforced by the API. */
+  readonly accessControl: boolean;
 };
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -34,12 +37,23 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  if (value !== 'true' && value !== 'false') {
+    console.error(`${name} must be true or false`);
+    process.exit(2);
+  }
+  return value === 'true';
+}
+
 function parseOptions(env: NodeJS.ProcessEnv): Options {
   return {
     host: '127.0.0.1',
     portBase: integer(env, 'STACK_HTTP_PORT_BASE', 8081, 1, 65530),
     apiPort: integer(env, 'STACK_API_PORT', 0, 0, 65535),
     healthDeadlineMs: integer(env, 'STACK_HEALTH_TIMEOUT_MS', 60_000, 1, 3_600_000),
+    accessControl: flag(env, 'STACK_API_ACCESS_CONTROL', true),
   };
 }
 
@@ -123,11 +137,34 @@ async function main(): Promise<void> {
     for (const server of ownServers) server.kill('SIGTERM');
     process.exit(1);
   }
-  const cluster: Emulator = await startEmulator({ port: options.apiPort, crdDir: crdDirectory() });
-  console.log(`\nembedded Kubernetes API: ${cluster.url} (CRDs installed; state kept until the stack stops)`);
+  const cluster: Emulator = await startEmulator({
+    port: options.apiPort,
+    crdDir: crdDirectory(),
+    ...(options.accessControl ? { authentication: {} } : {}),
+  });
+  // As installed from deploy/base: each service as its ServiceAccount, the gateway's RBAC and the admission
+  // policies enforced; the Lease Role where the gateway keeps its Lease (LEASE_NAMESPACE, default `default`).
+  const kubeconfigs = options.accessControl
+    ? await installDeployAccess(cluster, SERVICES, {
+        baseDir: path.resolve(crdDirectory(), '..', 'base'),
+        leaseNamespace: process.env['LEASE_NAMESPACE'] ?? 'default',
+      })
+    : undefined;
+  console.log(
+    `\nembedded Kubernetes API: ${cluster.url} (CRDs installed; state kept until the stack stops)` +
+      (options.accessControl
+        ? '\n  authentication, RBAC and admission policies enforced (deploy/base); services use their ServiceAccounts'
+        : '\n  open: every request is the admin (STACK_API_ACCESS_CONTROL=false)'),
+  );
 
   const services = SERVICES.map(
-    (service, i) => new Supervised(service, options.portBase + i, options.host, cluster.kubeconfigPath),
+    (service, i) =>
+      new Supervised(
+        service,
+        options.portBase + i,
+        options.host,
+        kubeconfigs?.[service] ?? cluster.kubeconfigPath,
+      ),
   );
   const shutdown = (code: number) => {
     if (stopping) return;
@@ -173,6 +210,11 @@ async function main(): Promise<void> {
   console.log(`export KUBECONFIG=${cluster.kubeconfigPath}`);
   console.log('kubectl get crds');
   console.log('kubectl create namespace team-a');
+  if (options.accessControl) {
+    console.log('# you are kubernetes-admin (system:masters); act as someone else with --as:');
+    console.log('kubectl auth whoami --as=alice');
+    console.log('kubectl auth can-i patch postgrespolicyplans --subresource=status -n team-a --as=alice');
+  }
   console.log('\n[stack] running; press Ctrl-C to stop.');
 }
 

@@ -1,43 +1,57 @@
-// deploy/base/admission.yaml (ADR 0022): the ValidatingAdmissionPolicy's CEL, evaluated as the API server would
+// deploy/base/admission.yaml (ADR 0022): the ValidatingAdmissionPolicy, evaluated by @rolepolicy/kube's
+// evaluateValidatingPolicies (the emulator's) as the API server would
 // for a ConfigMap write by the k8s-gateway's ServiceAccount: the planner's SQL and review ConfigMaps pass (create,
 // replace, delete), a ConfigMap of anyone else (kube-system's, a tenant's with a plan-like name) does not.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Environment } from '@marcbachmann/cel-js';
+import {
+  evaluateValidatingPolicies,
+  type ValidatingAdmissionPolicy,
+  type ValidatingAdmissionPolicyBinding,
+} from '@rolepolicy/kube';
 import { parseAllDocuments } from 'yaml';
-
-type Policy = {
-  readonly kind: string;
-  readonly spec: {
-    readonly matchConditions: readonly { readonly expression: string }[];
-    readonly variables: readonly { readonly name: string; readonly expression: string }[];
-    readonly validations: readonly { readonly expression: string; readonly message: string }[];
-    readonly matchConstraints: {
-      readonly resourceRules: readonly { readonly resources: readonly string[] }[];
-    };
-  };
-};
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const docs = parseAllDocuments(readFileSync(path.join(root, 'deploy/base/admission.yaml'), 'utf8')).map(
-  (d) => d.toJS() as Policy,
+  (d) => d.toJS() as { kind: string },
 );
-const policy = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy')!;
-const env = new Environment({ unlistedVariablesAreDyn: true });
+const policies = docs.filter(
+  (d) => d.kind === 'ValidatingAdmissionPolicy',
+) as unknown as ValidatingAdmissionPolicy[];
+const bindings = docs.filter(
+  (d) => d.kind === 'ValidatingAdmissionPolicyBinding',
+) as unknown as ValidatingAdmissionPolicyBinding[];
+const policy = policies[0]!;
 
 const GATEWAY = 'system:serviceaccount:rolepolicy-system:rolepolicy-k8s-gateway';
 
-/** The messages of the validations that fail, or [] when the write is admitted (or not matched). */
-function denials(username: string, object: unknown, oldObject: unknown): string[] {
-  const request = { userInfo: { username } };
-  if (!policy.spec.matchConditions.every((c) => env.parse(c.expression)({ request }) === true)) return [];
-  const base = { request, object, oldObject };
-  const variables: Record<string, unknown> = {};
-  for (const v of policy.spec.variables) variables[v.name] = env.parse(v.expression)({ ...base, variables });
-  return policy.spec.validations
-    .filter((v) => env.parse(v.expression)({ ...base, variables }) !== true)
-    .map((v) => v.message);
+type ConfigMap = { metadata: { name: string; namespace: string } };
+
+/**
+ * The messages of the validations that fail (as the API server's evaluator reports them; empty when the
+ * write is admitted or not matched), for a ConfigMap create (old null), replace, or delete (new null).
+ */
+function denials(username: string, object: ConfigMap | null, oldObject: ConfigMap | null): string[] {
+  const subject = (object ?? oldObject)!;
+  const verdict = evaluateValidatingPolicies({
+    policies,
+    // Every failure, not just the first: the Warn action reports each.
+    bindings: bindings.map((b) => ({ ...b, spec: { ...b.spec, validationActions: ['Warn' as const] } })),
+    request: {
+      operation: object === null ? 'DELETE' : oldObject === null ? 'CREATE' : 'UPDATE',
+      kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
+      subResource: '',
+      name: subject.metadata.name,
+      namespace: subject.metadata.namespace,
+      userInfo: { username, groups: ['system:authenticated'] },
+      dryRun: false,
+      object,
+      oldObject,
+    },
+  });
+  return verdict.warnings.map((w) => w.replace(/^Validation failed for .*?: /, ''));
 }
 
 const controlled = (kind: string) => [
@@ -58,7 +72,32 @@ const configMap = (name: string, ownerReferences?: unknown) => ({
 
 describe('admission policy rolepolicy-k8s-gateway-configmaps', () => {
   it('matches ConfigMap writes only', () => {
-    expect(policy.spec.matchConstraints.resourceRules.flatMap((r) => r.resources)).toEqual(['configmaps']);
+    expect(policy.spec.matchConstraints?.resourceRules?.flatMap((r) => r.resources)).toEqual(['configmaps']);
+  });
+
+  it('denies through its binding with the API server message', () => {
+    const verdict = evaluateValidatingPolicies({
+      policies,
+      bindings,
+      request: {
+        operation: 'CREATE',
+        kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+        resource: { group: '', version: 'v1', resource: 'configmaps' },
+        subResource: '',
+        name: 'coredns',
+        namespace: 'kube-system',
+        userInfo: { username: GATEWAY, groups: [] },
+        dryRun: false,
+        object: configMap('coredns'),
+        oldObject: null,
+      },
+    });
+    expect(verdict.denial).toMatchObject({
+      reason: 'Forbidden',
+      code: 403,
+      message:
+        "ValidatingAdmissionPolicy 'rolepolicy-k8s-gateway-configmaps' with binding 'rolepolicy-k8s-gateway-configmaps' denied request: the k8s-gateway writes only ConfigMaps named <plan>-sql or <plan>-review",
+    });
   });
 
   it.each(['PostgresPolicy', 'PostgresPolicyCandidate', 'PostgresPolicyPlan'])(

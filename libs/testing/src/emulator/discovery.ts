@@ -70,7 +70,7 @@ export function resourceList(
       singularName: t.singular,
       namespaced: t.namespaced,
       kind: t.kind,
-      verbs: VERBS_NAMESPACED,
+      verbs: t.verbs ?? VERBS_NAMESPACED,
       ...(t.shortNames.length ? { shortNames: t.shortNames } : {}),
       ...(t.categories.length ? { categories: t.categories } : {}),
     });

@@ -129,3 +129,46 @@ export function expired(requested: number, oldest: number): StatusBody {
     code: 410,
   };
 }
+
+/** What an authorization failure names: a resource request or a non-resource path. */
+export type ForbiddenTarget = {
+  readonly verb: string;
+  readonly path?: string;
+  readonly resource?: {
+    readonly group: string;
+    readonly resource: string;
+    readonly subresource?: string;
+    readonly namespace?: string;
+    readonly name?: string;
+  };
+};
+
+/**
+ * 403 as the API server's authorization filter words it:
+ * `<resource>.<group> "<name>" is forbidden: User "<u>" cannot <verb> resource "<res>/<sub>" in API group
+ * "<g>" in the namespace "<ns>"` (or `at the cluster scope`; `forbidden: User "<u>" cannot get path "/x"`).
+ */
+export function forbidden(target: ForbiddenTarget, username: string, reason = ''): ApiError {
+  const r = target.resource;
+  let why: string;
+  if (!r) why = `User "${username}" cannot ${target.verb} path "${target.path ?? ''}"`;
+  else {
+    const resource = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
+    const scope = r.namespace ? `in the namespace "${r.namespace}"` : 'at the cluster scope';
+    why = `User "${username}" cannot ${target.verb} resource "${resource}" in API group "${r.group}" ${scope}`;
+  }
+  if (reason !== '') why = `${why}: ${reason}`;
+  const qualified = !r ? '' : r.group === '' ? r.resource : `${r.resource}.${r.group}`;
+  const name = r?.name ?? '';
+  const message =
+    qualified === ''
+      ? `forbidden: ${why}`
+      : name === ''
+        ? `${qualified} is forbidden: ${why}`
+        : `${qualified} "${name}" is forbidden: ${why}`;
+  return failure(403, 'Forbidden', message, {
+    ...(name ? { name } : {}),
+    group: r?.group ?? '',
+    kind: r?.resource ?? '',
+  });
+}

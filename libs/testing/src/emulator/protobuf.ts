@@ -17,13 +17,34 @@ export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]); // "k8s\0"
 const CORE = 'k8s.io.api.core.v1';
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+const RBAC = 'k8s.io.api.rbac.v1';
+const AUTHN = 'k8s.io.api.authentication.v1';
+const AUTHZ = 'k8s.io.api.authorization.v1';
 
-/** Kinds served in protobuf, by kind (lists included); apiVersion `v1` for all. */
+/** The upstream .proto files loaded (relative to libs/testing/proto). */
+const PROTO_FILES = ['core', 'rbac', 'authentication', 'authorization'].map(
+  (group) => `k8s.io/api/${group}/v1/generated.proto`,
+);
+
+/** Kinds served in protobuf (kind names are unique across these groups), lists included. */
 const MESSAGES: Readonly<Record<string, string>> = Object.fromEntries([
   ...['Namespace', 'Secret', 'ConfigMap', 'Event', 'ServiceAccount'].flatMap((kind) => [
     [kind, `${CORE}.${kind}`],
     [`${kind}List`, `${CORE}.${kind}List`],
   ]),
+  // kubectl create role/clusterrole/rolebinding/clusterrolebinding use the typed RBAC client.
+  ...['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].flatMap((kind) => [
+    [kind, `${RBAC}.${kind}`],
+    [`${kind}List`, `${RBAC}.${kind}List`],
+  ]),
+  // kubectl auth whoami / can-i.
+  ['SelfSubjectReview', `${AUTHN}.SelfSubjectReview`],
+  ...[
+    'SelfSubjectAccessReview',
+    'SubjectAccessReview',
+    'LocalSubjectAccessReview',
+    'SelfSubjectRulesReview',
+  ].map((kind) => [kind, `${AUTHZ}.${kind}`]),
   ['DeleteOptions', `${META}.DeleteOptions`],
   ['Status', `${META}.Status`],
 ]);
@@ -50,7 +71,10 @@ function root(): protobuf.Root {
   const r = new protobuf.Root();
   // Imports are written as "k8s.io/apimachinery/pkg/…/generated.proto": resolve them under base.
   r.resolvePath = (_origin, target) => (target.startsWith('k8s.io/') ? join(base, target) : resolve(target));
-  r.loadSync(join(base, 'k8s.io/api/core/v1/generated.proto'), { keepCase: true });
+  r.loadSync(
+    PROTO_FILES.map((file) => join(base, file)),
+    { keepCase: true },
+  );
   r.resolveAll();
   loaded = r;
   return r;
@@ -112,6 +136,10 @@ function special(typeName: string, value: unknown, direction: Direction, field: 
     case `.${META}.FieldsV1`:
       if (direction === 'toMessage') return { Raw: Buffer.from(JSON.stringify(value)).toString('base64') };
       return JSON.parse(Buffer.from(String(msg['Raw'] ?? ''), 'base64').toString('utf8') || '{}');
+    case `.${AUTHN}.ExtraValue`:
+    case `.${AUTHZ}.ExtraValue`:
+      // JSON writes a user's extra values as a plain list of strings.
+      return direction === 'toMessage' ? { items: value } : (msg['items'] ?? []);
     case '.k8s.io.apimachinery.pkg.runtime.RawExtension':
       if (direction === 'toMessage') return { raw: Buffer.from(JSON.stringify(value)).toString('base64') };
       return JSON.parse(Buffer.from(String(msg['raw'] ?? ''), 'base64').toString('utf8') || 'null');

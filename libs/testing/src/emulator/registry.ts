@@ -18,13 +18,33 @@ import { ObjectStore } from './store.js';
 import { checkCrd, crdStatus } from './crd-status.js';
 import { clone, isObject, normalizeSecret, prunedFields, specPart, timestamp } from './object-rules.js';
 import type { AdmissionHook, KubeObject, ResourceType } from './types.js';
+import type { UserInfo } from '@rolepolicy/kube';
 
 /** Options that every write accepts. */
 export type WriteOptions = {
   readonly dryRun?: boolean;
   /** `fieldValidation=Strict`: fields the schema prunes are an error instead of being dropped. */
   readonly strict?: boolean;
+  /** The caller (admission policies see it as `request.userInfo`); the admin when absent. */
+  readonly user?: UserInfo;
+  /** Collects the `Warning` header texts admission produces (policies with the Warn action). */
+  readonly warnings?: string[];
 };
+
+/**
+ * Validating admission after mutation and schema admission (ValidatingAdmissionPolicies): throws the
+ * API server's Status to refuse, pushes warnings into `options.warnings`.
+ */
+export type ValidatingStage = (request: {
+  readonly type: ResourceType;
+  readonly operation: 'CREATE' | 'UPDATE' | 'DELETE';
+  readonly subresource: '' | 'status';
+  readonly name: string;
+  readonly namespace: string | undefined;
+  readonly object: KubeObject | null;
+  readonly oldObject: KubeObject | null;
+  readonly options: WriteOptions;
+}) => void;
 
 /** Options of a delete (body `DeleteOptions` merged with query parameters). */
 export type DeleteOptions = WriteOptions & {
@@ -47,6 +67,7 @@ export class Registry {
   private readonly types = new Map<string, ResourceType>();
   private queue: Promise<unknown> = Promise.resolve();
   private admission: AdmissionHook | undefined;
+  private validating: ValidatingStage | undefined;
 
   constructor(options: { readonly historyLimit: number; readonly admission?: AdmissionHook }) {
     this.store = new ObjectStore(options.historyLimit);
@@ -59,6 +80,11 @@ export class Registry {
   /** Replaces the admission hook (e.g. once the real admission engine is available). */
   setAdmission(hook: AdmissionHook | undefined): void {
     this.admission = hook;
+  }
+
+  /** Sets the validating admission stage (ValidatingAdmissionPolicies). */
+  setValidating(stage: ValidatingStage | undefined): void {
+    this.validating = stage;
   }
 
   private typeKey(group: string, version: string, plural: string): string {
@@ -202,6 +228,16 @@ export class Registry {
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
         );
       }
+      this.validating?.({
+        type,
+        operation: 'DELETE',
+        subresource: '',
+        name,
+        namespace,
+        object: null,
+        oldObject: this.present(type, current),
+        options,
+      });
       if (options.dryRun)
         return { object: this.present(type, current), gone: !current.metadata.finalizers?.length };
       if (options.propagationPolicy === 'Orphan') this.orphanDependents(current.metadata.uid!);
@@ -329,6 +365,16 @@ export class Registry {
     normalizeSecret(type, object);
     if (storageKey(type) === CRD_KEY) checkCrd(type, object);
     const admitted = await this.admit(type, 'CREATE', '', object, undefined, options.strict ?? false);
+    this.validating?.({
+      type,
+      operation: 'CREATE',
+      subresource: '',
+      name,
+      namespace,
+      object: this.present(type, admitted),
+      oldObject: null,
+      options,
+    });
     const stored: KubeObject = { ...admitted, metadata: { ...admitted.metadata } };
     stored.metadata.uid = randomUUID();
     stored.metadata.creationTimestamp = timestamp();
@@ -404,6 +450,16 @@ export class Registry {
     );
     next = { ...admitted, metadata: { ...admitted.metadata } };
     next.metadata.resourceVersion = current.metadata.resourceVersion;
+    this.validating?.({
+      type,
+      operation: 'UPDATE',
+      subresource,
+      name: current.metadata.name!,
+      namespace: current.metadata.namespace,
+      object: this.present(type, next),
+      oldObject: this.present(type, current),
+      options,
+    });
     if (isDeepStrictEqual(next, current)) return this.present(type, current);
     if (type.tracksGeneration && !isDeepStrictEqual(specPart(next), specPart(current))) {
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;

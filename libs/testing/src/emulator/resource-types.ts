@@ -2,22 +2,8 @@
 // are installed (from deploy/crds at start or created through the API, as `kubectl apply` does).
 import { badRequest } from './errors.js';
 import type { JsonObject, KubeObject, PrinterColumn, ResourceType } from './types.js';
-
-const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
-
-function builtin(
-  partial: Omit<ResourceType, 'listKind' | 'categories' | 'custom' | 'shortNames' | 'tracksGeneration'> &
-    Partial<Pick<ResourceType, 'shortNames' | 'tracksGeneration'>>,
-): ResourceType {
-  return {
-    shortNames: [],
-    tracksGeneration: false,
-    ...partial,
-    listKind: `${partial.kind}List`,
-    categories: [],
-    custom: false,
-  };
-}
+import { ACCESS_TYPES } from './access/access-types.js';
+import { AGE, builtin } from './builtin-type.js';
 
 /** Built-in kinds the project's services and kubectl touch. */
 export const BUILTIN_TYPES: readonly ResourceType[] = [
@@ -102,6 +88,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
     tracksGeneration: true,
     printerColumns: [{ name: 'Created At', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
   }),
+  ...ACCESS_TYPES,
 ];
 
 function asObject(value: unknown, what: string): JsonObject {

@@ -1,5 +1,7 @@
 // Runs the emulator as a standalone process, so a person (or the demo) can point kubectl at it:
 // `node --import ./tools/register-aliases.mjs dist/libs/testing/src/emulator/serve.js --crds deploy/crds`.
+import { readFileSync } from 'node:fs';
+import { parseTokenFile } from './access/authn.js';
 import { startEmulator } from './start.js';
 
 function option(args: readonly string[], name: string): string | undefined {
@@ -10,7 +12,19 @@ function option(args: readonly string[], name: string): string | undefined {
 const args = process.argv.slice(2);
 const port = Number(option(args, '--port') ?? '0');
 const crdDir = option(args, '--crds');
-const emu = await startEmulator({ port, ...(crdDir ? { crdDir } : {}) });
+// --token-auth-file <file> (kube-apiserver's format) turns on authentication and RBAC; so does --authn.
+const tokenFile = option(args, '--token-auth-file');
+const authentication =
+  tokenFile !== undefined
+    ? { tokens: parseTokenFile(readFileSync(tokenFile, 'utf8')) }
+    : args.includes('--authn')
+      ? {}
+      : undefined;
+const emu = await startEmulator({
+  port,
+  ...(crdDir ? { crdDir } : {}),
+  ...(authentication ? { authentication } : {}),
+});
 // Machine-readable first lines: tests and the demo read them.
 console.log(`url ${emu.url}`);
 console.log(`kubeconfig ${emu.kubeconfigPath}`);

@@ -1,6 +1,7 @@
 // The HTTP face of the emulator: routes Kubernetes REST paths to the registry, streams watches as
 // newline-delimited JSON and answers discovery, so unmodified clients (client-node, kubectl) work.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { coreVersions, group, groupList, resourceList, VERSION_INFO } from './discovery.js';
@@ -20,6 +21,11 @@ import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { ChangeType } from './store.js';
 import { TABLE_CONTENT_TYPE, toTable, wantsTable } from './table.js';
 import type { JsonObject, KubeObject, ResourceType } from './types.js';
+import type { AccessControl } from './access/access-control.js';
+import { REVIEW_KINDS } from './access/access-types.js';
+import { requestTarget } from './access/attributes.js';
+import { answerReview } from './access/reviews.js';
+import type { ServingCertificate } from './access/tls.js';
 
 /** Tunables of the HTTP layer. */
 export type ServerOptions = {
@@ -27,6 +33,8 @@ export type ServerOptions = {
   readonly bookmarkIntervalMs: number;
   /** Called with one line per request, for debugging. */
   readonly log?: (line: string) => void;
+  /** Serve HTTPS with this key and certificate (with authentication: clients send tokens only over TLS). */
+  readonly tls?: ServingCertificate;
 };
 
 /**
@@ -46,6 +54,9 @@ type Route = {
   readonly subresource: '' | 'status';
 };
 
+const apiVersion = (type: ResourceType) =>
+  type.group === '' ? type.version : `${type.group}/${type.version}`;
+
 function send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) });
@@ -61,7 +72,7 @@ function reply(req: IncomingMessage, res: ServerResponse, code: number, body: un
   const object = body as JsonObject;
   if (
     prefersProtobuf(req.headers.accept) &&
-    object['apiVersion'] === 'v1' &&
+    (object['apiVersion'] === 'v1' || object['apiVersion'] === 'rbac.authorization.k8s.io/v1') &&
     hasProtobuf(String(object['kind']))
   ) {
     const bytes = encodeProtobuf(object);
@@ -102,11 +113,13 @@ export class EmulatorServer {
 
   constructor(
     private readonly registry: Registry,
+    private readonly access: AccessControl,
     private readonly options: ServerOptions,
   ) {
-    this.server = createServer((req, res) => {
+    const listener = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
-    });
+    };
+    this.server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
   }
 
   /** Starts listening on 127.0.0.1 and returns the base URL. */
@@ -116,7 +129,7 @@ export class EmulatorServer {
       this.server.listen(port, '127.0.0.1', () => resolve());
     });
     const address = this.server.address() as AddressInfo;
-    return `http://127.0.0.1:${address.port}`;
+    return `${this.options.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
   }
 
   /** Ends every watch and closes the listener. */
@@ -166,6 +179,9 @@ export class EmulatorServer {
       `${method} ${url.pathname}${url.search} accept=${req.headers.accept ?? ''} ct=${req.headers['content-type'] ?? ''}`,
     );
     if (this.requestHook) await this.requestHook({ method, path: url.pathname, query: url.searchParams });
+    // Authentication, impersonation and authorization come before anything else, as upstream.
+    const user = this.access.identify(req);
+    this.access.check(user, requestTarget(method, url.pathname, url.searchParams));
     const segments = url.pathname
       .split('/')
       .filter((s) => s.length > 0)
@@ -209,6 +225,24 @@ export class EmulatorServer {
     const dryRun = query.getAll('dryRun').includes('All');
     const strict = query.get('fieldValidation') === 'Strict';
     const { type, namespace, name, subresource } = route;
+    if (REVIEW_KINDS.has(type.kind)) {
+      if (method !== 'POST' || name !== undefined)
+        throw methodNotAllowed(`${type.plural} only supports create`);
+      const body = await readBody(req);
+      const { rbac, authorize } = this.access;
+      const answer = answerReview(type.kind, apiVersion(type), body, user, authorize, rbac, namespace);
+      return send(res, 201, answer);
+    }
+    const warnings: string[] = [];
+    const options = { dryRun, strict, user, warnings };
+    // Admission warnings (ValidatingAdmissionPolicy Warn) travel as `Warning: 299 - "<text>"` headers.
+    const warn = () => {
+      if (warnings.length > 0 && !res.headersSent)
+        res.setHeader(
+          'Warning',
+          warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+        );
+    };
 
     switch (method) {
       case 'GET': {
@@ -249,15 +283,15 @@ export class EmulatorServer {
       }
       case 'POST': {
         if (name !== undefined) throw methodNotAllowed(`POST is not supported on a named ${type.kind}`);
-        const created = await this.registry.create(type, namespace, await readBody(req), { dryRun, strict });
+        const created = await this.registry.create(type, namespace, await readBody(req), options);
+        warn();
         return reply(req, res, 201, created);
       }
       case 'PUT': {
         if (name === undefined) throw methodNotAllowed('PUT requires a name');
-        const updated = await this.registry.update(type, namespace, name, await readBody(req), subresource, {
-          dryRun,
-          strict,
-        });
+        const body = await readBody(req);
+        const updated = await this.registry.update(type, namespace, name, body, subresource, options);
+        warn();
         return reply(req, res, 200, updated);
       }
       case 'PATCH': {
@@ -270,13 +304,16 @@ export class EmulatorServer {
           patchType,
           await readBody(req),
           subresource,
-          { dryRun, strict },
+          options,
         );
+        warn();
         return reply(req, res, 200, patched);
       }
       case 'DELETE': {
         const body = (await readBody(req)) as JsonObject | undefined;
-        const options: DeleteOptions = {
+        const deleteOptions: DeleteOptions = {
+          user,
+          warnings,
           dryRun:
             dryRun || (Array.isArray(body?.['dryRun']) && (body['dryRun'] as unknown[]).includes('All')),
           propagationPolicy: (query.get('propagationPolicy') ??
@@ -294,7 +331,7 @@ export class EmulatorServer {
           const deleted: KubeObject[] = [];
           for (const item of list.items)
             deleted.push(
-              (await this.registry.delete(type, item.metadata.namespace, item.metadata.name!, options))
+              (await this.registry.delete(type, item.metadata.namespace, item.metadata.name!, deleteOptions))
                 .object,
             );
           return send(res, 200, {
@@ -304,7 +341,8 @@ export class EmulatorServer {
             items: deleted,
           });
         }
-        const result = await this.registry.delete(type, namespace, name, options);
+        const result = await this.registry.delete(type, namespace, name, deleteOptions);
+        warn();
         if (type.custom || !result.gone || type.kind === 'Namespace')
           return reply(req, res, 200, result.object);
         return send(res, 200, {

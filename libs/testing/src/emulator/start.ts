@@ -4,6 +4,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { AccessControl, type AuthenticationOptions } from './access/access-control.js';
+import { bootstrapRbac } from './access/bootstrap-roles.js';
+import { policyAdmission } from './access/policy-admission.js';
+import { selfSignedCertificate } from './access/tls.js';
 import { crdAdmission } from './crd-admission.js';
 import { readCrdManifests } from './crd-files.js';
 import { Registry } from './registry.js';
@@ -27,16 +31,41 @@ export type EmulatorOptions = {
   readonly bookmarkIntervalMs?: number;
   /** Request log sink, for debugging. */
   readonly log?: (line: string) => void;
+  /**
+   * Turns on authentication (bearer tokens) and RBAC authorization, as a real cluster has them; absent,
+   * every request is the admin and everything is allowed. `{}` is enough: users get tokens from
+   * {@link Emulator.kubeconfigFor}; `tokens` adds static ones (kube-apiserver's token file).
+   */
+  readonly authentication?: AuthenticationOptions;
 };
+
+/** Whom {@link Emulator.kubeconfigFor} authenticates: a username (ServiceAccounts as `system:serviceaccount:<ns>:<name>`). */
+export type EmulatorUser = string | { readonly username: string; readonly groups?: readonly string[] };
 
 /** A running emulator. */
 export type Emulator = {
   /** Base URL, e.g. `http://127.0.0.1:40123`. */
   readonly url: string;
-  /** Path of a kubeconfig file pointing at the emulator (context `emulator`, namespace `default`). */
+  /**
+   * Path of a kubeconfig file pointing at the emulator (context `emulator`, namespace `default`); its
+   * user is the admin (`kubernetes-admin` in `system:masters`), who may also impersonate (`kubectl --as`).
+   */
   readonly kubeconfigPath: string;
-  /** A fresh client-node KubeConfig pointing at the emulator, optionally with another default namespace. */
+  /** A fresh client-node KubeConfig pointing at the emulator as the admin, optionally with another default namespace. */
   kubeConfig(namespace?: string): KubeConfig;
+  /** Whether authentication and RBAC are on (the URL is then https). */
+  readonly authenticationEnabled: boolean;
+  /** With authentication on: the PEM certificate the emulator serves (kubeconfigs trust it), for `fetch` and friends. */
+  readonly caPem: string | undefined;
+  /**
+   * The bearer token of `user` (a static token when one is configured, else a new one; a ServiceAccount
+   * username gets the ServiceAccount groups). With authentication off, any token is the admin.
+   */
+  tokenFor(user: EmulatorUser): string;
+  /** Writes a kubeconfig that authenticates as `user` (removed by stop) and returns its path. */
+  kubeconfigFor(user: EmulatorUser, namespace?: string): Promise<string>;
+  /** A client-node KubeConfig that authenticates as `user`. */
+  kubeConfigFor(user: EmulatorUser, namespace?: string): KubeConfig;
   /** Replaces the admission hook (`undefined` accepts everything as sent). */
   setAdmission(hook: AdmissionHook | undefined): void;
   /** Forgets the watch history: any watch resuming from an older resourceVersion gets 410 Gone. */
@@ -53,7 +82,12 @@ export type Emulator = {
   stop(): Promise<void>;
 };
 
-function kubeconfigYaml(url: string): string {
+function kubeconfigYaml(
+  url: string,
+  token: string,
+  caData: string | undefined,
+  namespace = 'default',
+): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -61,18 +95,19 @@ function kubeconfigYaml(url: string): string {
     '- name: emulator',
     '  cluster:',
     `    server: ${url}`,
-    // client-node refuses plain http unless TLS verification is explicitly off.
-    '    insecure-skip-tls-verify: true',
+    // client-node refuses plain http unless TLS verification is explicitly off; over TLS (authentication
+    // on) clients verify the emulator's self-signed certificate.
+    caData ? `    certificate-authority-data: ${caData}` : '    insecure-skip-tls-verify: true',
     'users:',
     '- name: emulator',
     '  user:',
-    '    token: emulator',
+    `    token: ${token}`,
     'contexts:',
     '- name: emulator',
     '  context:',
     '    cluster: emulator',
     '    user: emulator',
-    '    namespace: default',
+    `    namespace: ${namespace}`,
     'current-context: emulator',
     '',
   ].join('\n');
@@ -90,32 +125,65 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     historyLimit: options.historyLimit ?? 10_000,
     admission: options.admission === undefined ? crdAdmission() : (options.admission ?? undefined),
   });
+  const access = new AccessControl(registry.store, options.authentication);
+  registry.setValidating(policyAdmission(registry, access.authorize));
+  if (access.enabled) {
+    for (const object of bootstrapRbac()) {
+      const [group, version] = object.apiVersion.split('/') as [string, string];
+      const type = registry.typeFor(group, version, `${object.kind.toLowerCase()}s`)!;
+      await registry.create(type, undefined, object, {});
+    }
+  }
   if (options.crdDir) {
     const crdType = registry.typeFor('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
     for (const crd of await readCrdManifests(options.crdDir))
       await registry.create(crdType, undefined, crd, {});
   }
-  const server = new EmulatorServer(registry, {
+  const dir = await mkdtemp(join(tmpdir(), 'rp-emulator-'));
+  const tls = access.enabled ? await selfSignedCertificate(dir) : undefined;
+  const server = new EmulatorServer(registry, access, {
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000,
     log: options.log,
+    ...(tls ? { tls } : {}),
   });
   const url = await server.listen(options.port ?? 0);
-  const dir = await mkdtemp(join(tmpdir(), 'rp-emulator-'));
+  const caData = tls ? Buffer.from(tls.cert).toString('base64') : undefined;
   const kubeconfigPath = join(dir, 'kubeconfig');
-  await writeFile(kubeconfigPath, kubeconfigYaml(url), { mode: 0o600 });
+  const authn = access.authenticator;
+  const adminToken = authn?.adminToken ?? 'emulator';
+  await writeFile(kubeconfigPath, kubeconfigYaml(url, adminToken, caData), { mode: 0o600 });
+  const tokenFor = (user: EmulatorUser): string => {
+    const { username, groups } = typeof user === 'string' ? { username: user, groups: [] } : user;
+    return authn ? authn.tokenFor(username, groups) : 'emulator';
+  };
+  const clientConfig = (token: string, namespace: string): KubeConfig => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        caData
+          ? { name: 'emulator', server: url, caData }
+          : { name: 'emulator', server: url, skipTLSVerify: true },
+      ],
+      users: [{ name: 'emulator', token }],
+      contexts: [{ name: 'emulator', cluster: 'emulator', user: 'emulator', namespace }],
+      currentContext: 'emulator',
+    });
+    return kc;
+  };
+  let written = 0;
   return {
     url,
     kubeconfigPath,
-    kubeConfig(namespace = 'default') {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'emulator', server: url, skipTLSVerify: true }],
-        users: [{ name: 'emulator', token: 'emulator' }],
-        contexts: [{ name: 'emulator', cluster: 'emulator', user: 'emulator', namespace }],
-        currentContext: 'emulator',
-      });
-      return kc;
+    kubeConfig: (namespace = 'default') => clientConfig(adminToken, namespace),
+    authenticationEnabled: access.enabled,
+    caPem: tls?.cert,
+    tokenFor,
+    async kubeconfigFor(user, namespace = 'default') {
+      const path = join(dir, `kubeconfig-${++written}`);
+      await writeFile(path, kubeconfigYaml(url, tokenFor(user), caData, namespace), { mode: 0o600 });
+      return path;
     },
+    kubeConfigFor: (user, namespace = 'default') => clientConfig(tokenFor(user), namespace),
     setAdmission: (hook) => registry.setAdmission(hook),
     compactHistory: () => registry.store.compact(),
     setHistoryLimit: (limit) => registry.store.setHistoryLimit(limit),

@@ -38,3 +38,58 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Status code, body and headers of one raw request (see {@link rawRequest}). */
+export type RawResponse = {
+  readonly code: number;
+  readonly body: Record<string, unknown>;
+  readonly headers: Record<string, string | string[] | undefined>;
+};
+
+/**
+ * One JSON request to the emulator as `token` (none: anonymous), trusting its certificate when it
+ * serves HTTPS (authentication on), e.g. to assert a Status body or send Impersonate-* headers.
+ */
+export async function rawRequest(
+  emu: { readonly url: string; readonly caPem: string | undefined },
+  request: {
+    readonly method?: string;
+    readonly path: string;
+    readonly token?: string;
+    readonly body?: unknown;
+    readonly headers?: Record<string, string | string[]>;
+    readonly contentType?: string;
+  },
+): Promise<RawResponse> {
+  const { request: send } = await import(emu.url.startsWith('https') ? 'node:https' : 'node:http');
+  const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
+  return new Promise((resolve, reject) => {
+    const req = send(
+      new URL(request.path, emu.url),
+      {
+        method: request.method ?? 'GET',
+        ...(emu.caPem ? { ca: emu.caPem } : {}),
+        headers: {
+          Accept: 'application/json',
+          ...(payload ? { 'Content-Type': request.contentType ?? 'application/json' } : {}),
+          ...(request.token ? { Authorization: `Bearer ${request.token}` } : {}),
+          ...request.headers,
+        },
+      },
+      (res: import('node:http').IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            code: res.statusCode ?? 0,
+            body: (text.startsWith('{') ? JSON.parse(text) : { text }) as Record<string, unknown>,
+            headers: res.headers,
+          });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

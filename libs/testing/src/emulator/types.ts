@@ -70,6 +70,8 @@ export type ResourceType = {
   readonly printerColumns: readonly PrinterColumn[];
   /** The CRD that defines this resource, for admission; absent for built-in kinds. */
   readonly crd?: KubeObject;
+  /** Verbs in discovery when not the usual eight (the create-only review kinds). */
+  readonly verbs?: readonly string[];
 };
 
 /** What the admission hook is asked to judge. */
