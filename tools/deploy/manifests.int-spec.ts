@@ -328,9 +328,21 @@ describe('kubectl apply of the rendered base to the API emulator', () => {
       (o) => o.kind !== 'CustomResourceDefinition' && served.has(`${groupOf(o.apiVersion)}/${o.kind}`),
     );
     const offline = base.filter((o) => o.kind !== 'CustomResourceDefinition' && !applicable.includes(o));
-    // Namespace and ConfigMap at least; ServiceAccounts, workloads, RBAC, PDB and ServiceMonitor once the
-    // emulator serves them (today they are checked offline by the schema test above).
-    expect(applicable.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'ConfigMap']));
+    // Namespace, ConfigMap, ServiceAccounts, RBAC and the admission policy at least; workloads, PDB and
+    // ServiceMonitor once the emulator serves them (today they are checked offline by the schema test above).
+    expect(applicable.map((o) => o.kind)).toEqual(
+      expect.arrayContaining([
+        'Namespace',
+        'ConfigMap',
+        'ServiceAccount',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'Role',
+        'RoleBinding',
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicyBinding',
+      ]),
+    );
     for (const object of offline) await validateAgainstSchema(object);
 
     const yaml = applicable.map((o) => JSON.stringify(o)).join('\n');

@@ -13,8 +13,12 @@ export interface CliIo {
   readonly interactive: boolean;
 }
 
-/** Exit codes: 0 ok/converged, 1 error, 2 invalid policy (validate) or changes pending (plan). */
-export const EXIT = { ok: 0, error: 1, pending: 2, invalid: 2 } as const;
+/**
+ * Exit codes: 0 ok/converged, 1 error, 2 invalid policy (validate) or changes pending (plan). The cluster
+ * commands (`kubectl rolepolicy`) add: 2 usage (bad command, flag or value), 3 refused (not found,
+ * forbidden, invalid, already decided, window expired), 4 waited without the outcome (--wait).
+ */
+export const EXIT = { ok: 0, error: 1, pending: 2, invalid: 2, usage: 2, refused: 3, notReached: 4 } as const;
 
 /** An error whose message is safe to print as is (no secrets), with the exit code it maps to. */
 export class CliError extends Error {

@@ -5,6 +5,14 @@ import { SafeError } from '@rolepolicy/catalog';
 import { RECONCILIATION_MODES, type ReconciliationMode } from '@rolepolicy/policy';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
+import {
+  kubeFlags,
+  registerCandidateCommands,
+  registerClusterCommands,
+  UsageError,
+} from './cluster/register.js';
+import type { ClusterFlags } from './cluster/context.js';
+import { hoistLeadingFlags } from './cluster/leading-flags.js';
 import type { ApplyOptions } from './commands/apply.js';
 import type { PlanOptions } from './commands/plan.js';
 import type { ReviewOptions } from './commands/review.js';
@@ -61,12 +69,23 @@ function timestampArgument(value: string): string {
   return value;
 }
 
-function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
-  const program = new Command('rolepolicy')
-    .description('Plan and apply PostgreSQL role policies (roles, grants, default privileges, memberships).')
+const CLUSTER_HELP = `
+In the cluster (also as the kubectl plugin: kubectl rolepolicy ...):
+  plans, approve PLAN, deny PLAN, review PLAN, access request|approve|deny|list, candidate create|list|status|diff NAME,
+  reconcile POLICY, whoami. They read the kubeconfig as kubectl does (--kubeconfig, --context, -n, -A, --as).
+  Exit codes: 0 ok, 1 error, 2 usage, 3 refused (not found, forbidden, invalid, already decided, expired),
+  4 --wait ended without the outcome. ROLEPOLICY_POLL_MS: how often --wait reads (default 1000).
+`;
+
+function buildProgram(io: CliIo, setExit: (code: number) => void, name: string): Command {
+  const program = new Command(name)
+    .description(
+      'Plan and apply PostgreSQL role policies (roles, grants, default privileges, memberships), and decide plans and access requests in the cluster.',
+    )
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .addHelpText('after', PASSWORD_HELP);
+    .addHelpText('after', PASSWORD_HELP)
+    .addHelpText('after', CLUSTER_HELP);
 
   const withConnection = (command: Command): Command =>
     command
@@ -129,25 +148,48 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
 
   const candidate = program
     .command('candidate')
-    .description('PostgresPolicyCandidate proposals, offline (no cluster needed)');
+    .description('PostgresPolicyCandidate proposals: in the cluster, or offline with diff -f')
+    .addHelpText(
+      'after',
+      '\nExample:\n  kubectl rolepolicy candidate create shop -f shop-next.yaml -n shop\n  kubectl rolepolicy candidate status shop-5d41402abc4b -n shop\n',
+    );
+  registerCandidateCommands(candidate, io, setExit);
   withConnection(
-    candidate
-      .command('diff')
-      .description(
-        "what the candidate's content would change against the database, and its content digest; exit 0 none, 2 changes",
-      )
-      .requiredOption('-f, --file <file>', 'PostgresPolicyCandidate manifest; - for stdin')
-      .addOption(modeOption())
-      .addOption(formatOption())
-      .option('--rotate-passwords', 'plan every managed password as set again'),
-  ).action(async (options: RawOptions) => {
+    kubeFlags(
+      candidate
+        .command('diff [candidate]')
+        .description(
+          'what a candidate changes, and its content digest; exit 0 none, 2 changes. With NAME: the plan the service recorded for it (cluster); with -f: planned here against --database-url (offline)',
+        )
+        .option('-f, --file <file>', 'PostgresPolicyCandidate manifest; - for stdin (offline)')
+        .addOption(modeOption())
+        .addOption(formatOption())
+        .option('--rotate-passwords', 'plan every managed password as set again')
+        .addHelpText(
+          'after',
+          '\nExample:\n  kubectl rolepolicy candidate diff shop-5d41402abc4b -n shop\n  rolepolicy candidate diff -f candidate.yaml --database-url "$DATABASE_URL"\n',
+        ),
+      { output: false, usage: false },
+    ),
+  ).action(async (name: string | undefined, options: RawOptions & ClusterFlags) => {
+    if (name !== undefined) {
+      if (options.file !== undefined)
+        throw new CliError('candidate diff: give either NAME or -f FILE, not both');
+      const [{ clusterContext }, { candidateClusterDiffCommand }] = await Promise.all([
+        import('./cluster/context.js'),
+        import('./cluster/candidate-commands.js'),
+      ]);
+      setExit(await candidateClusterDiffCommand(clusterContext(options, io), name));
+      return;
+    }
+    if (options.file === undefined) throw new CliError('candidate diff: needs a candidate NAME or -f FILE');
     const { candidateDiffCommand } = await import('./commands/candidate-diff.js');
     setExit(await candidateDiffCommand(options.file, options as PlanOptions, io));
   });
 
   withConnection(
     program
-      .command('review')
+      .command('review [plan]')
       .description(
         'write the review artifact (schema rolepolicy.review-artifact.v2) of the plan: findings, preflight, phases, role graph',
       )
@@ -168,21 +210,56 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
         'human-readable target name (default: "<database> on <host>:<port>"; never a URL)',
       )
       .option('--captured-at <time>', 'RFC 3339 capture time (default: now)', timestampArgument)
-      .option('--rotate-passwords', 'review as if every managed password were set again'),
-  ).action(async (options: RawOptions & Partial<ReviewPlanOptions>) => {
-    if (options.plan !== undefined) {
-      if (options.file !== undefined)
-        throw new CliError('review: use either -f FILE or --plan NAME, not both');
-      if (options.namespace === undefined) throw new CliError('review: --plan needs -n NAMESPACE');
-      const { reviewPlanCommand } = await import('./commands/review-plan.js');
-      setExit(await reviewPlanCommand(options as ReviewPlanOptions, io));
-      return;
-    }
-    if (options.file === undefined) throw new CliError('review: needs -f FILE or --plan NAME -n NAMESPACE');
-    const { reviewCommand } = await import('./commands/review.js');
-    setExit(await reviewCommand(options.file, options as ReviewOptions, io, () => new Date()));
-  });
+      .option('--rotate-passwords', 'review as if every managed password were set again')
+      .option('--context <name>', 'kubeconfig context (with PLAN)')
+      .option('--as <user>', 'impersonate this user (with PLAN)')
+      .option(
+        '--output-file <path>',
+        'with PLAN: where the HTML report goes (default <plan>-review.html; - for stdout)',
+      )
+      .option('--open', 'with PLAN: open the HTML report once written')
+      .addHelpText(
+        'after',
+        '\nExample:\n  kubectl rolepolicy review shop-3f2c1e9a0b4d -n shop --open\n  rolepolicy review -f policy.yaml --database-url "$DATABASE_URL" --format html > review.html\n',
+      ),
+  ).action(
+    async (
+      positional: string | undefined,
+      options: RawOptions &
+        Partial<ReviewPlanOptions> &
+        ClusterFlags & { outputFile?: string; open?: boolean },
+      command: Command,
+    ) => {
+      if (positional !== undefined) {
+        const [{ clusterContext }, { reviewCommand }] = await Promise.all([
+          import('./cluster/context.js'),
+          import('./cluster/plan-commands.js'),
+        ]);
+        const format = command.getOptionValueSource('format') === 'default' ? 'html' : options.format;
+        setExit(
+          await reviewCommand(clusterContext(options, io), positional, {
+            format,
+            file: options.outputFile,
+            open: options.open,
+          }),
+        );
+        return;
+      }
+      if (options.plan !== undefined) {
+        if (options.file !== undefined)
+          throw new CliError('review: use either -f FILE or --plan NAME, not both');
+        if (options.namespace === undefined) throw new CliError('review: --plan needs -n NAMESPACE');
+        const { reviewPlanCommand } = await import('./commands/review-plan.js');
+        setExit(await reviewPlanCommand(options as ReviewPlanOptions, io));
+        return;
+      }
+      if (options.file === undefined) throw new CliError('review: needs -f FILE or --plan NAME -n NAMESPACE');
+      const { reviewCommand } = await import('./commands/review.js');
+      setExit(await reviewCommand(options.file, options as ReviewOptions, io, () => new Date()));
+    },
+  );
 
+  registerClusterCommands(program, io, setExit);
   return program;
 }
 
@@ -190,15 +267,24 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
  * Runs the CLI on `argv` (as process.argv: node, script, args...) and returns the exit code.
  * @example `process.exitCode = await run(process.argv);`
  */
-export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+export async function run(
+  argv: readonly string[],
+  io: CliIo = processIo(),
+  name = 'rolepolicy',
+): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(io, (exit) => {
-    code = exit;
-  });
+  const program = buildProgram(
+    io,
+    (exit) => {
+      code = exit;
+    },
+    name,
+  );
   try {
-    await program.parseAsync([...argv]);
+    await program.parseAsync([...argv.slice(0, 2), ...hoistLeadingFlags(argv.slice(2))]);
     return code;
   } catch (error) {
+    if (error instanceof UsageError) return EXIT.usage;
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? EXIT.ok : EXIT.error;
     }

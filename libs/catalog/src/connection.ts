@@ -172,7 +172,11 @@ export function openConnection(spec: ConnectionSpec, options: OpenOptions = {}):
   };
   const pool =
     plan.kind === 'prefer'
-      ? preferTlsPool(poolOf(plan.ssl, secret), poolOf(false, refuseSecretInClear(plan.mode)))
+      ? preferTlsPool(
+          poolOf(plan.ssl, secret),
+          poolOf(false, refuseSecretInClear(plan.mode)),
+          `${target.host}:${target.port}`,
+        )
       : poolOf(plan.kind === 'plain' ? false : plan.ssl, secret);
   const setRole = spec.setRole ?? null;
   const db = new Kysely<PgCatalog>({

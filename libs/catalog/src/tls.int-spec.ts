@@ -20,6 +20,7 @@ import {
   type OpenOptions,
 } from './connection.js';
 import { DatabaseError } from './redaction.js';
+import { plainServers } from './tls.js';
 
 const PASSWORD = 'Clear-Text-Pa55-never-on-the-wire';
 
@@ -156,5 +157,36 @@ describe('a server with TLS (certificate from a private CA)', () => {
 describe('the shared trust-auth server', () => {
   it('the default sslMode still connects when the server offers no TLS and asks for nothing', async () => {
     expect(await sessionIsEncrypted({ url: shared.url })).toBe(false);
+  });
+});
+
+describe('a server without TLS that asks for no password (trust)', () => {
+  /** SSLRequest packets (length 8, code 80877103) among the bytes the client sent. */
+  const sslRequests = (sent: Buffer): number => {
+    const request = Buffer.from([0, 0, 0, 8, 4, 210, 22, 47]);
+    let count = 0;
+    for (let at = sent.indexOf(request); at !== -1; at = sent.indexOf(request, at + 1)) count++;
+    return count;
+  };
+
+  it('is asked for TLS once a minute, not at every connection (each refused attempt costs a backend)', async () => {
+    const server = new URL(shared.url);
+    const proxy = await startTcpProxy(Number(server.port || 5432));
+    const spec: ConnectionSpec = {
+      params: { host: '127.0.0.1', port: proxy.port, dbname: shared.database, username: server.username },
+    };
+    try {
+      plainServers.clear();
+      expect(await sessionIsEncrypted(spec)).toBe(false);
+      expect(await sessionIsEncrypted(spec)).toBe(false);
+      expect(sslRequests(proxy.sent())).toBe(1);
+      // Once the answer is forgotten (a minute on), TLS is asked for first again.
+      plainServers.clear();
+      expect(await sessionIsEncrypted(spec)).toBe(false);
+      expect(sslRequests(proxy.sent())).toBe(2);
+    } finally {
+      plainServers.clear();
+      await proxy.dispose();
+    }
   });
 });

@@ -1,7 +1,7 @@
 // The pure half of TLS by default (ADR 0019): which sslMode a connection means, what each mode does, and
 // what a connection URL may carry. The wire behaviour is in tls.int-spec.ts against real servers.
 import { DatabaseError } from './redaction.js';
-import { splitUrl, sslModeOf, tlsPlan } from './tls.js';
+import { PlainServerMemo, splitUrl, sslModeOf, tlsPlan } from './tls.js';
 
 describe('sslModeOf', () => {
   it('reads an unset or empty sslMode as prefer, as libpq does', () => {
@@ -88,5 +88,26 @@ describe('splitUrl', () => {
     const split = splitUrl('postgres://u@db.example/app?password=qpw');
     expect(split.password).toBe('qpw');
     expect(JSON.stringify(split.config)).not.toContain('qpw');
+  });
+});
+
+describe('PlainServerMemo', () => {
+  it('remembers a server without TLS for its time to live, per host:port', () => {
+    let now = 1_000;
+    const memo = new PlainServerMemo(60_000, () => now);
+    memo.remember('db:5432');
+    expect(memo.isPlain('db:5432')).toBe(true);
+    expect(memo.isPlain('db:5433')).toBe(false);
+    now += 59_999;
+    expect(memo.isPlain('db:5432')).toBe(true);
+    now += 1;
+    expect(memo.isPlain('db:5432')).toBe(false);
+  });
+
+  it('forgets a server at once when told (a password was refused in clear)', () => {
+    const memo = new PlainServerMemo(60_000, () => 0);
+    memo.remember('db:5432');
+    memo.forget('db:5432');
+    expect(memo.isPlain('db:5432')).toBe(false);
   });
 });

@@ -119,22 +119,87 @@ function serverOffersNoTls(error: unknown): boolean {
   return error instanceof Error && error.message === 'The server does not support SSL connections';
 }
 
+/** The refusal of {@link refuseSecretInClear}: the server wants a secret the plain connection may not send. */
+function refusedInClear(error: unknown): boolean {
+  return error instanceof Error && /password over a connection without TLS/.test(error.message);
+}
+
+/** How long a server's "no TLS" answer is remembered (a server that enables TLS is asked again after it). */
+export const PLAIN_SERVER_MEMO_MS = 60_000;
+
 /**
- * The pool Kysely uses for `prefer`: every new connection tries TLS first (as libpq), and only a server
- * that offers no TLS gets a connection from the plain pool, whose password function refuses.
+ * Servers (host:port) that answered SSLRequest with "no TLS" within {@link PLAIN_SERVER_MEMO_MS}. On such a
+ * server PostgreSQL forks a backend for the refused TLS attempt and another for the plain session: one
+ * answer a minute halves the connections a fleet opens. Remembering gives nothing away: `prefer` goes plain
+ * on that answer anyway, and a plain connection still refuses to send a password.
  */
-export function preferTlsPool(tls: pg.Pool, plain: pg.Pool): PostgresPool & { idleCount: number } {
+export class PlainServerMemo {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    private readonly ttlMs = PLAIN_SERVER_MEMO_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** True while the server's last "no TLS" answer is fresh. */
+  isPlain(server: string): boolean {
+    const until = this.until.get(server);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.until.delete(server);
+    return false;
+  }
+
+  remember(server: string): void {
+    this.until.set(server, this.now() + this.ttlMs);
+  }
+
+  forget(server: string): void {
+    this.until.delete(server);
+  }
+
+  /** Forgets every server (tests that watch each connection's first bytes). */
+  clear(): void {
+    this.until.clear();
+  }
+}
+
+/** The process's memo of servers without TLS, shared by every `prefer` pool. */
+export const plainServers = new PlainServerMemo();
+
+/**
+ * The pool Kysely uses for `prefer`: a new connection tries TLS first (as libpq), and only a server that
+ * offers no TLS gets a connection from the plain pool, whose password function refuses. A server that said
+ * "no TLS" within the last minute is not asked again ({@link PlainServerMemo}); a refused password forgets
+ * that answer, so a server that asks for one is asked for TLS again at the next connection.
+ */
+export function preferTlsPool(
+  tls: pg.Pool,
+  plain: pg.Pool,
+  server: string,
+  memo: PlainServerMemo = plainServers,
+): PostgresPool & { idleCount: number } {
+  const connectPlain = async (): Promise<PostgresPoolClient> => {
+    try {
+      return await plain.connect();
+    } catch (error) {
+      if (refusedInClear(error)) memo.forget(server);
+      throw error;
+    }
+  };
   return {
     get idleCount() {
       return tls.idleCount + plain.idleCount;
     },
     connect: async (): Promise<PostgresPoolClient> => {
       if (tls.idleCount === 0 && plain.idleCount > 0) return plain.connect();
+      if (memo.isPlain(server)) return connectPlain();
       try {
         return await tls.connect();
       } catch (error) {
         if (!serverOffersNoTls(error)) throw error;
-        return plain.connect();
+        memo.remember(server);
+        return connectPlain();
       }
     },
     end: async () => {

@@ -84,3 +84,9 @@ export function kindOfPlural(plural: string): Kind | undefined {
 export function isKind(value: string): value is Kind {
   return (KINDS as readonly string[]).includes(value);
 }
+
+/**
+ * Annotation whose new value asks for a reconcile now; the planner records the handled value in
+ * `status.lastHandledReconcileAt` (docs/planner.md).
+ */
+export const RECONCILE_REQUESTED_AT_ANNOTATION = 'rolepolicy.io/reconcile-requested-at';

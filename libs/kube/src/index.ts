@@ -27,3 +27,4 @@ export * from './conformance/conformance-cases.js';
 export { CONFORMANCE_NAMESPACE } from './conformance/fixtures.js';
 export { applyMergePatch, getPath } from './conformance/merge-patch.js';
 export * from './connection/index.js';
+export * from './decisions.js';

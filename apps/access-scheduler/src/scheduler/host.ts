@@ -168,6 +168,8 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.rebuildTimer);
+    // A start still waiting for the cache ends now (a stopped cache rejects its readiness).
+    if (this.scheduler === undefined) await this.cache?.stop();
     await this.starting;
     await this.scheduler?.stop();
     await this.timers.stop();

@@ -67,16 +67,22 @@ function loadKubeConfig(path: string | undefined): KubeConfig {
   return kc;
 }
 
+/** The two API clients the artifact is read with (the plugin passes its impersonating ones). */
+export interface ArtifactReaders {
+  readonly custom: CustomObjectsApi;
+  readonly core: CoreV1Api;
+}
+
 /** Reads and checks the stored artifact of a plan; every failure names the plan. */
 export async function readPlanArtifact(
-  kc: KubeConfig,
+  apis: ArtifactReaders,
   namespace: string,
   name: string,
 ): Promise<ReviewArtifact> {
   const where = `plan "${namespace}/${name}"`;
   let plan: KubeObject;
   try {
-    plan = (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    plan = (await apis.custom.getNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
       plural: KIND_NAMES.PostgresPolicyPlan.plural,
@@ -96,7 +102,7 @@ export async function readPlanArtifact(
   }
   let configMap: KubeObject & { data?: Record<string, string>; binaryData?: Record<string, string> };
   try {
-    configMap = await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace, name: configMapName });
+    configMap = await apis.core.readNamespacedConfigMap({ namespace, name: configMapName });
   } catch (error) {
     const reason = apiReason(error);
     if (reason.code === 404) {
@@ -135,7 +141,8 @@ export async function readPlanArtifact(
 /** Runs `review --plan`; returns the exit code (0 when the artifact was printed). */
 export async function reviewPlanCommand(options: ReviewPlanOptions, io: CliIo): Promise<number> {
   const kc = loadKubeConfig(options.kubeconfig);
-  const artifact = await readPlanArtifact(kc, options.namespace, options.plan);
+  const apis = { custom: kc.makeApiClient(CustomObjectsApi), core: kc.makeApiClient(CoreV1Api) };
+  const artifact = await readPlanArtifact(apis, options.namespace, options.plan);
   printArtifact(artifact, options.format, io);
   return EXIT.ok;
 }

@@ -267,6 +267,8 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
+    // A start still waiting for the cache ends now (a stopped cache rejects its readiness).
+    if (this.loop === undefined) await this.cache?.stop();
     await this.starting;
     // Releasing ends the term first (nothing is sent after it), then hands the lease over.
     await this.loop?.stop();

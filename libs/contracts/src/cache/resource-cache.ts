@@ -90,7 +90,13 @@ type Followed = {
   progress: SharedRequest<ConsumerInfo | undefined>;
 };
 
+/** What a kind has applied: the consumer and delivery sequence of its last event. */
+type Applied = Pick<Followed, 'appliedConsumer' | 'appliedDelivery'>;
+
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** Between two looks at the server's view while a first delivery has not said it is complete. */
+const CONFIRM_INTERVAL_MS = 250;
 
 /**
  * True when everything consumer `name` delivered (`delivered` messages) has been applied. The iterator
@@ -98,8 +104,26 @@ const key = (namespace: string, name: string): string => `${namespace}/${name}`;
  * deliveries. (nats.js's `getPending()` is no help here: it stays above zero after a batch that carried a
  * status callback, which left a quiet kind "not caught up" until its next event.)
  */
-function appliedAll(state: Followed, name: string, delivered: number): boolean {
+function appliedAll(state: Applied, name: string, delivered: number): boolean {
   return delivered === 0 || (state.appliedConsumer === name && state.appliedDelivery >= delivered);
+}
+
+/**
+ * True when the consumer has delivered everything of its kind up to stream sequence `target` and all of it
+ * is applied. The server's pending count says so when it reaches zero; its scan position says so too, and
+ * is what counts when the pending count is one too many (see {@link ResourceCache} `confirmCaughtUp`).
+ */
+export function caughtUpWith(
+  state: Applied,
+  info: {
+    readonly name: string;
+    readonly num_pending: number;
+    readonly delivered: { readonly stream_seq: number; readonly consumer_seq: number };
+  },
+  target: number,
+): boolean {
+  if (!appliedAll(state, info.name, info.delivered.consumer_seq)) return false;
+  return info.num_pending === 0 || info.delivered.stream_seq >= target;
 }
 
 /**
@@ -292,8 +316,7 @@ export class ResourceCache {
         // Nothing of this kind left to deliver, and everything delivered is applied.
         const info = await followed.progress.sentAfterNow();
         // `delivered.stream_seq` also advances over other kinds' messages, so compare deliveries instead.
-        if (info && info.num_pending === 0 && appliedAll(followed, info.name, info.delivered.consumer_seq))
-          break;
+        if (info && caughtUpWith(followed, info, target)) break;
         if (Date.now() > deadline) {
           const server = info
             ? `server: pending ${info.num_pending}, delivered ${info.delivered.consumer_seq} by ${info.name}`
@@ -357,6 +380,8 @@ export class ResourceCache {
     onCaughtUp: () => void,
   ): Promise<void> {
     const prefix = `${this.options.subjectRoot}.resource.${kind}.`;
+    // Everything up to here is what "caught up" means for this consumer (see scannedPast).
+    const startSeq = await this.lastSeq.sentAfterNow();
     const consumer = await jetstream(this.nc).consumers.get(this.options.stream, {
       filter_subjects: `${prefix}>`,
       deliver_policy: DeliverPolicy.LastPerSubject,
@@ -379,6 +404,7 @@ export class ResourceCache {
       ...(expires === undefined ? {} : { expires }),
     });
     state.messages = messages;
+    if (!done) void this.confirmCaughtUp(state, generation, startSeq, () => done, finish);
     void (async () => {
       try {
         for await (const msg of messages) {
@@ -396,6 +422,25 @@ export class ResourceCache {
       }
       if (!this.stopped && state.generation === generation) this.resubscribe(kind, state, 1_000);
     })();
+  }
+
+  /**
+   * Finishes the first delivery by the server's view when the delivered messages' own pending count does
+   * not reach zero: nats-server (2.9 file store) can count one message too many in a LastPerSubject
+   * consumer's pending, for good, once a subject is superseded during the first delivery.
+   */
+  private async confirmCaughtUp(
+    state: Followed,
+    generation: number,
+    startSeq: number,
+    isDone: () => boolean,
+    finish: () => void,
+  ): Promise<void> {
+    while (!isDone() && !this.stopped && state.generation === generation) {
+      await new Promise((resolve) => setTimeout(resolve, CONFIRM_INTERVAL_MS).unref());
+      const info = await state.progress.sentAfterNow().catch(() => undefined);
+      if (info !== undefined && caughtUpWith(state, info, startSeq)) finish();
+    }
   }
 
   /**

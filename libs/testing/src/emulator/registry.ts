@@ -19,6 +19,9 @@ import { checkCrd, crdStatus } from './crd-status.js';
 import { clone, isObject, normalizeSecret, prunedFields, specPart, timestamp } from './object-rules.js';
 import type { AdmissionHook, KubeObject, ResourceType } from './types.js';
 import type { UserInfo } from '@rolepolicy/kube';
+import type { MutatingStage, ValidatingStage } from './admission-stages.js';
+
+export type { MutatingStage, PolicyRequest, ValidatingStage } from './admission-stages.js';
 
 /** Options that every write accepts. */
 export type WriteOptions = {
@@ -30,26 +33,6 @@ export type WriteOptions = {
   /** Collects the `Warning` header texts admission produces (policies with the Warn action). */
   readonly warnings?: string[];
 };
-
-/** Mutating admission before schema admission (MutatingAdmissionPolicies): the object to continue with. */
-export type MutatingStage = (
-  request: Parameters<ValidatingStage>[0] & { readonly object: KubeObject },
-) => KubeObject;
-
-/**
- * Validating admission after mutation and schema admission (ValidatingAdmissionPolicies): throws the
- * API server's Status to refuse, pushes warnings into `options.warnings`.
- */
-export type ValidatingStage = (request: {
-  readonly type: ResourceType;
-  readonly operation: 'CREATE' | 'UPDATE' | 'DELETE';
-  readonly subresource: '' | 'status';
-  readonly name: string;
-  readonly namespace: string | undefined;
-  readonly object: KubeObject | null;
-  readonly oldObject: KubeObject | null;
-  readonly options: WriteOptions;
-}) => void;
 
 /** Options of a delete (body `DeleteOptions` merged with query parameters). */
 export type DeleteOptions = WriteOptions & {
@@ -375,28 +358,18 @@ export class Registry {
     if (type.statusSubresource && type.kind !== 'Namespace') delete object['status'];
     normalizeSecret(type, object);
     if (storageKey(type) === CRD_KEY) checkCrd(type, object);
-    const mutated =
-      this.mutating?.({
-        type,
-        operation: 'CREATE',
-        subresource: '',
-        name,
-        namespace,
-        object: this.present(type, object),
-        oldObject: null,
-        options,
-      }) ?? object;
-    const admitted = await this.admit(type, 'CREATE', '', mutated, undefined, options.strict ?? false);
-    this.validating?.({
+    const stage = {
       type,
       operation: 'CREATE',
       subresource: '',
       name,
       namespace,
-      object: this.present(type, admitted),
       oldObject: null,
       options,
-    });
+    } as const;
+    const mutated = this.mutating?.({ ...stage, object: this.present(type, object) }) ?? object;
+    const admitted = await this.admit(type, 'CREATE', '', mutated, undefined, options.strict ?? false);
+    this.validating?.({ ...stage, object: this.present(type, admitted) });
     const stored: KubeObject = { ...admitted, metadata: { ...admitted.metadata } };
     stored.metadata.uid = randomUUID();
     stored.metadata.creationTimestamp = timestamp();
@@ -462,17 +435,16 @@ export class Registry {
       }
       if (storageKey(type) === CRD_KEY) checkCrd(type, next);
     }
-    next =
-      this.mutating?.({
-        type,
-        operation: 'UPDATE',
-        subresource,
-        name: current.metadata.name!,
-        namespace: current.metadata.namespace,
-        object: this.present(type, next),
-        oldObject: this.present(type, current),
-        options,
-      }) ?? next;
+    const stage = {
+      type,
+      operation: 'UPDATE',
+      subresource,
+      name: current.metadata.name!,
+      namespace: current.metadata.namespace,
+      oldObject: this.present(type, current),
+      options,
+    } as const;
+    next = this.mutating?.({ ...stage, object: this.present(type, next) }) ?? next;
     const admitted = await this.admit(
       type,
       'UPDATE',
@@ -483,16 +455,7 @@ export class Registry {
     );
     next = { ...admitted, metadata: { ...admitted.metadata } };
     next.metadata.resourceVersion = current.metadata.resourceVersion;
-    this.validating?.({
-      type,
-      operation: 'UPDATE',
-      subresource,
-      name: current.metadata.name!,
-      namespace: current.metadata.namespace,
-      object: this.present(type, next),
-      oldObject: this.present(type, current),
-      options,
-    });
+    this.validating?.({ ...stage, object: this.present(type, next) });
     if (isDeepStrictEqual(next, current)) return this.present(type, current);
     if (type.tracksGeneration && !isDeepStrictEqual(specPart(next), specPart(current))) {
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { AccessControl, type AuthenticationOptions } from './access/access-control.js';
+import { ADMIN_USER } from './access/authn.js';
 import { bootstrapRbac } from './access/bootstrap-roles.js';
+import { escalationCheck } from './access/escalation.js';
 import { mutatingPolicyAdmission, policyAdmission } from './access/policy-admission.js';
 import { selfSignedCertificate } from './access/tls.js';
 import { crdAdmission } from './crd-admission.js';
@@ -126,7 +128,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     admission: options.admission === undefined ? crdAdmission() : (options.admission ?? undefined),
   });
   const access = new AccessControl(registry.store, options.authentication);
-  registry.setValidating(policyAdmission(registry, access.authorize));
+  const policies = policyAdmission(registry, access.authorize);
+  const escalation = access.enabled
+    ? escalationCheck(access.rbac, access.authorize, (r) => r.options.user ?? ADMIN_USER)
+    : undefined;
+  registry.setValidating((request) => {
+    escalation?.(request);
+    policies(request);
+  });
   registry.setMutating(mutatingPolicyAdmission(registry, access.authorize));
   if (access.enabled) {
     for (const object of bootstrapRbac()) {

@@ -206,6 +206,57 @@ describe('RBAC', () => {
   });
 });
 
+describe('RBAC escalation prevention', () => {
+  it('refuses a role or binding granting more than the caller holds, unless escalate or bind', async () => {
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    // dave administers team-d (the aggregated admin role lets him write Roles and RoleBindings).
+    await create(`${rbac}/namespaces/team-d/rolebindings`, {
+      metadata: { name: 'dave-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ kind: 'User', name: 'dave' }],
+    });
+    const dave = emu.tokenFor('dave');
+    const role = await call(dave, 'POST', `${rbac}/namespaces/team-d/roles`, {
+      metadata: { name: 'approve-plans' },
+      rules: [{ apiGroups: ['rolepolicy.io'], resources: ['postgrespolicyplans'], verbs: ['approve'] }],
+    });
+    expect(role.code).toBe(403);
+    expect(role.body['message']).toBe(
+      'roles.rbac.authorization.k8s.io "approve-plans" is forbidden: user "dave" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:["rolepolicy.io"], Resources:["postgrespolicyplans"], Verbs:["approve"]}',
+    );
+    const binding = {
+      metadata: { name: 'dave-approves' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'plan-approver' },
+      subjects: [{ kind: 'User', name: 'dave' }],
+    };
+    expect((await call(dave, 'POST', `${rbac}/namespaces/team-d/rolebindings`, binding)).code).toBe(403);
+    // What he holds he may pass on: a Role over ConfigMaps.
+    const configMaps = await call(dave, 'POST', `${rbac}/namespaces/team-d/roles`, {
+      metadata: { name: 'cm-reader' },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
+    });
+    expect(configMaps.code).toBe(201);
+    // With `bind` on plan-approver the admin delegates granting it, not holding it.
+    await create(`${rbac}/clusterroles`, {
+      metadata: { name: 'bind-plan-approver' },
+      rules: [
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['clusterroles'],
+          resourceNames: ['plan-approver'],
+          verbs: ['bind'],
+        },
+      ],
+    });
+    await create(`${rbac}/namespaces/team-d/rolebindings`, {
+      metadata: { name: 'dave-binds' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'bind-plan-approver' },
+      subjects: [{ kind: 'User', name: 'dave' }],
+    });
+    expect((await call(dave, 'POST', `${rbac}/namespaces/team-d/rolebindings`, binding)).code).toBe(201);
+  });
+});
+
 describe('impersonation', () => {
   it('lets the admin act as another user (kubectl --as), who then gets that user’s permissions', async () => {
     const as = {

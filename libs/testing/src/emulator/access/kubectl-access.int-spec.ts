@@ -48,6 +48,19 @@ test('auth can-i follows the RoleBindings, custom verbs included', async () => {
   const no = await bob.run('auth', 'can-i', 'approve', 'widgets');
   expect([no.code, no.stdout]).toEqual([1, 'no\n']);
   expect(await bob.ok('auth', 'can-i', 'patch', 'widgets', '--subresource=status')).toBe('yes\n');
+  // kubectl's imperative RBAC commands (sent in protobuf) grant carol the same.
+  expect(
+    await admin.ok(
+      'create',
+      'rolebinding',
+      'carol',
+      '--clusterrole=widget-writer',
+      '--user=carol',
+      '-n',
+      'team-a',
+    ),
+  ).toBe('rolebinding.rbac.authorization.k8s.io/carol created\n');
+  expect(await admin.ok('auth', 'can-i', 'patch', 'widgets', '-n', 'team-a', '--as=carol')).toBe('yes\n');
 });
 
 test('RBAC refusals read as kubectl prints a cluster’s 403', async () => {
@@ -92,5 +105,14 @@ test('a ValidatingAdmissionPolicy denial reads as kubectl prints it, and the app
   expect((await patch(admin, 'alice', '--as=alice')).code).toBe(0);
   expect(await admin.ok('get', 'widget', 'w1', '-n', 'team-a', '-o', 'jsonpath={.status.decidedBy}')).toBe(
     'alice',
+  );
+});
+
+test('a Warn binding admits the write and kubectl prints the warning', async () => {
+  await admin.ok('apply', '-f', join(testdata, 'widget-size-warning.yaml'));
+  const patched = await bob.run('patch', 'widget', 'w1', '--type=merge', '-p', '{"spec":{"size":12}}');
+  expect(patched.code).toBe(0);
+  expect(patched.stderr).toContain(
+    "Warning: Validation failed for ValidatingAdmissionPolicy 'widget-size' with binding 'widget-size-warn': widgets above size 10 are deprecated, got 12",
   );
 });

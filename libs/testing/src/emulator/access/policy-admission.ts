@@ -16,7 +16,7 @@ import {
   type ValidatingAdmissionPolicyBinding,
 } from '@rolepolicy/kube';
 import { ApiError, qualifiedResource } from '../errors.js';
-import type { MutatingStage, Registry, ValidatingStage } from '../registry.js';
+import type { MutatingStage, PolicyRequest, Registry, ValidatingStage } from '../registry.js';
 import { storageKey } from '../resource-types.js';
 import type { KubeObject } from '../types.js';
 import { ADMIN_USER } from './authn.js';
@@ -56,11 +56,7 @@ function namespaceObject(registry: Registry, name: string): KubeObject {
 }
 
 /** The evaluator's view of one write: attributes, namespace, params and the authorizer. */
-function requestInput(
-  registry: Registry,
-  r: Parameters<ValidatingStage>[0],
-  authorize: Authorizer,
-): PolicyRequestInput {
+function requestInput(registry: Registry, r: PolicyRequest, authorize: Authorizer): PolicyRequestInput {
   const namespace = r.namespace ?? '';
   return {
     request: {
@@ -97,12 +93,7 @@ export function mutatingPolicyAdmission(registry: Registry, authorize: Authorize
 }
 
 /** The API server's Status for a policy refusal (admission.NewForbidden with reason and code set). */
-function forbiddenByPolicy(
-  r: Parameters<ValidatingStage>[0],
-  message: string,
-  reason: string,
-  code: number,
-): ApiError {
+function forbiddenByPolicy(r: PolicyRequest, message: string, reason: string, code: number): ApiError {
   return new ApiError({
     kind: 'Status',
     apiVersion: 'v1',

@@ -23,7 +23,7 @@ export type PolicyRule = {
 };
 
 type Subject = { readonly kind: string; readonly name: string; readonly namespace?: string };
-type RoleRef = { readonly kind: string; readonly name: string };
+export type RoleRef = { readonly kind: string; readonly name: string };
 
 /** Reads stored RBAC objects: `kind` is the plural (`roles`, `clusterroles`, …). */
 export type RbacObjects = (plural: string, namespace?: string) => readonly KubeObject[];
@@ -93,7 +93,8 @@ export class Rbac {
     return rules;
   }
 
-  private roleRules(ref: RoleRef, namespace: string | undefined): PolicyRule[] {
+  /** The rules a roleRef grants (a ClusterRole with its aggregated roles). */
+  roleRules(ref: RoleRef, namespace: string | undefined): PolicyRule[] {
     if (ref.kind === 'ClusterRole') return this.clusterRoleRules(ref.name);
     const role = this.objects('roles', namespace).find((r) => r.metadata.name === ref.name);
     return (role?.['rules'] as PolicyRule[] | undefined) ?? [];
@@ -151,11 +152,12 @@ export class Rbac {
         { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
         { verbs: ['*'], nonResourceURLs: ['*'] },
       ];
-    const rules: PolicyRule[] = [];
+    // The same rule granted twice (e.g. /healthz by two default roles) is listed once.
+    const rules = new Map<string, PolicyRule>();
     this.visit(user, namespace, (rule) => {
-      rules.push(rule);
+      rules.set(JSON.stringify(rule), rule);
       return false;
     });
-    return rules;
+    return [...rules.values()];
   }
 }

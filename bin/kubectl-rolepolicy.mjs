@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// Entry point of the kubectl plugin: kubectl runs `kubectl-rolepolicy` from PATH for `kubectl rolepolicy ...`.
+// The same program as bin/rolepolicy.mjs (compiled apps/cli/src/main.ts), named as kubectl users call it.
+import '../tools/register-aliases.mjs';
+
+const { run } = await import('../dist/apps/cli/src/main.js');
+process.exitCode = await run(process.argv, undefined, 'kubectl rolepolicy');
