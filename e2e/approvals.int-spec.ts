@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubectlFor, type Kubectl } from '@rolepolicy/testing';
 import { REPO_ROOT } from '../tools/deploy/render.js';
+import { KubectlPlugin, peopleKubeconfig } from './support/kubectl-plugin.js';
 import { PGPLAN } from './support/peer.js';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 
@@ -23,6 +24,7 @@ let admin: Kubectl;
 let bob: Kubectl;
 let carol: Kubectl;
 let alice: Kubectl;
+let plugin: KubectlPlugin;
 
 type Identity = { username: string; uid: string; groups: string[] };
 
@@ -144,9 +146,19 @@ beforeAll(async () => {
   };
   expect((await apply(admin, 'status-writer', role)).code).toBe(0);
   await admin.ok('create', 'rolebinding', 'status-writers', '-n', NS, '--role=status-writer', '--group=ops');
+  // `kubectl rolepolicy` (docs/cli.md) as bob and carol: it writes the identity SelfSubjectReview answers.
+  const person = (username: string, groups: string[]) => ({
+    context: username,
+    username,
+    token: emu.tokenFor({ username, groups }),
+  });
+  plugin = new KubectlPlugin(
+    peopleKubeconfig(emu.url, NS, [person('bob', ['dba']), person('carol', ['ops'])], emu.caPem),
+  );
 }, 120_000);
 
 afterAll(async () => {
+  plugin?.dispose();
   await stack?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 }, 180_000);
@@ -182,6 +194,23 @@ test('a plan: no approve, no decision; a forged decidedBy is refused; an approve
   });
   expect(applied.status?.decidedBy).toEqual(bobIs);
   expect((await db.sql('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).length).toBe(1);
+});
+
+test('kubectl rolepolicy approve passes as the approver the API authenticates, not without approve', async () => {
+  await stack.resources.createPolicy('plugin', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'manual',
+    roles: [{ name: stack.role('plugin'), login: false }],
+  });
+  const plan = (await pendingPlanOf('plugin', 'PendingApproval')).metadata.name!;
+  const refused = await plugin.run(['approve', plan, '--context', 'carol']);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain('recording a decision needs the verb approve');
+  await plugin.ok(['approve', plan, '--wait', '--timeout', '60s', '--context', 'bob']);
+  // The plugin leaves an empty uid out; username and groups are the API's.
+  const { username, groups } = await whoami(bob);
+  expect((await stack.resources.plan(plan))?.status?.decidedBy).toEqual({ username, groups });
 });
 
 test('the controller’s auto-approval passes: an automatic policy reconciles', async () => {
