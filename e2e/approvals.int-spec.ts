@@ -1,4 +1,4 @@
-// Approvals as a control (issue 26, ADR 0025, docs/approvals.md), end to end against an API that enforces what
+// Approvals as a control (issue 26, ADR 0026, docs/approvals.md), end to end against an API that enforces what
 // a cluster would (authentication, RBAC, ValidatingAdmissionPolicies) with deploy/admission installed, and
 // people as kubectl with their own kubeconfigs: carol may patch plan status but holds no `approve`; bob is
 // an approver (group dba); alice requests access and is an approver too. A user without `approve` cannot

@@ -26,7 +26,7 @@ type Options = {
   readonly healthDeadlineMs: number;
   /** Authentication, RBAC (deploy/base/rbac.yaml) and admission policies enforced by the API. */
   readonly accessControl: boolean;
-  /** With accessControl: deploy/admission's policy of decisions, its parameter and ClusterRoles (ADR 0025). */
+  /** With accessControl: deploy/admission's policy of decisions, its parameter and ClusterRoles (ADR 0026). */
   readonly approvalAdmission: boolean;
 };
 

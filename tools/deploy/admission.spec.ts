@@ -2,7 +2,7 @@
 // evaluateValidatingPolicies (the emulator's) as the API server would
 // for a ConfigMap write by the k8s-gateway's ServiceAccount: the planner's SQL and review ConfigMaps pass (create,
 // replace, delete), a ConfigMap of anyone else (kube-system's, a tenant's with a plan-like name) does not. The
-// gateway is known by the parameter ConfigMap rolepolicy-admission (deploy/admission/params.yaml, ADR 0025).
+// gateway is known by the parameter ConfigMap rolepolicy-admission (deploy/admission/params.yaml, ADR 0026).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

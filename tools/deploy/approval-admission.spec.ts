@@ -1,4 +1,4 @@
-// deploy/admission/decisions.yaml (ADR 0025, docs/approvals.md): the ValidatingAdmissionPolicy
+// deploy/admission/decisions.yaml (ADR 0026, docs/approvals.md): the ValidatingAdmissionPolicy
 // rolepolicy-decisions, evaluated as the API server would, rule by rule: a decision carries the caller's own
 // identity, needs `approve`, is not the requester's own (unless the namespace opted out), changes nothing
 // but the decision; a request is created in its creator's name; the controller's writes pass, identified by

@@ -155,7 +155,7 @@ describe.each(KUSTOMIZATIONS)('%s', (dir) => {
   });
 });
 
-describe('approval admission (docs/approvals.md, ADR 0025)', () => {
+describe('approval admission (docs/approvals.md, ADR 0026)', () => {
   const named = (dir: string, kind: string) =>
     objects(dir)
       .filter((o) => o.kind === kind)

@@ -45,7 +45,7 @@ export const SUBJECTS = {
   /** Every resource event: `rp.resource.<kind>.<namespace>.<name>`, and the resync markers. */
   resourceAll: 'rp.resource.>',
   /**
-   * Whether decisions are authenticated by the reference admission policy (ADR 0025): one subject on the
+   * Whether decisions are authenticated by the reference admission policy (ADR 0026): one subject on the
    * resource stream, outside every kind's (`_` never starts a kind token).
    */
   decisionAdmission: 'rp.resource._admission.decisions',

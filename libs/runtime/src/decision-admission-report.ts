@@ -1,4 +1,4 @@
-// How the planner and the access-scheduler report unauthenticated decisions (ADR 0025, docs/approvals.md):
+// How the planner and the access-scheduler report unauthenticated decisions (ADR 0026, docs/approvals.md):
 // they follow the state the k8s-gateway publishes (DecisionAdmissionWatch), log it once at start and at each
 // change, export the gauge `rp_decisions_unauthenticated`, and tell their reconciler when it changes so that
 // every waiting plan or request carries the right condition reason. No state yet: unauthenticated.

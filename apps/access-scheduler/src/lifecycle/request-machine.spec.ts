@@ -703,7 +703,7 @@ describe('integrity', () => {
   });
 });
 
-describe('a request waiting for a decision says when decisions are unauthenticated (ADR 0025)', () => {
+describe('a request waiting for a decision says when decisions are unauthenticated (ADR 0026)', () => {
   it('Ready=True reason ApprovalUnauthenticated in PendingApproval, the phase name otherwise', () => {
     const unauthenticated = decide(request(), { policy: REQUIRED, decisionsUnauthenticated: true });
     const req = after(request(), unauthenticated);

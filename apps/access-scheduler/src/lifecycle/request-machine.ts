@@ -126,7 +126,7 @@ function decideDeletion(
   return { ...base, actions: drive(revoke, 'Revoke'), waiting: true };
 }
 
-/** Reason of an awaited decision while no admission policy authenticates it (ADR 0025, docs/approvals.md). */
+/** Reason of an awaited decision while no admission policy authenticates it (ADR 0026, docs/approvals.md). */
 export const APPROVAL_UNAUTHENTICATED_REASON = 'ApprovalUnauthenticated';
 
 /**

@@ -35,7 +35,7 @@ export interface RequestInput {
   readonly activationPlan: PostgresPolicyPlan | undefined;
   readonly revokePlan: PostgresPolicyPlan | undefined;
   readonly now: number;
-  /** No admission policy authenticates decisions (ADR 0025): a request waiting for one says so on Ready. */
+  /** No admission policy authenticates decisions (ADR 0026): a request waiting for one says so on Ready. */
   readonly decisionsUnauthenticated?: boolean;
 }
 

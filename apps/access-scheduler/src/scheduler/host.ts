@@ -40,7 +40,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
   private readonly timers: AccessTimers;
   private readonly metrics: SchedulerMetrics;
   private cache: ResourceCache | undefined;
-  /** Whether decisions are authenticated (ADR 0025): logged, a gauge, and the Ready reason of waiting requests. */
+  /** Whether decisions are authenticated (ADR 0026): logged, a gauge, and the Ready reason of waiting requests. */
   private decisions: DecisionAdmissionReport | undefined;
   private scheduler: AccessScheduler | undefined;
   private rebuildTimer: NodeJS.Timeout | undefined;

@@ -76,7 +76,7 @@ export interface SchedulerDeps {
   /** How long a scoped request waits for its result before it is sent again (default 120 s). */
   readonly resendMs?: number;
   readonly now?: () => number;
-  /** Whether no admission policy authenticates decisions (ADR 0025); absent: not reported. */
+  /** Whether no admission policy authenticates decisions (ADR 0026); absent: not reported. */
   readonly decisionsUnauthenticated?: () => boolean;
 }
 
@@ -153,7 +153,7 @@ export class AccessScheduler {
     await this.queue.idle();
   }
 
-  /** Queues a pass of every request (whether decisions are authenticated changed, ADR 0025). */
+  /** Queues a pass of every request (whether decisions are authenticated changed, ADR 0026). */
   triggerRequests(): void {
     for (const o of this.deps.cache.list('ephemeralaccessrequest'))
       this.triggerRequest(o.metadata.namespace ?? '', o.metadata.name);

@@ -135,7 +135,7 @@ export function planSummaryLines(
     lines.push('  review:     no review artifact recorded for this plan');
   }
   // The planner's own word on the waiting decision when it says more than "pending" (e.g. that decisions
-  // are not authenticated in this cluster, ADR 0025).
+  // are not authenticated in this cluster, ADR 0026).
   const waiting = (s?.conditions ?? []).find((c) => c.type === 'Approved' && c.status === 'False');
   if (waiting?.reason && waiting.reason !== 'PendingApproval') {
     lines.push(`  approval:   ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`);

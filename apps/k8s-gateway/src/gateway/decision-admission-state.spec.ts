@@ -1,4 +1,4 @@
-// The gateway's reading of the cluster's admission policies (ADR 0025): decisions are authenticated only
+// The gateway's reading of the cluster's admission policies (ADR 0026): decisions are authenticated only
 // while the reference policy exists and a binding denies what it refuses.
 import { decisionAdmissionState, type BindingView } from './decision-admission-state.js';
 

@@ -1,4 +1,4 @@
-// Whether the API server authenticates decisions (ADR 0025), from the ValidatingAdmissionPolicies and their
+// Whether the API server authenticates decisions (ADR 0026), from the ValidatingAdmissionPolicies and their
 // bindings the gateway lists: the reference policy rolepolicy-decisions exists and a binding enforces it.
 // Pure: the informers (decision-admission.ts) feed it.
 import { DECISION_ADMISSION_POLICY, type DecisionAdmissionV1 } from '@rolepolicy/contracts';

@@ -1,4 +1,4 @@
-// The gateway publishes whether decisions are authenticated (ADR 0025) on the resource stream, following the
+// The gateway publishes whether decisions are authenticated (ADR 0026) on the resource stream, following the
 // ValidatingAdmissionPolicies and bindings the API has, and a DecisionAdmissionWatch (what the planner and the
 // access-scheduler use) reads it, also when it starts after the gateway published. Real nats-server and the
 // API emulator (which serves admissionregistration.k8s.io/v1).

@@ -1,5 +1,5 @@
 // Lists and watches the cluster's ValidatingAdmissionPolicies and their bindings (cluster-scoped, whatever
-// WATCH_NAMESPACE says) and publishes whether decisions are authenticated (ADR 0025) on the resource stream:
+// WATCH_NAMESPACE says) and publishes whether decisions are authenticated (ADR 0026) on the resource stream:
 // at start, at every change of the answer, and again at each resync (the stream keeps the last message).
 // An API server that does not serve admissionregistration.k8s.io/v1 (404) or a gateway that may not list
 // it (403) is an answer too: unauthenticated, saying which.

@@ -206,7 +206,7 @@ beforeAll(async () => {
   };
   nc.subscribe(`${root}.resource.>`, {
     callback: (_err, msg) => {
-      // Whether decisions are authenticated (ADR 0025) travels beside the resources: decision-admission.int-spec.
+      // Whether decisions are authenticated (ADR 0026) travels beside the resources: decision-admission.int-spec.
       if (msg.subject.split('.').at(-2) === DECISION_ADMISSION_TOKEN) return;
       if (msg.subject.split('.').at(-2) === RESYNC_TOKEN) {
         const marker = decodePayload({ ...resyncMarkerContract, subject: `${root}.resource.>` }, msg.data);

@@ -216,7 +216,7 @@ export class Gateway {
     });
     this.informers = informers;
     await informers.start();
-    // Whether decisions are authenticated (ADR 0025): published beside the resources, never blocking them.
+    // Whether decisions are authenticated (ADR 0026): published beside the resources, never blocking them.
     this.admission = new DecisionAdmissionInformers(this.kc, {
       sink: (state) => this.publishDecisionAdmission(state),
       resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
@@ -387,7 +387,7 @@ export class Gateway {
     );
   }
 
-  /** Publishes whether decisions are authenticated, on `<resource root>._admission.decisions` (ADR 0025). */
+  /** Publishes whether decisions are authenticated, on `<resource root>._admission.decisions` (ADR 0026). */
   private async publishDecisionAdmission(state: DecisionAdmissionV1): Promise<void> {
     const root = this.wiring.resourceContract.subject.replace(/\.>$/, '');
     const contract = { ...decisionAdmissionContract, subject: this.wiring.resourceContract.subject };

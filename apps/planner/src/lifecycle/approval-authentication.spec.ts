@@ -1,4 +1,4 @@
-// ADR 0025: while no admission policy authenticates decisions, every manual plan waiting for a person says so
+// ADR 0026: while no admission policy authenticates decisions, every manual plan waiting for a person says so
 // in its `Approved=False` reason (ApprovalUnauthenticated instead of PendingApproval): new plans at creation,
 // plans already waiting at the next pass, and back once decisions are authenticated. Decided plans, auto
 // plans and passes that do not know the state are left alone.

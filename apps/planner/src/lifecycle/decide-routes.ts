@@ -242,7 +242,7 @@ export function routeExisting(
   }
   const decision = planDecision(current);
   const executable = !transferBlocked && (gate === 'auto' || (gate === 'manual' && decision === 'approved'));
-  // A plan waiting for a person says whether their decision will be authenticated (ADR 0025).
+  // A plan waiting for a person says whether their decision will be authenticated (ADR 0026).
   const restamp =
     gate === 'manual' && decision === 'undecided' && ctx.decisions !== undefined
       ? pendingApprovalPatch(current, ctx.decisions, ctx.now)

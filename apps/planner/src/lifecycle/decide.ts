@@ -60,7 +60,7 @@ export interface ReconcileInput {
    * and the policy's previous content digest, kept on the status until the promotion converged.
    */
   readonly promoted?: { readonly plan: PostgresPolicyPlan; readonly previousContentDigest: string | null };
-  /** Whether decisions are authenticated (ADR 0025): the reason on undecided manual plans. */
+  /** Whether decisions are authenticated (ADR 0026): the reason on undecided manual plans. */
   readonly decisions?: DecisionAuthentication;
 }
 

@@ -123,7 +123,7 @@ export interface Ctx {
   readonly preferredPlan?: string;
   /** While a promotion is in flight, `content_digest` keeps the previous content (re-recognised on retry). */
   readonly contentDigestHold?: string | null;
-  /** Whether decisions are authenticated (ADR 0025); undefined: not reported, pending plans are left as they are. */
+  /** Whether decisions are authenticated (ADR 0026); undefined: not reported, pending plans are left as they are. */
   readonly decisions?: DecisionAuthentication;
 }
 

@@ -29,7 +29,7 @@ export const MAX_LABEL_VALUE_LENGTH = 63;
 export const AUTO_APPROVED_REASON = 'AutoApproved';
 
 /**
- * Whether the API server authenticates decisions (the k8s-gateway reads it from the cluster, ADR 0025), with
+ * Whether the API server authenticates decisions (the k8s-gateway reads it from the cluster, ADR 0026), with
  * the gateway's sentence saying why.
  */
 export interface DecisionAuthentication {

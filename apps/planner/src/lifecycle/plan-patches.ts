@@ -113,7 +113,7 @@ export function autoApprovePatch(plan: PostgresPolicyPlan, now: string): PlanSta
 }
 
 /**
- * The undecided `Approved` condition re-stamped for whether decisions are authenticated (ADR 0025), or null
+ * The undecided `Approved` condition re-stamped for whether decisions are authenticated (ADR 0026), or null
  * when it already says so. Only for undecided plans: a decided plan's conditions are never resent.
  */
 export function pendingApprovalPatch(

@@ -25,7 +25,7 @@ export interface ExecutionRequest {
 /** Why an existing plan's status is patched. */
 export type PlanPatchPurpose =
   | { readonly kind: 'revalidate' }
-  /** The pending `Approved` condition says whether decisions are authenticated (ADR 0025). */
+  /** The pending `Approved` condition says whether decisions are authenticated (ADR 0026). */
   | { readonly kind: 'approvalAuthentication' }
   | { readonly kind: 'autoApprove' }
   | { readonly kind: 'recordApprovedPhase' }

@@ -46,7 +46,7 @@ const START_RETRY_MS = 500;
 export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Planner');
   private cache: ResourceCache | undefined;
-  /** Whether decisions are authenticated (ADR 0025): logged, a gauge, and the reason on waiting plans. */
+  /** Whether decisions are authenticated (ADR 0026): logged, a gauge, and the reason on waiting plans. */
   private decisions: DecisionAdmissionReport | undefined;
   private reconciler: Reconciler | undefined;
   private elector: Elector | undefined;

@@ -100,7 +100,7 @@ export interface ReconcilerDeps {
   readonly onAppliedSnapshotUsed?: () => void;
   /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
   readonly convergedMemo?: ConvergedMemoSettings;
-  /** Whether decisions are authenticated (ADR 0025); absent: not reported (pending plans left as they are). */
+  /** Whether decisions are authenticated (ADR 0026); absent: not reported (pending plans left as they are). */
   readonly decisions?: () => DecisionAuthentication;
 }
 

@@ -1,4 +1,4 @@
-// DecisionAdmissionWatch: the latest decision admission state the k8s-gateway published (ADR 0025), read from
+// DecisionAdmissionWatch: the latest decision admission state the k8s-gateway published (ADR 0026), read from
 // RP_RESOURCES with one ordered consumer on its single subject (last message first, then every new one).
 // `state` is undefined until a first message arrives: readers count that as unauthenticated.
 import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';

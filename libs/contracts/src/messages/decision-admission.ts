@@ -1,5 +1,5 @@
 // `rp.resource._admission.decisions`: whether the API server authenticates decisions, as the k8s-gateway
-// reads it from the cluster (ADR 0025): the reference ValidatingAdmissionPolicy `rolepolicy-decisions` exists
+// reads it from the cluster (ADR 0026): the reference ValidatingAdmissionPolicy `rolepolicy-decisions` exists
 // and a binding enforces it. Published on the resource stream like the configuration the gateway reads, the
 // latest message per subject is the current answer; the planner and the access-scheduler report decisions
 // as unauthenticated while it says no (or says nothing yet).
