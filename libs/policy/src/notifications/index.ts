@@ -1,0 +1,4 @@
+// Notifications (issue 26): sink configuration, occurrences derived from objects, payloads and signatures.
+export * from './sink-config.js';
+export * from './occurrences.js';
+export * from './payload.js';
