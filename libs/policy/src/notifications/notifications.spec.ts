@@ -155,6 +155,11 @@ describe('plan occurrences', () => {
     expect(new Set(first.map((o) => o.id)).size).toBe(2);
   });
 
+  it('no pending occurrence before the planner wrote the plan status', () => {
+    expect(planOccurrences(plan(undefined), undefined, NOW)).toEqual([]);
+    expect(planOccurrences(plan({ phase: 'Pending' }), undefined, NOW)).toEqual([]);
+  });
+
   it('no decision occurrence for the planner auto-approval, none for scoped plans', () => {
     const auto = plan({
       phase: 'Approved',

@@ -219,8 +219,10 @@ export function planOccurrences(plan: PlanLike, policy: PolicyLike | undefined, 
   const approved = trueCondition(status.conditions, 'Approved');
   const denied = trueCondition(status.conditions, 'Denied');
   const decision = denied ?? approved;
-  const phase = status.phase ?? 'Pending';
-  if (phase === 'Pending' && decision === undefined && policy?.spec?.mode !== 'observe') {
+  const phase = status.phase;
+  // A plan is created before its status is written: pending means the planner has recorded its digest.
+  const computed = typeof status.changeDigest === 'string' && status.changeDigest !== '';
+  if (phase === 'Pending' && computed && decision === undefined && policy?.spec?.mode !== 'observe') {
     const current = policy?.status?.current_plan_ref?.name === meta.name;
     out.push(
       occurrence(
