@@ -28,7 +28,7 @@ export function notificationMetrics(registry: Registry): NotificationMetrics {
     }),
     deadLettered: new Counter({
       name: 'rolepolicy_notifications_dead_lettered_total',
-      help: 'Notifications given up on (attempts exhausted or refused with a 4xx): the failed state of the rolepolicy-notifications queue',
+      help: 'Notifications given up on (attempts exhausted or a 4xx answer), kept in the failed state of their queue',
       labelNames: ['type'] as const,
       registers: [registry],
     }),
