@@ -1,5 +1,5 @@
-// Bull Board on the service's HTTP server (Express under Nest): the timer and notification queues at a configurable
-// path, read-only unless configured otherwise. Mounted before Nest adds its not-found handler.
+// Bull Board on the service's HTTP server (Express under Nest): the timer and notification queues at a
+// configurable path, read-only unless configured otherwise. Mounted before Nest adds its not-found handler.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';

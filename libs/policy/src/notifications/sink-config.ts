@@ -129,7 +129,7 @@ export function parseSinkConfig(
   secretKey('urlSecretKey', urlKey);
 
   // CloudEvents receivers verify every delivery, so that format is never sent unsigned; Slack does not verify.
-  const signingSecret = secretName('signingSecretName', format !== 'slack');
+  const signingSecret = secretName('signingSecretName', format === 'cloudevents');
   const signingKeys = list(get('signingKeys') ?? DEFAULT_SIGNING_KEY);
   if (signingKeys.length === 0) problem('signingKeys', 'must list at least one key of the signing Secret');
   if (signingKeys.length > MAX_SIGNING_KEYS)
