@@ -2,10 +2,13 @@
 // Slack sink gets every occurrence (plans pending, decided, applied, failed; access pending, decided, active,
 // ended, revoked, failed, approval expired) exactly once, also after answering 500 twice and while it is down;
 // every CloudEvent verifies under either rotating key, a 4xx answer dead-letters, and no secret value is sent.
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { generatedSecretName } from '@rolepolicy/kube';
 import { NOTIFICATION_TYPES, verifySignature } from '@rolepolicy/policy';
+import { localRedisUrl } from '@rolepolicy/testing';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 import { EphemeralResources } from './support/ephemeral.js';
+import { findNeedles, redisContents, streamContents, wireTap, type StoredItem } from './support/at-rest.js';
 import { metricSums } from './support/metrics.js';
 import { WebhookReceiver, type Received } from './support/receiver.js';
 
@@ -18,6 +21,9 @@ let failing: TargetDatabase;
 let eph: EphemeralResources;
 let receiver: WebhookReceiver;
 let scheduler: string;
+/** Every core NATS message of the file (Secret reads are sealed: no value may cross in clear). */
+let tap: NatsConnection;
+let wire: StoredItem[];
 let roles: Record<'reader' | 'writer' | 'alice' | 'ops' | 'svc', string>;
 
 type CloudEvent = {
@@ -56,6 +62,8 @@ beforeAll(async () => {
     },
   });
   scheduler = stack.services.find((s) => s.name === 'access-scheduler')!.url;
+  tap = await connect({ servers: stack.nats.url });
+  wire = wireTap(tap);
   [db, failing] = [await stack.createDatabase('notify'), await stack.createDatabase('notify-fail')];
   eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
   roles = {
@@ -111,6 +119,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await tap?.drain();
   await stack?.stop();
   await receiver?.down();
 }, 180_000);
@@ -326,4 +335,17 @@ test('every kind once per occurrence, every CloudEvent signed under both keys, n
     expect(everything).not.toContain(value);
     expect(everything).not.toContain(Buffer.from(value).toString('base64'));
   }
-});
+  // The sink's URL and keys were read at each attempt, never kept: not in a stream, in Redis or on the wire.
+  await tap.flush();
+  expect(wire.some((item) => item.where.startsWith('rp.k8s.secret.read'))).toBe(true);
+  const stored = [...(await streamContents(tap)), ...(await redisContents(localRedisUrl())), ...wire];
+  expect(stored.some((item) => item.text.includes('rolepolicy-notifications'))).toBe(true);
+  expect(
+    findNeedles(stored, {
+      'current signing key': KEYS.current,
+      'next signing key': KEYS.next,
+      'CloudEvents sink URL': receiver.url('/ce'),
+      'Slack sink URL': receiver.url('/slack'),
+    }),
+  ).toEqual([]);
+}, 60_000);
