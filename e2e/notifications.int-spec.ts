@@ -318,8 +318,18 @@ test('every kind once per occurrence, every CloudEvent signed under both keys, n
     expect(verifySignature(r.body, signature, Buffer.from(KEYS.current))).toBe(true);
     expect(verifySignature(r.body, signature, Buffer.from(KEYS.next))).toBe(true);
   }
-  // The scheduler reports the invalid ConfigMap in namespace broken and counts it.
+  // The scheduler reports the invalid ConfigMap in namespace broken (a Warning Event naming field and rule)
+  // and counts it.
   expect((await metricSums(scheduler, 'rolepolicy_notification_sinks', 'state'))['invalid']).toBe(1);
+  const event = await waitFor('the Event on the invalid ConfigMap', async () =>
+    (await stack.core.listNamespacedEvent({ namespace: 'broken' })).items.find(
+      (e) => e.involvedObject.name === 'rolepolicy-notifications',
+    ),
+  );
+  expect(event).toMatchObject({ type: 'Warning', reason: 'InvalidNotificationSink' });
+  expect(event.message).toBe(
+    'no notification goes to this sink: data.format: must be one of cloudevents, slack',
+  );
 
   const generated = await stack.core.readNamespacedSecret({
     namespace: stack.namespace,

@@ -47,6 +47,7 @@ function request(name: string, status: RequestLike['status'], namespace = 'team-
 function notifier(objects: Record<string, Obj[]>) {
   const jobs: DeliveryJob[] = [];
   const warnings: string[] = [];
+  const events: string[] = [];
   const c = cache(objects);
   const n = new Notifier({
     cache: c as never,
@@ -58,9 +59,12 @@ function notifier(objects: Record<string, Obj[]>) {
     maxAgeMs: 3_600_000,
     now: () => NOW,
     log: { warn: (m) => warnings.push(m) },
+    reportInvalid: async (cm, message) => {
+      events.push(`${cm.metadata.namespace}: ${message}`);
+    },
   });
   n.start();
-  return { jobs, warnings, emit: c.emit };
+  return { jobs, warnings, events, emit: c.emit };
 }
 
 describe('the notifier', () => {
@@ -97,7 +101,7 @@ describe('the notifier', () => {
 
   it('reports an invalid ConfigMap once per version, naming the field and rule, and sends nothing to it', () => {
     const bad = sink('team-a', { format: 'teams', urlSecretName: 'hook' });
-    const { jobs, warnings, emit } = notifier({
+    const { jobs, warnings, events, emit } = notifier({
       configmap: [bad],
       ephemeralaccessrequest: [request('r3', { phase: 'Active', activatedAt: '2026-11-27T11:59:00Z' })],
     });
@@ -111,6 +115,9 @@ describe('the notifier', () => {
     expect(jobs).toEqual([]);
     expect(warnings).toEqual([
       'ConfigMap team-a/rolepolicy-notifications is invalid, no notification goes to its sink: data.format: must be one of cloudevents, slack',
+    ]);
+    expect(events).toEqual([
+      'team-a: no notification goes to this sink: data.format: must be one of cloudevents, slack',
     ]);
   });
 });

@@ -26,6 +26,8 @@ export interface NotifierDeps {
   readonly maxAgeMs: number;
   readonly now?: () => number;
   readonly log: { warn(message: string): void };
+  /** Records a Warning Event on an invalid notifications ConfigMap (once per version); failures are logged. */
+  readonly reportInvalid?: (configMap: PublishedConfigMap, message: string) => Promise<void>;
   /** Called after each rebuild with the number of valid and invalid sink ConfigMaps. */
   readonly observeSinks?: (valid: number, invalid: number) => void;
 }
@@ -137,9 +139,17 @@ export class Notifier {
     const version = cm.metadata.resourceVersion ?? '';
     if (this.reported.get(ns) !== version) {
       this.reported.set(ns, version);
+      const problems = describeSinkProblems(parsed.problems);
       this.deps.log.warn(
-        `ConfigMap ${ns}/${NOTIFICATIONS_CONFIGMAP} is invalid, no notification goes to its sink: ${describeSinkProblems(parsed.problems)}`,
+        `ConfigMap ${ns}/${NOTIFICATIONS_CONFIGMAP} is invalid, no notification goes to its sink: ${problems}`,
       );
+      this.deps
+        .reportInvalid?.(cm, `no notification goes to this sink: ${problems}`)
+        .catch((error: Error) =>
+          this.deps.log.warn(
+            `Event on ConfigMap ${ns}/${NOTIFICATIONS_CONFIGMAP} not recorded: ${error.message}`,
+          ),
+        );
     }
     return false;
   }

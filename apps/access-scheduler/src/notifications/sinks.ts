@@ -9,7 +9,12 @@ import {
 
 /** A ConfigMap as the resource stream carries it (the gateway adds `settings` to the notifications one). */
 export interface PublishedConfigMap {
-  readonly metadata: { readonly namespace: string; readonly resourceVersion?: string };
+  readonly metadata: {
+    readonly namespace: string;
+    readonly name?: string;
+    readonly uid?: string;
+    readonly resourceVersion?: string;
+  };
   readonly keys?: readonly string[];
   readonly settings?: Readonly<Record<string, string>>;
 }

@@ -13,7 +13,10 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   JetStreamPublisher,
+  k8sCommandContract,
+  k8sCommandSubject,
   ResourceCache,
+  type K8sCommandV1,
   SecretAccessClient,
   type ScopedExecuteResultV1,
 } from '@rolepolicy/contracts';
@@ -169,6 +172,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
           clusterNamespace: this.config.NOTIFICATIONS_NAMESPACE,
           maxAgeMs: this.config.NOTIFICATIONS_MAX_AGE * 1000,
           log: new Logger('Notifications'),
+          reportInvalid: (configMap, message) => this.recordSinkEvent(configMap, message),
           observeSinks: (valid, invalid) => {
             this.notificationMetrics.sinks.set({ state: 'valid' }, valid);
             this.notificationMetrics.sinks.set({ state: 'invalid' }, invalid);
@@ -200,6 +204,40 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     if (phases === undefined) return;
     this.metrics.transitions.reset();
     for (const [phase, count] of Object.entries(phases)) this.metrics.transitions.set({ phase }, count);
+  }
+
+  /** A Warning Event on an invalid notifications ConfigMap (`kubectl describe configmap` shows it). */
+  private async recordSinkEvent(
+    configMap: { metadata: { namespace: string; uid?: string; resourceVersion?: string } },
+    message: string,
+  ): Promise<void> {
+    const { namespace, uid, resourceVersion } = configMap.metadata;
+    const command: K8sCommandV1 = {
+      v: 1,
+      command: 'record-event',
+      target: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace,
+        name: NOTIFICATIONS_CONFIGMAP,
+        ...(uid === undefined ? {} : { uid }),
+      },
+      event: {
+        type: 'Warning',
+        reason: 'InvalidNotificationSink',
+        message: message.length <= 1024 ? message : `${message.slice(0, 1023)}…`,
+        action: 'ValidateNotificationSink',
+        component: 'rolepolicy-access-scheduler',
+      },
+      idempotencyKey: `access-scheduler/notifications/${namespace}/${resourceVersion ?? ''}`,
+      orderingKey: `ConfigMap/${namespace}/${NOTIFICATIONS_CONFIGMAP}`,
+    };
+    await this.publisher.publish(
+      k8sCommandContract,
+      k8sCommandSubject('access-scheduler', 'record-event'),
+      command,
+      command.idempotencyKey,
+    );
   }
 
   /** Records a scoped execution result; throws (redelivery) while the loop is not running yet. */
