@@ -99,6 +99,47 @@ describe('the notifier', () => {
     expect(jobs.map((j) => j.occurrence.type)).toEqual(['access.active', 'access.revoked']);
   });
 
+  it('a decision without a recorded time: sent when seen happening, not when an old object is seen again', () => {
+    const decided = {
+      phase: 'Denied',
+      decidedBy: { username: 'bob@example.com' },
+      conditions: [{ type: 'Denied', status: 'True' }],
+    };
+    const pending = {
+      phase: 'PendingApproval',
+      approvalExpiresAt: '2026-11-27T13:00:00Z',
+      conditions: [{ type: 'Resolved', status: 'True', lastTransitionTime: '2026-11-27T11:58:00Z' }],
+    };
+    const live = request('live', pending);
+    const { jobs, emit } = notifier({ configmap: [sink('team-a', valid)], ephemeralaccessrequest: [live] });
+    emit({
+      type: 'upsert',
+      kind: 'ephemeralaccessrequest',
+      namespace: 'team-a',
+      name: 'live',
+      object: request('live', decided) as never,
+    });
+    expect(jobs.map((j) => j.occurrence.type)).toEqual([
+      'access.pending-approval',
+      'access.decision-recorded',
+    ]);
+
+    // First sight of a request decided long ago (its latest recorded time is old): nothing to tell.
+    const old = notifier({
+      configmap: [sink('team-a', valid)],
+      ephemeralaccessrequest: [
+        request('old', {
+          ...decided,
+          conditions: [
+            { type: 'Denied', status: 'True' },
+            { type: 'Ready', status: 'False', lastTransitionTime: '2026-11-20T00:00:00Z' },
+          ],
+        }),
+      ],
+    });
+    expect(old.jobs).toEqual([]);
+  });
+
   it('reports an invalid ConfigMap once per version, naming the field and rule, and sends nothing to it', () => {
     const bad = sink('team-a', { format: 'teams', urlSecretName: 'hook' });
     const { jobs, warnings, events, emit } = notifier({

@@ -43,6 +43,8 @@ export class Notifier {
   private readonly queued = new Set<string>();
   /** The last state of each request that held access, to tell a revocation when it is deleted. */
   private readonly holders = new Map<string, RequestLike>();
+  /** Per object (`kind/namespace/name`), the ids of the occurrences it showed when last seen by this process. */
+  private readonly derived = new Map<string, ReadonlySet<string>>();
   /** ConfigMaps reported invalid, by namespace, with the resourceVersion reported. */
   private readonly reported = new Map<string, string>();
 
@@ -76,6 +78,7 @@ export class Notifier {
     switch (change.kind) {
       case 'postgrespolicyplan':
         if (change.object) this.plan(change.object as unknown as PlanLike);
+        else this.derived.delete(`plan/${change.namespace}/${change.name}`);
         return;
       case 'postgrespolicy':
         // Its status may now name a pending plan, with the warnings.
@@ -110,7 +113,7 @@ export class Notifier {
       const computed = Date.parse(plan.status?.computedAt ?? '');
       return named || !Number.isFinite(computed) || now - computed > WARNINGS_GRACE_MS;
     });
-    this.queue(occurrences);
+    this.queue(occurrences, `plan/${plan.metadata.namespace}/${plan.metadata.name}`, latestRecorded(plan));
   }
 
   private request(request: RequestLike): void {
@@ -118,14 +121,25 @@ export class Notifier {
     const key = `${request.metadata.namespace}/${request.metadata.name}`;
     if (request.status?.activatedAt) this.holders.set(key, request);
     else this.holders.delete(key);
-    this.queue(requestOccurrences(request, new Date(this.now()).toISOString()));
+    this.queue(
+      requestOccurrences(request, new Date(this.now()).toISOString()),
+      `request/${key}`,
+      latestRecorded(request),
+    );
   }
 
   private deleted(namespace: string, name: string): void {
     const key = `${namespace}/${name}`;
     const last = this.holders.get(key);
     this.holders.delete(key);
-    if (last !== undefined) this.queue(requestOccurrences(last, new Date(this.now()).toISOString(), true));
+    this.derived.delete(`request/${key}`);
+    if (last !== undefined)
+      this.queue(
+        requestOccurrences(last, new Date(this.now()).toISOString(), true),
+        undefined,
+        undefined,
+        true,
+      );
   }
 
   /** Validates a notifications ConfigMap; an invalid one is reported once per version (field and rule). */
@@ -154,10 +168,28 @@ export class Notifier {
     return false;
   }
 
-  private queue(occurrences: readonly Occurrence[]): void {
+  /**
+   * Queues what is recent. An occurrence with a recorded time is recent within the age limit. One without (a
+   * decision written without a condition time) is recent when this process saw the object before without it
+   * (it happened now), or, on first sight (a restart, a resync), when the object's latest recorded time is
+   * within the limit: so a resync or restart never re-sends an old decision once its job is gone.
+   */
+  private queue(
+    occurrences: readonly Occurrence[],
+    objectKey: string | undefined,
+    latest: number | undefined,
+    seenHappening = false,
+  ): void {
     const now = this.now();
+    const before = objectKey === undefined ? undefined : this.derived.get(objectKey);
+    if (objectKey !== undefined) this.derived.set(objectKey, new Set(occurrences.map((o) => o.id)));
     for (const occurrence of occurrences) {
-      if (occurrence.timeRecorded && now - Date.parse(occurrence.time) > this.deps.maxAgeMs) continue;
+      if (occurrence.timeRecorded) {
+        if (now - Date.parse(occurrence.time) > this.deps.maxAgeMs) continue;
+      } else {
+        const observed = seenHappening || (before !== undefined && !before.has(occurrence.id));
+        if (!observed && (latest === undefined || now - latest > this.deps.maxAgeMs)) continue;
+      }
       const lookup = (ns: string, name: string) =>
         this.deps.cache.get('configmap', ns, name) as PublishedConfigMap | undefined;
       for (const sinkNamespace of sinkNamespaces(
@@ -183,4 +215,21 @@ export class Notifier {
   private now(): number {
     return (this.deps.now ?? Date.now)();
   }
+}
+
+const TIME_FIELDS = ['computedAt', 'applyingSince', 'appliedAt', 'failedAt', 'activatedAt', 'endedAt'];
+
+/** The latest time an object records (status times and condition transition times), as epoch ms. */
+export function latestRecorded(object: { readonly status?: object | undefined }): number | undefined {
+  const status = (object.status ?? {}) as Record<string, unknown>;
+  const times: unknown[] = TIME_FIELDS.map((f) => status[f]);
+  const conditions = Array.isArray(status['conditions'])
+    ? (status['conditions'] as Record<string, unknown>[])
+    : [];
+  for (const c of conditions) times.push(c['lastTransitionTime'], c['last_transition_time']);
+  const parsed = times
+    .filter((t): t is string => typeof t === 'string')
+    .map((t) => Date.parse(t))
+    .filter((t) => Number.isFinite(t));
+  return parsed.length === 0 ? undefined : Math.max(...parsed);
 }
