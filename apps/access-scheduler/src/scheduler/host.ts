@@ -29,6 +29,7 @@ import { AccessScheduler } from './reconciler.js';
 import { deliver } from '../notifications/delivery.js';
 import { notificationMetrics, type NotificationMetrics } from '../notifications/metrics.js';
 import { Notifier } from '../notifications/notifier.js';
+import { sinkOf, type PublishedConfigMap } from '../notifications/sinks.js';
 import { AccessTimers, NotificationDeliveries } from './queues.js';
 
 const START_RETRY_MS = 500;
@@ -69,6 +70,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     this.notificationMetrics = notificationMetrics(serviceMetrics.registry);
     const maxAgeMs = config.NOTIFICATIONS_MAX_AGE * 1000;
     const notifications = new Logger('Notifications');
+    const secrets = new SecretAccessClient(nats);
     this.deliveries = new NotificationDeliveries({
       redisUrl: config.REDIS_URL,
       prefix: config.ACCESS_SCHEDULER_REDIS_PREFIX,
@@ -79,17 +81,18 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
         if (this.cache === undefined) throw new Error('the access-scheduler is still starting');
         const cache = this.cache;
         await deliver(job, {
-          configMap: (ns, name) => cache.get('configmap', ns, name) as never,
-          secrets: new SecretAccessClient(this.nats),
+          configMap: (ns, name) => cache.get('configmap', ns, name) as PublishedConfigMap | undefined,
+          secrets,
           timeoutMs: config.NOTIFICATIONS_TIMEOUT_MS,
         });
       },
       onAttempt: (job, outcome) => {
         const type = job.occurrence.type;
         if (outcome.kind === 'delivered') {
-          const format = this.cache?.get('configmap', job.sinkNamespace, NOTIFICATIONS_CONFIGMAP) as
-            { settings?: { format?: string } } | undefined;
-          this.notificationMetrics.delivered.inc({ type, format: format?.settings?.format ?? 'cloudevents' });
+          const sink = this.cache?.get('configmap', job.sinkNamespace, NOTIFICATIONS_CONFIGMAP);
+          const parsed = sink === undefined ? undefined : sinkOf(sink as unknown as PublishedConfigMap);
+          const format = parsed?.ok === true ? parsed.sink.format : 'cloudevents';
+          this.notificationMetrics.delivered.inc({ type, format });
           this.notificationMetrics.latency.observe(outcome.latencyMs / 1000);
           return;
         }
