@@ -155,6 +155,18 @@ describe('plan occurrences', () => {
     expect(new Set(first.map((o) => o.id)).size).toBe(2);
   });
 
+  it("a candidate's plan names its candidate", () => {
+    const [pending] = planOccurrences(
+      plan(
+        { phase: 'Pending', changeDigest: 'sha256:d', computedAt: 't' },
+        { origin: { kind: 'PostgresPolicyCandidate', name: 'orders-next' } },
+      ),
+      undefined,
+      NOW,
+    );
+    expect(pending?.data).toMatchObject({ candidate: 'orders-next', policy: 'orders' });
+  });
+
   it('no pending occurrence before the planner wrote the plan status', () => {
     expect(planOccurrences(plan(undefined), undefined, NOW)).toEqual([]);
     expect(planOccurrences(plan({ phase: 'Pending' }), undefined, NOW)).toEqual([]);

@@ -48,7 +48,12 @@ interface ConditionLike {
 /** A PostgresPolicyPlan as the notifier reads it. */
 export interface PlanLike {
   readonly metadata: Meta;
-  readonly spec: { readonly policyRef: { readonly name: string }; readonly scope?: unknown };
+  readonly spec: {
+    readonly policyRef: { readonly name: string };
+    readonly scope?: unknown;
+    /** A candidate's plan names the PostgresPolicyCandidate it previews. */
+    readonly origin?: { readonly kind: string; readonly name: string } | null;
+  };
   readonly status?: {
     readonly phase?: string;
     readonly conditions?: readonly ConditionLike[];
@@ -213,6 +218,7 @@ export function planOccurrences(plan: PlanLike, policy: PolicyLike | undefined, 
   const base = {
     policy: plan.spec.policyRef.name,
     plan: meta.name,
+    candidate: plan.spec.origin?.kind === 'PostgresPolicyCandidate' ? plan.spec.origin.name : null,
     changeDigest: status.changeDigest ?? null,
   };
   const out: Occurrence[] = [];
