@@ -2,6 +2,7 @@
 // Slack sink gets every occurrence (plans pending, decided, applied, failed; access pending, decided, active,
 // ended, revoked, failed, approval expired) exactly once, also after answering 500 twice and while it is down;
 // every CloudEvent verifies under either rotating key, a 4xx answer dead-letters, and no secret value is sent.
+import { spawn } from 'node:child_process';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { generatedSecretName } from '@rolepolicy/kube';
 import { NOTIFICATION_TYPES, verifySignature } from '@rolepolicy/policy';
@@ -133,6 +134,20 @@ function request(policy: string, extra: Record<string, unknown> = {}): Record<st
   };
 }
 
+/** Runs a notification's kubectl command through a shell, as someone pasting it would, as `who`. */
+function runKubectl(command: string, who: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', command.replace('<you>', who)], {
+      env: { ...process.env, KUBECONFIG: stack.emulator.kubeconfigPath },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`kubectl failed: ${stderr}`))));
+  });
+}
+
 const events = (received: readonly Received[]): CloudEvent[] =>
   received.map((r) => JSON.parse(r.body) as CloudEvent);
 
@@ -184,7 +199,8 @@ test('a manual plan: pending approval (counts, review ConfigMap, approve command
   expect(message.text).toContain(`Plan ${stack.namespace}/${name} of policy manual waits for approval`);
   expect(message.blocks.length).toBeGreaterThan(0);
 
-  await stack.resources.approve(name, { username: 'bob@example.com', groups: ['dba'] });
+  // The exact command the notification carries approves the plan (kubectl against the API emulator).
+  await runKubectl((pending.data['approve'] as { kubectl: string }).kubectl, 'bob@example.com');
   const decided = await notified('plan.decision-recorded', `postgrespolicyplans/${name}`);
   expect(decided.data).toMatchObject({ decision: 'Approved', decidedBy: { username: 'bob@example.com' } });
   await notified('plan.applied', `postgrespolicyplans/${name}`);
@@ -225,10 +241,7 @@ test('access with approval: pending (requester, justification, bundle, duration,
     duration: resolved.grantedDuration,
     approvalExpiresAt: waiting.status!.approvalExpiresAt,
   });
-  await eph.decide('w-1', 'Approved', {
-    bundleHash: resolved.bundleHash,
-    grantedDuration: resolved.grantedDuration,
-  });
+  await runKubectl((pending.data['approve'] as { kubectl: string }).kubectl, 'security@example.com');
   const decided = await notified('access.decision-recorded', 'ephemeralaccessrequests/w-1');
   expect(decided.data).toMatchObject({
     decision: 'Approved',

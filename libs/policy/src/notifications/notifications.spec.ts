@@ -5,6 +5,7 @@ import {
   notificationBody,
   occurrenceId,
   parseSinkConfig,
+  planApproveCommands,
   planOccurrences,
   requestOccurrences,
   retryWindow,
@@ -153,6 +154,26 @@ describe('plan occurrences', () => {
     expect(first[0]?.data['decidedBy']).toEqual({ username: 'bob@example.com', groups: ['dba'] });
     expect(later.map((o) => o.id)).toEqual(first.map((o) => o.id));
     expect(new Set(first.map((o) => o.id)).size).toBe(2);
+  });
+
+  it('the approve command sets the planner Approved=False entry in place, guarded by a test, with decidedBy', () => {
+    const { kubectl } = planApproveCommands('team-a', 'p1', [
+      { type: 'Ready', status: 'True' },
+      { type: 'Approved', status: 'False', reason: 'AwaitingApproval' },
+    ]);
+    const patch = JSON.parse(/-p '(.*)'$/.exec(kubectl)![1]!) as object[];
+    expect(patch).toEqual([
+      { op: 'test', path: '/status/conditions/1/type', value: 'Approved' },
+      { op: 'test', path: '/status/conditions/1/status', value: 'False' },
+      {
+        op: 'replace',
+        path: '/status/conditions/1',
+        value: { type: 'Approved', status: 'True', reason: 'ApprovedByUser', message: 'reviewed' },
+      },
+      { op: 'add', path: '/status/decidedBy', value: { username: '<you>' } },
+    ]);
+    const appended = JSON.parse(/-p '(.*)'$/.exec(planApproveCommands('team-a', 'p1', []).kubectl)![1]!);
+    expect(appended[0]).toMatchObject({ op: 'add', path: '/status/conditions/-' });
   });
 
   it("a candidate's plan names its candidate", () => {

@@ -1,6 +1,7 @@
 // What deserves a notification, derived from the objects as they are now (level-triggered): a plan waiting for
 // approval, a decision, an outcome, an access request's lifecycle. Pure; ids are deterministic per occurrence.
 import { createHash } from 'node:crypto';
+import { planApproveCommands, requestApproveCommands } from './approve-commands.js';
 import type { NotificationType } from './sink-config.js';
 
 /** The identity recorded with a decision or a request (no uid: receivers get names and groups). */
@@ -37,7 +38,8 @@ interface Meta {
   readonly deletionTimestamp?: string | null;
 }
 
-interface ConditionLike {
+/** A status condition as plans (snake_case time) and requests (camelCase time) carry it. */
+export interface ConditionLike {
   readonly type: string;
   readonly status: string;
   readonly reason?: string | null;
@@ -169,43 +171,6 @@ function counts(summary: Readonly<Record<string, number | undefined>> | null | u
   return out;
 }
 
-/** The kubectl commands that approve a plan: the status patch, and the plugin's short form. */
-export function planApproveCommands(namespace: string, plan: string): { kubectl: string; plugin: string } {
-  const patch = JSON.stringify([
-    {
-      op: 'add',
-      path: '/status/conditions/-',
-      value: { type: 'Approved', status: 'True', reason: 'ApprovedByUser', message: 'reviewed' },
-    },
-    { op: 'add', path: '/status/decidedBy', value: { username: '<you>' } },
-  ]);
-  return {
-    kubectl: `kubectl -n ${namespace} patch postgrespolicyplan ${plan} --subresource=status --type=json -p '${patch}'`,
-    plugin: `kubectl rolepolicy approve ${plan} -n ${namespace}`,
-  };
-}
-
-/** The kubectl commands that approve an access request for the bundle it resolved. */
-export function requestApproveCommands(
-  namespace: string,
-  request: string,
-  bundleHash: string,
-  grantedDuration: string,
-): { kubectl: string; plugin: string } {
-  const patch = JSON.stringify([
-    {
-      op: 'add',
-      path: '/status/conditions/-',
-      value: { type: 'Approved', status: 'True', reason: 'Approved', bundleHash, grantedDuration },
-    },
-    { op: 'add', path: '/status/decidedBy', value: { username: '<you>' } },
-  ]);
-  return {
-    kubectl: `kubectl -n ${namespace} patch ephemeralaccessrequest ${request} --subresource=status --type=json -p '${patch}'`,
-    plugin: `kubectl rolepolicy approve ${request} -n ${namespace}`,
-  };
-}
-
 /**
  * The occurrences a plan shows now: pending approval, a decision people recorded, applied, failed. Scoped
  * plans (ephemeral access) are the access-scheduler's own and are told through their request instead.
@@ -222,8 +187,13 @@ export function planOccurrences(plan: PlanLike, policy: PolicyLike | undefined, 
     changeDigest: status.changeDigest ?? null,
   };
   const out: Occurrence[] = [];
-  const approved = trueCondition(status.conditions, 'Approved');
-  const denied = trueCondition(status.conditions, 'Denied');
+  // The planner reads the first condition of a type (a later duplicate decides nothing): so does this.
+  const first = (type: string) => {
+    const c = status.conditions?.find((x) => x.type === type);
+    return c?.status === 'True' ? c : undefined;
+  };
+  const approved = first('Approved');
+  const denied = first('Denied');
   const decision = denied ?? approved;
   const phase = status.phase;
   // A plan is created before its status is written: pending means the planner has recorded its digest.
@@ -244,7 +214,7 @@ export function planOccurrences(plan: PlanLike, policy: PolicyLike | undefined, 
           sqlStatements: status.sqlStatements ?? null,
           warnings: current ? [...(policy?.status?.plan_warnings ?? [])] : [],
           reviewConfigMap: meta.annotations?.[REVIEW_CONFIGMAP_ANNOTATION] ?? null,
-          approve: planApproveCommands(meta.namespace, meta.name),
+          approve: planApproveCommands(meta.namespace, meta.name, status.conditions),
         },
         '',
       ),
@@ -355,6 +325,7 @@ export function requestOccurrences(request: RequestLike, now: string, deleted = 
               meta.name,
               resolved.bundleHash,
               resolved.grantedDuration,
+              status.conditions,
             ),
           }
         : {},
