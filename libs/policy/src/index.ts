@@ -13,3 +13,4 @@ export * from './scope/index.js';
 export * from './identity/identity-verdict.js';
 export * from './ephemeral/index.js';
 export * from './redaction/index.js';
+export * from './generate/index.js';
