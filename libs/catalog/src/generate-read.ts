@@ -22,7 +22,14 @@ import { InventoryRepository } from './inventory.repository.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 
 /** The inventory kinds listed for every schema. */
-const KINDS: readonly InventoryKind[] = ['table', 'view', 'materialized_view', 'sequence', 'function', 'type'];
+const KINDS: readonly InventoryKind[] = [
+  'table',
+  'view',
+  'materialized_view',
+  'sequence',
+  'function',
+  'type',
+];
 
 /** Which roles to describe: globs over role names (`*`, `?`). */
 export interface GenerateSelection {
@@ -81,7 +88,12 @@ export async function readForGenerate(
       for (const key of await discovery.defaultAclKeys()) {
         const onType = onTypeOf(key.objtype);
         if (key.schema !== null || onType === null) continue;
-        globalDefaults.push({ owner: key.owner, scope: { type: 'global' }, on_type: onType, public_privileges: [] });
+        globalDefaults.push({
+          owner: key.owner,
+          scope: { type: 'global' },
+          on_type: onType,
+          public_privileges: [],
+        });
       }
       const scope = discoveredScope(selected, predefined, schemas, globalDefaults);
       const snapshot: CatalogSnapshot = await readScope(trx, scope, target);

@@ -88,7 +88,10 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
       });
       const manifest = parse(text) as { spec: Record<string, unknown> };
       return Object.fromEntries(
-        CONTENT_FIELDS.filter((field) => field in manifest.spec).map((field) => [field, manifest.spec[field]]),
+        CONTENT_FIELDS.filter((field) => field in manifest.spec).map((field) => [
+          field,
+          manifest.spec[field],
+        ]),
       ) as PolicyContent;
     }
 

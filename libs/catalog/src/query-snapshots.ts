@@ -4,6 +4,7 @@
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 
 import { DefaultPrivilegeRepository } from './default-privilege.repository.js';
+import { DiscoveryRepository } from './discovery.repository.js';
 import { FingerprintRepository } from './fingerprint.repository.js';
 import { InventoryRepository } from './inventory.repository.js';
 import { MembershipRepository } from './membership.repository.js';
@@ -54,6 +55,14 @@ const REPOSITORIES: Readonly<Record<string, readonly Call[]>> = {
           { owner: 'app_owner', objtype: 'S', acldefault: 's' },
         ]),
     ],
+  ],
+  'discovery.repository': [
+    ['roles', (db) => new DiscoveryRepository(db).roles()],
+    ['schemas', (db) => new DiscoveryRepository(db).schemas()],
+    ['defaultAclKeys', (db) => new DiscoveryRepository(db).defaultAclKeys()],
+    ['canReadPasswords', (db) => new DiscoveryRepository(db).canReadPasswords()],
+    ['rolesWithPassword', (db) => new DiscoveryRepository(db).rolesWithPassword(ROLES)],
+    ['inexpressible', (db) => new DiscoveryRepository(db).inexpressible(ROLES)],
   ],
   'inventory.repository': [
     ['inventory', (db) => new InventoryRepository(db).inventory([{ kind: 'table', schema: 'app' }])],

@@ -100,7 +100,10 @@ function memberships(source: GenerateSource): MembershipSpec[] {
 /** Default privileges grouped per (owner, scope), at most 64 grant items per entry (the spec's bound). */
 function defaultPrivileges(source: GenerateSource): DefaultPrivilegeSpec[] {
   const selected = new Set(source.selected_roles);
-  const groups = new Map<string, { owner: string; schema: string | null; grant: DefaultPrivilegeGrantSpec[] }>();
+  const groups = new Map<
+    string,
+    { owner: string; schema: string | null; grant: DefaultPrivilegeGrantSpec[] }
+  >();
   for (const entry of source.snapshot.default_privileges) {
     if (!selected.has(entry.grantee)) continue;
     const schema = entry.scope.type === 'schema' ? entry.scope.schema : null;
@@ -134,10 +137,13 @@ function schemas(
   warnings: string[],
 ): SchemaBindingSpec[] {
   const selected = new Set(source.selected_roles);
-  return source.snapshot.schemas.map((schema) => {
+  const sorted = [...source.snapshot.schemas].sort((a, b) => compareCodePoints(a.name, b.name));
+  return sorted.map((schema) => {
     if (schema.owner === null) return { name: schema.name };
     if (!selected.has(schema.owner)) {
-      notes.set(schema.name, [`owned by "${schema.owner}", which is outside --roles: the owner is not managed`]);
+      notes.set(schema.name, [
+        `owned by "${schema.owner}", which is outside --roles: the owner is not managed`,
+      ]);
       return { name: schema.name };
     }
     const missing = ['CREATE', 'USAGE'].filter((p) => !schema.owner_privileges.includes(p as never));
@@ -174,7 +180,10 @@ export function generatePolicy(source: GenerateSource, options: GenerateOptions)
   const schemaNotes = new Map<string, string[]>();
   const selected = new Set(source.selected_roles);
 
-  const roles = source.snapshot.roles.filter((role) => selected.has(role.name)).map(roleSpec);
+  const roles = source.snapshot.roles
+    .filter((role) => selected.has(role.name))
+    .map(roleSpec)
+    .sort((a, b) => compareCodePoints(a.name, b.name));
   const passwords = source.password_roles === null ? null : new Set(source.password_roles);
   for (const role of roles) {
     const notes: string[] = [];
@@ -226,7 +235,9 @@ export function generatePolicy(source: GenerateSource, options: GenerateOptions)
       'authoritative: anything these roles hold that is not listed here is revoked, and roles removed from this policy later are dropped; check with `rolepolicy plan` (expect no changes) first',
     );
   } else {
-    header.push('additive: plans only grant; switch to authoritative once `rolepolicy plan` shows no changes.');
+    header.push(
+      'additive: plans only grant; switch to authoritative once `rolepolicy plan` shows no changes.',
+    );
   }
 
   const content: PolicyContent = {

@@ -62,7 +62,9 @@ export function choosePatterns(candidates: readonly Candidate[]): {
 } {
   const rejected: string[] = [];
   const reject = (candidate: Candidate, why: string): void => {
-    rejected.push(`could not fold role "${candidate.role}" (profile "${candidate.profile}", schema "${candidate.schema}"): ${why}`);
+    rejected.push(
+      `could not fold role "${candidate.role}" (profile "${candidate.profile}", schema "${candidate.schema}"): ${why}`,
+    );
   };
   // One signature per profile: the most common one wins; one role per (profile, schema).
   const byProfile = new Map<string, Candidate[]>();
@@ -78,8 +80,10 @@ export function choosePatterns(candidates: readonly Candidate[]): {
     const schemas = new Set<string>();
     const group: Candidate[] = [];
     for (const candidate of list) {
-      if (candidate.signature !== signature) reject(candidate, `its grants differ from the other roles of profile "${profile}"`);
-      else if (schemas.has(candidate.schema)) reject(candidate, 'another role has the same profile and schema');
+      if (candidate.signature !== signature)
+        reject(candidate, `its grants differ from the other roles of profile "${profile}"`);
+      else if (schemas.has(candidate.schema))
+        reject(candidate, 'another role has the same profile and schema');
       else {
         schemas.add(candidate.schema);
         group.push(candidate);
@@ -90,7 +94,8 @@ export function choosePatterns(candidates: readonly Candidate[]): {
       group[0]?.patterns ?? [],
     );
     if (common.length === 0) {
-      for (const candidate of group) reject(candidate, 'the names of the roles of this profile follow no common role_pattern');
+      for (const candidate of group)
+        reject(candidate, 'the names of the roles of this profile follow no common role_pattern');
       continue;
     }
     groups.set(profile, group);
@@ -107,7 +112,7 @@ export function choosePatterns(candidates: readonly Candidate[]): {
     kept.push(...group);
   }
   // Every profile bound to a schema shares that schema's pattern; a profile needs two schemas or more.
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     const perSchema = new Map<string, Candidate[]>();
     for (const c of kept) perSchema.set(c.schema, [...(perSchema.get(c.schema) ?? []), c]);

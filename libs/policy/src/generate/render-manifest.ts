@@ -78,7 +78,9 @@ export function renderManifest(
   connection.commentBefore = commentLines([
     `The Secret "${options.connectionSecret}" must hold the connection URL under the key DATABASE_URL.`,
   ]);
-  const approval = specNode.items.find((pair) => String((pair.key as { value?: unknown }).value) === 'approval');
+  const approval = specNode.items.find(
+    (pair) => String((pair.key as { value?: unknown }).value) === 'approval',
+  );
   if (approval !== undefined) {
     (approval.key as { commentBefore?: string }).commentBefore = commentLines([
       'Every plan waits for a decision (approval: auto applies without one): decide before switching.',

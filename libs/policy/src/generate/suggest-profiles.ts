@@ -63,7 +63,8 @@ function analyseRole(
   for (const grant of content.grants ?? []) {
     if (grant.role !== role.name) continue;
     const type = grant.object.type;
-    if (type === 'schema' && grant.object.name === schema) grants.push({ object: { type }, privileges: grant.privileges });
+    if (type === 'schema' && grant.object.name === schema)
+      grants.push({ object: { type }, privileges: grant.privileges });
     else if (type !== 'schema' && type !== 'database' && grant.object.schema === schema)
       grants.push({ object: { type, name: grant.object.name ?? '*' }, privileges: grant.privileges });
     else return `it holds a grant outside schema "${schema}"`;
@@ -95,7 +96,11 @@ function analyseRole(
 }
 
 /** The content with the chosen candidates folded into profiles and bindings. */
-function fold(content: PolicyContent, chosen: ReadonlyMap<string, Candidate>, patterns: ReadonlyMap<string, string>): PolicyContent {
+function fold(
+  content: PolicyContent,
+  chosen: ReadonlyMap<string, Candidate>,
+  patterns: ReadonlyMap<string, string>,
+): PolicyContent {
   const profiles: Record<string, ProfileSpec> = {};
   const bound = new Map<string, string[]>();
   for (const candidate of chosen.values()) {
@@ -147,7 +152,11 @@ export function suggestProfiles(flat: GeneratedPolicy): ProfileSuggestion {
     const result = analyseRole(role, content, owners);
     if (typeof result === 'string') {
       // Only roles that look like per-schema roles are worth a line: a generated-looking comment.
-      if (role.comment !== undefined && role.comment !== null && role.comment.startsWith('Generated from profile'))
+      if (
+        role.comment !== undefined &&
+        role.comment !== null &&
+        role.comment.startsWith('Generated from profile')
+      )
         report.push(`could not fold role "${role.name}": ${result}`);
     } else candidates.push(result);
   }
@@ -171,7 +180,12 @@ export function suggestProfiles(flat: GeneratedPolicy): ProfileSuggestion {
   for (const candidate of chosen.values())
     byProfile.set(candidate.profile, [...(byProfile.get(candidate.profile) ?? []), candidate.schema]);
   for (const [profile, list] of [...byProfile.entries()].sort(([a], [b]) => compareCodePoints(a, b)))
-    report.push(`profile "${profile}" x schemas ${list.sort(compareCodePoints).map((s) => `"${s}"`).join(', ')}`);
+    report.push(
+      `profile "${profile}" x schemas ${list
+        .sort(compareCodePoints)
+        .map((s) => `"${s}"`)
+        .join(', ')}`,
+    );
   report.push(
     `folded ${chosen.size} role(s) into ${byProfile.size} profile(s); proof: expanding both forms gives the same roles, grants, default privileges and memberships`,
   );
@@ -185,4 +199,3 @@ export function suggestProfiles(flat: GeneratedPolicy): ProfileSuggestion {
     folded: true,
   };
 }
-

@@ -1,0 +1,366 @@
+// generate: live access -> policy content, YAML and profile suggestions (pure; the live round trip is
+// libs/catalog/src/generate-roundtrip.int-spec.ts).
+
+import { parse } from 'yaml';
+
+import { catalogSnapshot, liveRole } from '../diff/test-support/builders.js';
+import { expandPolicy } from '../expansion/expand-policy.js';
+import type { InventoryObject } from '../model/snapshot.js';
+import type { GrantEntry } from '../model/state.js';
+import { generatePolicy } from './generate-policy.js';
+import { renderManifest } from './render-manifest.js';
+import { globPattern, selectRoles } from './role-selection.js';
+import type { GenerateSource } from './source.js';
+import { suggestProfiles } from './suggest-profiles.js';
+
+type SourceOverrides = Partial<Omit<GenerateSource, 'snapshot'>> & {
+  readonly snapshot?: Partial<GenerateSource['snapshot']>;
+};
+
+function source(overrides: SourceOverrides): GenerateSource {
+  const { snapshot, ...rest } = overrides;
+  return {
+    snapshot: catalogSnapshot(snapshot ?? {}),
+    selected_roles: (snapshot?.roles ?? []).map((role) => role.name).sort(),
+    left_out: { predefined: [], bootstrap: [] },
+    password_roles: [],
+    inexpressible: [],
+    ...rest,
+  };
+}
+
+const table = (schema: string, name: string, owner = 'owner'): InventoryObject => ({
+  kind: 'table',
+  schema,
+  name,
+  owner,
+});
+const grant = (
+  grantee: string,
+  schema: string,
+  name: string,
+  privileges: GrantEntry['privileges'],
+): GrantEntry => ({
+  object_type: 'table',
+  schema,
+  name,
+  grantee,
+  privileges,
+});
+
+const render = (content: ReturnType<typeof generatePolicy>) =>
+  renderManifest(content.content, content.notes, {
+    name: 'shop',
+    namespace: 'shop',
+    connectionSecret: 'shop-db',
+    database: 'app',
+  });
+
+describe('selectRoles', () => {
+  const roles = [
+    { name: 'app_read', bootstrap: false },
+    { name: 'app_write', bootstrap: false },
+    { name: 'app_admin', bootstrap: false },
+    { name: 'pg_monitor', bootstrap: false },
+    { name: 'postgres', bootstrap: true },
+    { name: 'other', bootstrap: false },
+  ];
+
+  it('keeps names matching a --roles glob and no --exclude glob', () => {
+    expect(selectRoles(roles, ['app_*'], ['*_admin']).selected).toEqual(['app_read', 'app_write']);
+    expect(selectRoles(roles, ['app_????', 'other'], []).selected).toEqual(['app_read', 'other']);
+  });
+
+  it('always leaves out predefined roles and the bootstrap superuser, and says so', () => {
+    const result = selectRoles(roles, ['*'], []);
+    expect(result.selected).toEqual(['app_admin', 'app_read', 'app_write', 'other']);
+    expect(result.left_out).toEqual({ predefined: ['pg_monitor'], bootstrap: ['postgres'] });
+  });
+
+  it('treats every character other than * and ? literally', () => {
+    expect(globPattern('a.b(c)').test('a.b(c)')).toBe(true);
+    expect(globPattern('a.b').test('axb')).toBe(false);
+  });
+});
+
+describe('generatePolicy', () => {
+  it('writes only attributes that differ from PostgreSQL defaults, with config and valid_until', () => {
+    const generated = generatePolicy(
+      source({
+        snapshot: {
+          roles: [
+            liveRole('app', {
+              login: true,
+              connection_limit: 5,
+              comment: 'the app',
+              config: { statement_timeout: '30s', search_path: 'app, public' },
+              password_valid_until: '2031-01-01T00:00:00Z',
+            }),
+            liveRole('batch', { inherit: false }),
+          ],
+        },
+      }),
+      { mode: 'additive' },
+    );
+    expect(generated.content.roles).toEqual([
+      {
+        name: 'app',
+        login: true,
+        connection_limit: 5,
+        comment: 'the app',
+        config: { search_path: 'app, public', statement_timeout: '30s' },
+        password_valid_until: '2031-01-01T00:00:00Z',
+      },
+      { name: 'batch', inherit: false },
+    ]);
+    expect(generated.content.reconciliation_mode).toBe('additive');
+  });
+
+  it('never exports a password: the role gets a comment on how to manage it instead', () => {
+    const generated = generatePolicy(
+      source({ snapshot: { roles: [liveRole('app', { login: true })] }, password_roles: ['app'] }),
+      { mode: 'authoritative' },
+    );
+    expect(generated.content.roles![0]).not.toHaveProperty('password');
+    const yaml = render(generated);
+    expect(yaml).toMatch(/# has a password, which is never exported/);
+    expect(yaml).toMatch(/secretRef/);
+  });
+
+  it('warns when it cannot tell which roles have passwords', () => {
+    const generated = generatePolicy(
+      source({ snapshot: { roles: [liveRole('app')] }, password_roles: null }),
+      { mode: 'additive' },
+    );
+    expect(generated.warnings.join('\n')).toMatch(/whether roles have passwords could not be read/);
+  });
+
+  it('collapses to * only where every object of the kind in the schema has the same grant', () => {
+    const generated = generatePolicy(
+      source({
+        snapshot: {
+          roles: [liveRole('reader'), liveRole('writer')],
+          inventory: [
+            table('a', 't1'),
+            table('a', 't2'),
+            table('a', 'mine', 'writer'),
+            table('b', 't1'),
+            table('b', 't2'),
+          ],
+          grants: [
+            grant('reader', 'a', 't1', ['SELECT']),
+            grant('reader', 'a', 't2', ['SELECT']),
+            grant('reader', 'a', 'mine', ['SELECT']),
+            grant('reader', 'b', 't1', ['SELECT']),
+            grant('reader', 'b', 't2', ['INSERT', 'SELECT']),
+            // writer owns a.mine: ownership counts as holding the grant
+            grant('writer', 'a', 't1', ['INSERT']),
+            grant('writer', 'a', 't2', ['INSERT']),
+          ],
+        },
+      }),
+      { mode: 'authoritative' },
+    );
+    expect(generated.content.grants).toEqual([
+      { role: 'reader', object: { type: 'table', schema: 'a', name: '*' }, privileges: ['SELECT'] },
+      { role: 'reader', object: { type: 'table', schema: 'b', name: 't1' }, privileges: ['SELECT'] },
+      {
+        role: 'reader',
+        object: { type: 'table', schema: 'b', name: 't2' },
+        privileges: ['INSERT', 'SELECT'],
+      },
+      { role: 'writer', object: { type: 'table', schema: 'a', name: '*' }, privileges: ['INSERT'] },
+    ]);
+    expect(generated.notes.header.join('\n')).toMatch(/objects created later get them too/);
+  });
+
+  it('exports every member of a selected role and selected members of pg_* roles, one entry per edge', () => {
+    const generated = generatePolicy(
+      source({
+        snapshot: {
+          roles: [liveRole('app'), liveRole('readers')],
+          memberships: [
+            { role: 'pg_monitor', member: 'app', inherit: true, admin: false, grantor: null },
+            { role: 'pg_monitor', member: 'someone_else', inherit: true, admin: false, grantor: null },
+            { role: 'readers', member: 'app', inherit: false, admin: true, grantor: null },
+            { role: 'readers', member: 'app', inherit: true, admin: false, grantor: 'other' },
+            { role: 'readers', member: 'unselected', inherit: true, admin: false, grantor: null },
+          ],
+        },
+      }),
+      { mode: 'authoritative' },
+    );
+    expect(generated.content.memberships).toEqual([
+      { role: 'pg_monitor', members: [{ name: 'app' }] },
+      { role: 'readers', members: [{ name: 'app', inherit: false, admin: true }, { name: 'unselected' }] },
+    ]);
+  });
+
+  it('reports what the spec cannot express on stderr and in the YAML, never silently', () => {
+    const generated = generatePolicy(
+      source({
+        snapshot: { roles: [liveRole('app')] },
+        inexpressible: [
+          { kind: 'column_privilege', grantee: 'app', target: 'a.t.email', privilege: 'SELECT' },
+          {
+            kind: 'membership_outside_selection',
+            grantee: 'app',
+            target: 'role admins',
+            privilege: 'MEMBER',
+          },
+        ],
+      }),
+      { mode: 'additive' },
+    );
+    expect(generated.warnings).toEqual([
+      '"app" holds SELECT on a.t.email (column privilege): the spec cannot express it; not exported, and plans neither grant nor revoke it',
+      '"app" is a member of role admins: not exported (add that role to --roles to manage it)',
+    ]);
+    expect(render(generated)).toContain('# - "app" holds SELECT on a.t.email (column privilege)');
+  });
+
+  it('declares schema owners only when the owner is selected and holds CREATE and USAGE on it', () => {
+    const generated = generatePolicy(
+      source({
+        snapshot: {
+          roles: [liveRole('owner')],
+          schemas: [
+            { name: 'a', owner: 'owner', owner_privileges: ['CREATE', 'USAGE'] },
+            { name: 'b', owner: 'owner', owner_privileges: ['USAGE'] },
+            { name: 'public', owner: 'pg_database_owner', owner_privileges: ['CREATE', 'USAGE'] },
+          ],
+        },
+      }),
+      { mode: 'authoritative' },
+    );
+    expect(generated.content.schemas).toEqual([
+      { name: 'a', owner: 'owner' },
+      { name: 'b' },
+      { name: 'public' },
+    ]);
+    expect(generated.warnings.join('\n')).toMatch(/schema "b": owner "owner" lacks CREATE/);
+    expect(render(generated)).toMatch(/# owned by "pg_database_owner", which is outside --roles/);
+  });
+
+  it('prints the same YAML whatever order the catalog returned rows in, and the YAML reads back as valid content', () => {
+    const roles = [liveRole('b'), liveRole('a', { login: true })];
+    const grants = [grant('b', 's', 't', ['SELECT']), grant('a', 's', 't', ['INSERT'])];
+    const defaults = [
+      {
+        owner: 'a',
+        scope: { type: 'schema' as const, schema: 's' },
+        on_type: 'table' as const,
+        grantee: 'b',
+        privileges: ['SELECT' as const],
+      },
+      {
+        owner: 'a',
+        scope: { type: 'global' as const },
+        on_type: 'function' as const,
+        grantee: 'b',
+        privileges: ['EXECUTE' as const],
+      },
+    ];
+    const inventory = [table('s', 't'), table('s', 'u')];
+    const one = render(
+      generatePolicy(source({ snapshot: { roles, grants, default_privileges: defaults, inventory } }), {
+        mode: 'authoritative',
+      }),
+    );
+    const two = render(
+      generatePolicy(
+        source({
+          snapshot: {
+            roles: [...roles].reverse(),
+            grants: [...grants].reverse(),
+            default_privileges: [...defaults].reverse(),
+            inventory,
+          },
+        }),
+        { mode: 'authoritative' },
+      ),
+    );
+    expect(one).toBe(two);
+    const manifest = parse(one) as { kind: string; metadata: unknown; spec: Record<string, unknown> };
+    expect(manifest.kind).toBe('PostgresPolicy');
+    expect(manifest.metadata).toEqual({ name: 'shop', namespace: 'shop' });
+    expect(manifest.spec['connection']).toEqual({ secretRef: { name: 'shop-db' } });
+    const { connection: _connection, approval: _approval, ...content } = manifest.spec;
+    expect(expandPolicy(content, { policyName: 'shop' }).ok).toBe(true);
+  });
+});
+
+describe('suggestProfiles', () => {
+  const comment = (profile: string, schema: string) =>
+    `Generated from profile '${profile}' for schema '${schema}'`;
+  const perSchema = (schema: string, privileges: GrantEntry['privileges'] = ['SELECT']): GrantEntry[] => [
+    { object_type: 'schema', schema: null, name: schema, grantee: `${schema}_ro`, privileges: ['USAGE'] },
+    grant(`${schema}_ro`, schema, 't', privileges),
+  ];
+  const world = (cPrivileges: GrantEntry['privileges']) =>
+    generatePolicy(
+      source({
+        snapshot: {
+          roles: ['a', 'b', 'c'].map((s) => liveRole(`${s}_ro`, { comment: comment('ro', s), login: true })),
+          schemas: ['a', 'b', 'c'].map((name) => ({ name, owner: null, owner_privileges: [] })),
+          grants: [...perSchema('a'), ...perSchema('b'), ...perSchema('c', cPrivileges)],
+          inventory: [
+            table('a', 't'),
+            table('a', 'u'),
+            table('b', 't'),
+            table('b', 'u'),
+            table('c', 't'),
+            table('c', 'u'),
+          ],
+          memberships: [{ role: 'a_ro', member: 'c_ro', inherit: true, admin: false, grantor: null }],
+        },
+      }),
+      { mode: 'authoritative' },
+    );
+
+  it('folds schemas whose grants are the same up to the schema name, and proves it by expansion', () => {
+    const suggestion = suggestProfiles(world(['SELECT']));
+    expect(suggestion.folded).toBe(true);
+    expect(suggestion.policy.content.profiles).toEqual({
+      ro: {
+        login: true,
+        grants: [
+          { object: { name: 't', type: 'table' }, privileges: ['SELECT'] },
+          { object: { type: 'schema' }, privileges: ['USAGE'] },
+        ],
+      },
+    });
+    expect(suggestion.policy.content.role_pattern).toBe('{schema}_{profile}');
+    expect(suggestion.policy.content.schemas).toEqual(
+      ['a', 'b', 'c'].map((name) => ({ name, profiles: ['ro'] })),
+    );
+    expect(suggestion.policy.content.roles).toEqual([]);
+    expect(suggestion.policy.content.memberships).toEqual([{ role: 'a_ro', members: [{ name: 'c_ro' }] }]);
+    expect(suggestion.report.at(-1)).toMatch(/folded 3 role\(s\) into 1 profile\(s\); proof/);
+  });
+
+  it('says what it could not fold and keeps it as generated', () => {
+    const suggestion = suggestProfiles(world(['INSERT']));
+    expect(suggestion.folded).toBe(true);
+    expect(suggestion.policy.content.roles!.map((role) => role.name)).toEqual(['c_ro']);
+    expect(suggestion.report[0]).toBe(
+      'could not fold role "c_ro" (profile "ro", schema "c"): its grants differ from the other roles of profile "ro"',
+    );
+  });
+
+  it('folds nothing when no two schemas share grants', () => {
+    const flat = generatePolicy(
+      source({
+        snapshot: {
+          roles: [liveRole('a_ro', { comment: comment('ro', 'a') })],
+          schemas: [{ name: 'a', owner: null, owner_privileges: [] }],
+        },
+      }),
+      { mode: 'additive' },
+    );
+    const suggestion = suggestProfiles(flat);
+    expect(suggestion.folded).toBe(false);
+    expect(suggestion.policy).toBe(flat);
+    expect(suggestion.report.at(-1)).toBe('no schemas share grants up to the schema name: nothing folded');
+  });
+});
