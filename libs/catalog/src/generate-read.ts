@@ -12,6 +12,8 @@ import {
   type InventoryKind,
   type ManagedScope,
   type ObjectType,
+  type PublicObjectScope,
+  PRIVILEGES,
 } from '@rolepolicy/policy';
 
 import { DEFAULT_ACL_LETTERS } from './derive-state.js';
@@ -44,12 +46,27 @@ function onTypeOf(letter: string): ObjectType | null {
   return null;
 }
 
-/** The scope a policy naming every selected role and every schema would have (no PUBLIC rules). */
+/** PUBLIC rules naming every object of every schema and the database, with every privilege. */
+function publicEverywhere(schemas: readonly string[]): PublicObjectScope[] {
+  const all = [...PRIVILEGES];
+  return [
+    { object_type: 'database', schema: null, name: null, privileges: all },
+    ...schemas.flatMap((schema): PublicObjectScope[] => [
+      { object_type: 'schema', schema: null, name: schema, privileges: all },
+      ...KINDS.map((kind) => ({ object_type: kind, schema, name: '*', privileges: all })),
+    ]),
+  ];
+}
+
+/**
+ * The scope a policy naming every selected role, every schema, PUBLIC on everything and every stored
+ * default-ACL pattern would have.
+ */
 function discoveredScope(
   selected: readonly string[],
   predefined: readonly string[],
   schemas: readonly string[],
-  globalDefaults: readonly DefaultPrivilegeScopeKey[],
+  defaults: readonly DefaultPrivilegeScopeKey[],
 ): ManagedScope {
   return {
     roles: selected,
@@ -57,8 +74,8 @@ function discoveredScope(
     schemas,
     owned_schemas: [],
     wildcards: [],
-    public_objects: [],
-    default_privilege_scopes: globalDefaults,
+    public_objects: publicEverywhere(schemas),
+    default_privilege_scopes: defaults,
     include_database_privileges: true,
     database_targets: [],
     function_signatures: [],
@@ -84,18 +101,18 @@ export async function readForGenerate(
       const { selected, left_out } = selectRoles(roles, selection.roles, selection.exclude);
       const predefined = roles.filter((role) => role.name.startsWith('pg_')).map((role) => role.name);
       const schemas = await discovery.schemas();
-      const globalDefaults: DefaultPrivilegeScopeKey[] = [];
+      const defaults: DefaultPrivilegeScopeKey[] = [];
       for (const key of await discovery.defaultAclKeys()) {
         const onType = onTypeOf(key.objtype);
-        if (key.schema !== null || onType === null) continue;
-        globalDefaults.push({
+        if (onType === null) continue;
+        defaults.push({
           owner: key.owner,
-          scope: { type: 'global' },
+          scope: key.schema === null ? { type: 'global' } : { type: 'schema', schema: key.schema },
           on_type: onType,
-          public_privileges: [],
+          public_privileges: [...PRIVILEGES],
         });
       }
-      const scope = discoveredScope(selected, predefined, schemas, globalDefaults);
+      const scope = discoveredScope(selected, predefined, schemas, defaults);
       const snapshot: CatalogSnapshot = await readScope(trx, scope, target);
       const inventoryRows =
         schemas.length > 0
@@ -116,6 +133,9 @@ export async function readForGenerate(
         left_out,
         password_roles: passwordRoles,
         inexpressible,
+        global_default_pairs: defaults.flatMap((key) =>
+          key.scope.type === 'global' ? [{ owner: key.owner, on_type: key.on_type }] : [],
+        ),
       };
     });
 }

@@ -13,6 +13,14 @@ import { globPattern, selectRoles } from './role-selection.js';
 import type { GenerateSource } from './source.js';
 import { suggestProfiles } from './suggest-profiles.js';
 
+const databasePublic: GrantEntry = {
+  object_type: 'database',
+  schema: null,
+  name: 'app',
+  grantee: 'PUBLIC',
+  privileges: ['CONNECT', 'TEMPORARY'],
+};
+
 type SourceOverrides = Partial<Omit<GenerateSource, 'snapshot'>> & {
   readonly snapshot?: Partial<GenerateSource['snapshot']>;
 };
@@ -20,11 +28,13 @@ type SourceOverrides = Partial<Omit<GenerateSource, 'snapshot'>> & {
 function source(overrides: SourceOverrides): GenerateSource {
   const { snapshot, ...rest } = overrides;
   return {
-    snapshot: catalogSnapshot(snapshot ?? {}),
+    // PostgreSQL's built-in PUBLIC privileges on the database, unless a test says otherwise.
+    snapshot: catalogSnapshot({ grants: [databasePublic], ...snapshot }),
     selected_roles: (snapshot?.roles ?? []).map((role) => role.name).sort(),
     left_out: { predefined: [], bootstrap: [] },
     password_roles: [],
     inexpressible: [],
+    global_default_pairs: [],
     ...rest,
   };
 }
@@ -148,6 +158,7 @@ describe('generatePolicy', () => {
             table('b', 't2'),
           ],
           grants: [
+            databasePublic,
             grant('reader', 'a', 't1', ['SELECT']),
             grant('reader', 'a', 't2', ['SELECT']),
             grant('reader', 'a', 'mine', ['SELECT']),
@@ -244,7 +255,7 @@ describe('generatePolicy', () => {
 
   it('prints the same YAML whatever order the catalog returned rows in, and the YAML reads back as valid content', () => {
     const roles = [liveRole('b'), liveRole('a', { login: true })];
-    const grants = [grant('b', 's', 't', ['SELECT']), grant('a', 's', 't', ['INSERT'])];
+    const grants = [databasePublic, grant('b', 's', 't', ['SELECT']), grant('a', 's', 't', ['INSERT'])];
     const defaults = [
       {
         owner: 'a',
@@ -290,6 +301,75 @@ describe('generatePolicy', () => {
   });
 });
 
+describe('PUBLIC', () => {
+  it('writes what PUBLIC holds beyond the built-ins as grants, and each lost built-in as ensure: absent', () => {
+    const generated = generatePolicy(
+      source({
+        snapshot: {
+          roles: [liveRole('owner')],
+          schemas: [{ name: 'public', owner: 'owner', owner_privileges: ['CREATE', 'USAGE'] }],
+          inventory: [
+            { kind: 'function', schema: 'public', name: 'f(integer)', owner: 'owner' },
+            { kind: 'function', schema: 'public', name: 'g()', owner: 'owner' },
+            table('public', 't'),
+          ],
+          grants: [
+            { ...databasePublic, privileges: ['CONNECT'] },
+            { object_type: 'schema', schema: null, name: 'public', grantee: 'PUBLIC', privileges: ['USAGE'] },
+            {
+              object_type: 'function',
+              schema: 'public',
+              name: 'g()',
+              grantee: 'PUBLIC',
+              privileges: ['EXECUTE'],
+            },
+            grant('PUBLIC', 'public', 't', ['SELECT']),
+          ],
+          default_privileges: [
+            {
+              owner: 'owner',
+              scope: { type: 'schema', schema: 'public' },
+              on_type: 'table',
+              grantee: 'PUBLIC',
+              privileges: ['SELECT'],
+            },
+          ],
+        },
+        global_default_pairs: [{ owner: 'owner', on_type: 'function' }],
+      }),
+      { mode: 'authoritative' },
+    );
+    expect(generated.content.grants).toEqual([
+      {
+        role: 'PUBLIC',
+        ensure: 'absent',
+        object: { type: 'database', name: 'app' },
+        privileges: ['TEMPORARY'],
+      },
+      { role: 'PUBLIC', object: { type: 'schema', name: 'public' }, privileges: ['USAGE'] },
+      {
+        role: 'PUBLIC',
+        ensure: 'absent',
+        object: { type: 'function', schema: 'public', name: 'f(integer)' },
+        privileges: ['EXECUTE'],
+      },
+      { role: 'PUBLIC', object: { type: 'table', schema: 'public', name: 't' }, privileges: ['SELECT'] },
+    ]);
+    expect(generated.content.default_privileges).toEqual([
+      {
+        owner: 'owner',
+        scope: { type: 'global' },
+        grant: [{ ensure: 'absent', on_type: 'function', privileges: ['EXECUTE'], role: 'PUBLIC' }],
+      },
+      {
+        owner: 'owner',
+        schema: 'public',
+        grant: [{ on_type: 'table', privileges: ['SELECT'], role: 'PUBLIC' }],
+      },
+    ]);
+  });
+});
+
 describe('suggestProfiles', () => {
   const comment = (profile: string, schema: string) =>
     `Generated from profile '${profile}' for schema '${schema}'`;
@@ -303,7 +383,7 @@ describe('suggestProfiles', () => {
         snapshot: {
           roles: ['a', 'b', 'c'].map((s) => liveRole(`${s}_ro`, { comment: comment('ro', s), login: true })),
           schemas: ['a', 'b', 'c'].map((name) => ({ name, owner: null, owner_privileges: [] })),
-          grants: [...perSchema('a'), ...perSchema('b'), ...perSchema('c', cPrivileges)],
+          grants: [databasePublic, ...perSchema('a'), ...perSchema('b'), ...perSchema('c', cPrivileges)],
           inventory: [
             table('a', 't'),
             table('a', 'u'),

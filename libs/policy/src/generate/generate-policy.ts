@@ -16,7 +16,9 @@ import type {
 import type { RoleEntry } from '../model/state.js';
 import { compareObjectTypes, type ReconciliationMode } from '../model/vocabulary.js';
 import { DEFAULT_ROLE_STATE } from '../expansion/role-state.js';
+import { compareGrantees } from '../diff/keys.js';
 import { collapseGrants } from './collapse.js';
+import { publicDefaultItems, publicGrants } from './public-grants.js';
 import type { GenerateSource, InexpressibleAccess } from './source.js';
 
 /** Comments attached to the generated YAML: per role, per schema, and at the top of the spec. */
@@ -104,6 +106,10 @@ function defaultPrivileges(source: GenerateSource): DefaultPrivilegeSpec[] {
     string,
     { owner: string; schema: string | null; grant: DefaultPrivilegeGrantSpec[] }
   >();
+  for (const [id, items] of publicDefaultItems(source)) {
+    const [owner, schema] = JSON.parse(id) as [string, string | null];
+    groups.set(id, { owner, schema, grant: [...items] });
+  }
   for (const entry of source.snapshot.default_privileges) {
     if (!selected.has(entry.grantee)) continue;
     const schema = entry.scope.type === 'schema' ? entry.scope.schema : null;
@@ -118,7 +124,10 @@ function defaultPrivileges(source: GenerateSource): DefaultPrivilegeSpec[] {
     .sort((a, b) => compareCodePoints(a.owner, b.owner) || scopeOrder(a.schema, b.schema))
     .flatMap((group) => {
       const items = group.grant.sort(
-        (a, b) => compareObjectTypes(a.on_type, b.on_type) || compareCodePoints(a.role ?? '', b.role ?? ''),
+        (a, b) =>
+          compareObjectTypes(a.on_type, b.on_type) ||
+          compareGrantees(a.role ?? '', b.role ?? '') ||
+          compareCodePoints(a.ensure ?? 'present', b.ensure ?? 'present'),
       );
       const chunks: DefaultPrivilegeGrantSpec[][] = [];
       for (let i = 0; i < items.length; i += 64) chunks.push(items.slice(i, i + 64));
@@ -207,7 +216,13 @@ export function generatePolicy(source: GenerateSource, options: GenerateOptions)
     source.snapshot.grants.filter((grant) => selected.has(grant.grantee)),
     source.snapshot.inventory,
   );
-  const grantSpecs: GrantSpec[] = grants.map((grant) => ({
+  const publicSpecs = publicGrants(source);
+  if (publicSpecs.length > 0) {
+    header.push(
+      "PUBLIC: what it holds beyond PostgreSQL's built-ins (EXECUTE on functions, USAGE on types, CONNECT and TEMPORARY on the database) is written as grants to PUBLIC, each built-in it lost as ensure: absent",
+    );
+  }
+  const roleSpecs: GrantSpec[] = grants.map((grant) => ({
     role: grant.grantee,
     object:
       grant.object_type === 'schema' || grant.object_type === 'database'
@@ -215,6 +230,7 @@ export function generatePolicy(source: GenerateSource, options: GenerateOptions)
         : { type: grant.object_type, schema: grant.schema, name: grant.name },
     privileges: [...grant.privileges],
   }));
+  const grantSpecs = [...publicSpecs, ...roleSpecs];
   if (collapsed > 0) {
     header.push(
       `${collapsed} grant(s) cover every object of their kind in a schema and are written as name "*": in authoritative mode objects created later get them too (decide whether that is intended, or list the objects instead)`,

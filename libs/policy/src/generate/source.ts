@@ -3,6 +3,7 @@
 // policy cannot state. Read by libs/catalog in one transaction; JSON-safe.
 
 import type { CatalogSnapshot } from '../model/snapshot.js';
+import type { ObjectType } from '../model/vocabulary.js';
 
 /** What kind of access a PostgresPolicy cannot express. */
 export type InexpressibleKind =
@@ -35,7 +36,10 @@ export interface LeftOutRoles {
 
 /** Everything generation reads, from one REPEATABLE READ transaction. */
 export interface GenerateSource {
-  /** The snapshot of the selected roles over every schema; `inventory` lists every object of every schema. */
+  /**
+   * The snapshot of the selected roles over every schema, with PUBLIC rows of every object; `inventory`
+   * lists every object of every schema.
+   */
   readonly snapshot: CatalogSnapshot;
   /** The selected roles, sorted. */
   readonly selected_roles: readonly string[];
@@ -43,4 +47,6 @@ export interface GenerateSource {
   /** Selected roles with a password set; null when the reader may not see pg_authid. */
   readonly password_roles: readonly string[] | null;
   readonly inexpressible: readonly InexpressibleAccess[];
+  /** (owner, on_type) of every stored global default ACL row (PUBLIC may have lost a built-in there). */
+  readonly global_default_pairs: readonly { readonly owner: string; readonly on_type: ObjectType }[];
 }
