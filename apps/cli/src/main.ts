@@ -192,7 +192,6 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
         '--roles <glob>',
         'roles to describe (`*`, `?`; repeatable); pg_* and the bootstrap superuser are always left out',
         collect,
-        [],
       )
       .option('--exclude <glob>', 'roles to leave out (repeatable)', collect, [])
       .addOption(
@@ -220,8 +219,8 @@ Example:
   return program;
 }
 
-function collect(value: string, previous: readonly string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: readonly string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /**
