@@ -2,7 +2,7 @@
 // prints a PostgresPolicy manifest describing the selected roles' access; warnings go to stderr.
 
 import { readForGenerate, withRedaction } from '@rolepolicy/catalog';
-import { generatePolicy, renderManifest, suggestProfiles } from '@rolepolicy/policy';
+import { boundWarnings, generatePolicy, renderManifest, suggestProfiles } from '@rolepolicy/policy';
 
 import { CliError, EXIT, type CliIo } from '../io.js';
 import { connectFromOptions, type ConnectionOptions } from './connect.js';
@@ -71,6 +71,12 @@ export async function generateCommand(options: GenerateCommandOptions, io: CliIo
       generated = suggestion.policy;
       for (const line of suggestion.report) io.stderr(`suggest-profiles: ${line}\n`);
     }
+    const bounds = boundWarnings(generated.content);
+    generated = {
+      ...generated,
+      notes: { ...generated.notes, header: [...bounds, ...generated.notes.header] },
+      warnings: [...generated.warnings, ...bounds],
+    };
     for (const warning of generated.warnings) io.stderr(`warning: ${warning}\n`);
     const name = options.name ?? nameOf(source.snapshot.current_database);
     io.stdout(

@@ -7,6 +7,7 @@ import { catalogSnapshot, liveRole } from '../diff/test-support/builders.js';
 import { expandPolicy } from '../expansion/expand-policy.js';
 import type { InventoryObject } from '../model/snapshot.js';
 import type { GrantEntry } from '../model/state.js';
+import { boundWarnings } from './bounds.js';
 import { generatePolicy } from './generate-policy.js';
 import { renderManifest } from './render-manifest.js';
 import { globPattern, selectRoles } from './role-selection.js';
@@ -298,6 +299,16 @@ describe('generatePolicy', () => {
     expect(manifest.spec['connection']).toEqual({ secretRef: { name: 'shop-db' } });
     const { connection: _connection, approval: _approval, ...content } = manifest.spec;
     expect(expandPolicy(content, { policyName: 'shop' }).ok).toBe(true);
+  });
+});
+
+describe('boundWarnings', () => {
+  it("says when the content exceeds the spec's collection bounds, and how to split it", () => {
+    const roles = Array.from({ length: 1025 }, (_, i) => ({ name: `r${i}` }));
+    expect(boundWarnings({ roles })).toEqual([
+      "spec.roles has 1025 entries, over the spec's bound of 1024: the API server will reject this policy; split the roles into several policies (--roles / --exclude)",
+    ]);
+    expect(boundWarnings({ roles: roles.slice(0, 10) })).toEqual([]);
   });
 });
 

@@ -10,3 +10,4 @@ export { renderManifest, type ManifestOptions } from './render-manifest.js';
 export { globPattern, selectRoles, type RoleCandidate } from './role-selection.js';
 export type { GenerateSource, InexpressibleAccess, InexpressibleKind, LeftOutRoles } from './source.js';
 export { suggestProfiles, type ProfileSuggestion } from './suggest-profiles.js';
+export { boundWarnings } from './bounds.js';
