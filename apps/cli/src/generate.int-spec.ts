@@ -224,12 +224,14 @@ describe('rolepolicy generate', () => {
   );
 
   it(
-    'never exports a password; reports column privileges and grant options on stderr and in the YAML',
+    'never exports a password; reports column privileges, grant options, RLS policies and per-database settings',
     async () => {
       await query(`
         CREATE ROLE "${p}svc" LOGIN PASSWORD '${PASSWORD}';
         GRANT SELECT (email) ON raw.events TO "${p}svc";
-        GRANT SELECT ON mart.orders TO "${p}svc" WITH GRANT OPTION;`);
+        GRANT SELECT ON mart.orders TO "${p}svc" WITH GRANT OPTION;
+        CREATE POLICY own_rows ON raw.events TO "${p}svc" USING (true);
+        ALTER ROLE "${p}svc" IN DATABASE "${sandbox.database}" SET work_mem = '8MB';`);
       const run = await runCli(['generate', '--roles', `${p}svc`, '--name', 'svc', '--namespace', 'data'], {
         env: env(),
       });
@@ -247,6 +249,10 @@ describe('rolepolicy generate', () => {
         `warning: "${p}svc" holds SELECT on raw.events.email (column privilege): the spec cannot express it`,
       );
       expect(run.stderr).toContain(`warning: "${p}svc" holds SELECT on mart.orders WITH GRANT OPTION`);
+      expect(run.stderr).toContain(
+        `warning: "${p}svc" is named by row-level security policy own_rows on raw.events`,
+      );
+      expect(run.stderr).toContain(`warning: "${p}svc" has the setting work_mem=8MB in database`);
       expect(run.stdout).toContain(`# - "${p}svc" holds SELECT on raw.events.email (column privilege)`);
     },
     SLOW,

@@ -93,5 +93,18 @@ SELECT DISTINCT x.kind, x.grantee, x.target, x.privilege FROM (
   JOIN sel ON sel.oid = m.member
   JOIN pg_catalog.pg_roles g ON g.oid = m.roleid
   WHERE NOT g.rolname = ANY($2::text[]) AND NOT pg_catalog.starts_with(g.rolname::text, 'pg_')
+  UNION ALL
+  SELECT 'row_security_policy', sel.name,
+         pg_catalog.format('policy %I on %I.%I', pol.polname, n.nspname, c.relname), 'POLICY'
+  FROM pg_catalog.pg_policy pol
+  JOIN pg_catalog.pg_class c ON c.oid = pol.polrelid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  JOIN sel ON sel.oid = ANY(pol.polroles)
+  UNION ALL
+  SELECT 'database_role_setting', sel.name, pg_catalog.format('database %I', d.datname), cfg.setting
+  FROM pg_catalog.pg_db_role_setting s
+  JOIN sel ON sel.oid = s.setrole
+  JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase
+  CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS cfg(setting)
 ) x
 ORDER BY x.kind, x.grantee, x.target, x.privilege;

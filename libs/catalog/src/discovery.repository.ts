@@ -21,7 +21,10 @@ export interface DefaultAclKey {
 
 /** Access a selected role holds that a PostgresPolicy cannot state. */
 export interface InexpressibleRow {
-  /** column_privilege, grant_option, maintain, language, foreign_data_wrapper, foreign_server, large_object, tablespace, membership_outside_selection. */
+  /**
+   * column_privilege, grant_option, maintain, language, foreign_data_wrapper, foreign_server,
+   * large_object, tablespace, membership_outside_selection, row_security_policy, database_role_setting.
+   */
   readonly kind: string;
   readonly grantee: string;
   /** Human-readable target, e.g. `"app"."orders"."email"` or `role "admins"`. */
@@ -83,7 +86,8 @@ export class DiscoveryRepository {
   /**
    * What the named roles hold that a policy cannot state: column privileges, grant options, MAINTAIN
    * (PostgreSQL 17+), privileges on languages, foreign data wrappers, foreign servers, large objects and
-   * tablespaces, and memberships in roles outside the selection (other than predefined `pg_*` roles).
+   * tablespaces, memberships in roles outside the selection (other than predefined `pg_*` roles),
+   * row-level security policies naming them, and their per-database settings (ALTER ROLE ... IN DATABASE).
    */
   async inexpressible(names: readonly string[]): Promise<InexpressibleRow[]> {
     const roles = [...names];
@@ -147,6 +151,19 @@ export class DiscoveryRepository {
         JOIN sel ON sel.oid = m.member
         JOIN pg_catalog.pg_roles g ON g.oid = m.roleid
         WHERE NOT g.rolname = ANY(${roles}::text[]) AND NOT pg_catalog.starts_with(g.rolname::text, 'pg_')
+        UNION ALL
+        SELECT 'row_security_policy', sel.name,
+               pg_catalog.format('policy %I on %I.%I', pol.polname, n.nspname, c.relname), 'POLICY'
+        FROM pg_catalog.pg_policy pol
+        JOIN pg_catalog.pg_class c ON c.oid = pol.polrelid
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        JOIN sel ON sel.oid = ANY(pol.polroles)
+        UNION ALL
+        SELECT 'database_role_setting', sel.name, pg_catalog.format('database %I', d.datname), cfg.setting
+        FROM pg_catalog.pg_db_role_setting s
+        JOIN sel ON sel.oid = s.setrole
+        JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase
+        CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS cfg(setting)
       ) x
       ORDER BY x.kind, x.grantee, x.target, x.privilege`.execute(this.db);
     return result.rows;

@@ -171,6 +171,10 @@ function inexpressibleLine(access: InexpressibleAccess): string {
   switch (access.kind) {
     case 'membership_outside_selection':
       return `"${access.grantee}" is a member of ${access.target}: not exported (add that role to --roles to manage it)`;
+    case 'row_security_policy':
+      return `"${access.grantee}" is named by row-level security ${access.target}: the spec cannot express it; the policy stays as it is`;
+    case 'database_role_setting':
+      return `"${access.grantee}" has the setting ${access.privilege} in ${access.target} (ALTER ROLE ... IN DATABASE): the spec cannot express it; not exported, and plans leave it as it is`;
     case 'grant_option':
       return `"${access.grantee}" holds ${access.privilege} on ${access.target} WITH GRANT OPTION: the privilege is exported, the grant option cannot be expressed (plans leave it as it is)`;
     default:

@@ -15,7 +15,9 @@ export type InexpressibleKind =
   | 'foreign_server'
   | 'large_object'
   | 'tablespace'
-  | 'membership_outside_selection';
+  | 'membership_outside_selection'
+  | 'row_security_policy'
+  | 'database_role_setting';
 
 /** One piece of access a selected role holds that the policy cannot state. */
 export interface InexpressibleAccess {
