@@ -439,6 +439,25 @@ describe('suggestProfiles', () => {
     );
   });
 
+  it('names roles that share access up to the schema name but lack the comment a profile would give them', () => {
+    const flat = generatePolicy(
+      source({
+        snapshot: {
+          roles: [liveRole('a_ro', { comment: 'readers of a' }), liveRole('b_ro')],
+          schemas: ['a', 'b'].map((name) => ({ name, owner: null, owner_privileges: [] })),
+          grants: [databasePublic, ...perSchema('a'), ...perSchema('b')],
+          inventory: [table('a', 't'), table('b', 't')],
+        },
+      }),
+      { mode: 'additive' },
+    );
+    const suggestion = suggestProfiles(flat);
+    expect(suggestion.folded).toBe(false);
+    expect(suggestion.report[0]).toMatch(
+      /^roles "a_ro", "b_ro" have the same access up to the schema name but are not folded: a profile gives its roles the comment/,
+    );
+  });
+
   it('folds nothing when no two schemas share grants', () => {
     const flat = generatePolicy(
       source({

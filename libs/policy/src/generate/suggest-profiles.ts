@@ -10,8 +10,6 @@ import type {
   DefaultPrivilegeSpec,
   GrantSpec,
   PolicyContent,
-  ProfileDefaultPrivilegeSpec,
-  ProfileGrantSpec,
   ProfileSpec,
   RoleSpec,
   SchemaBindingSpec,
@@ -19,6 +17,7 @@ import type {
 import type { DesiredState } from '../model/desired.js';
 import type { GeneratedPolicy } from './generate-policy.js';
 import { candidatePatterns, choosePatterns, type Candidate } from './profile-patterns.js';
+import { lookalikes, profileTemplate } from './profile-templates.js';
 
 /** The suggestion: the policy to print (folded, or the original when nothing could be proven) and a report. */
 export interface ProfileSuggestion {
@@ -29,7 +28,6 @@ export interface ProfileSuggestion {
 }
 
 const COMMENT = /^Generated from profile '(.+)' for schema '(.+)'$/s;
-const PROFILE_ATTRIBUTES = new Set(['name', 'login', 'inherit', 'config', 'comment']);
 
 /** Everything the expansion produces that reaches the database (not where it came from). */
 function effect(desired: DesiredState): string {
@@ -57,39 +55,8 @@ function analyseRole(
   const [, profile, schema] = match as unknown as [string, string, string];
   if (generatedComment(profile, schema) !== role.comment) return 'its comment is ambiguous';
   if (!owners.has(schema)) return `schema "${schema}" does not exist`;
-  const extra = Object.keys(role).filter((key) => !PROFILE_ATTRIBUTES.has(key));
-  if (extra.length > 0) return `it sets ${extra.join(', ')}, which a profile cannot`;
-  const grants: ProfileGrantSpec[] = [];
-  for (const grant of content.grants ?? []) {
-    if (grant.role !== role.name) continue;
-    const type = grant.object.type;
-    if (type === 'schema' && grant.object.name === schema)
-      grants.push({ object: { type }, privileges: grant.privileges });
-    else if (type !== 'schema' && type !== 'database' && grant.object.schema === schema)
-      grants.push({ object: { type, name: grant.object.name ?? '*' }, privileges: grant.privileges });
-    else return `it holds a grant outside schema "${schema}"`;
-  }
-  const defaults: ProfileDefaultPrivilegeSpec[] = [];
-  for (const entry of content.default_privileges ?? []) {
-    for (const item of entry.grant) {
-      if (item.role !== role.name) continue;
-      if (entry.schema !== schema || entry.owner !== owners.get(schema))
-        return `it receives default privileges outside schema "${schema}" or from a role other than its owner`;
-      defaults.push({ on_type: item.on_type, privileges: item.privileges });
-    }
-  }
-  const config = Object.fromEntries(
-    Object.entries(role.config ?? {}).map(([key, value]) => [key, value.split(schema).join('{schema}')]),
-  );
-  const spec: ProfileSpec = {
-    ...(role.login !== undefined ? { login: role.login } : {}),
-    ...(role.inherit !== undefined ? { inherit: role.inherit } : {}),
-    ...(Object.keys(config).length > 0 ? { config } : {}),
-    grants: grants.sort((a, b) => compareCodePoints(canonicalJson(a), canonicalJson(b))),
-    ...(defaults.length > 0
-      ? { default_privileges: defaults.sort((a, b) => compareCodePoints(canonicalJson(a), canonicalJson(b))) }
-      : {}),
-  };
+  const spec = profileTemplate(role, schema, content, owners);
+  if (typeof spec === 'string') return spec;
   const patterns = candidatePatterns(role.name, schema, profile);
   if (patterns.length === 0) return 'its name has no role_pattern with {profile}';
   return { role: role.name, profile, schema, spec, signature: canonicalJson(spec), patterns };
@@ -160,6 +127,7 @@ export function suggestProfiles(flat: GeneratedPolicy): ProfileSuggestion {
         report.push(`could not fold role "${role.name}": ${result}`);
     } else candidates.push(result);
   }
+  report.push(...lookalikes(content, owners, new Set(candidates.map((c) => c.role))));
   const { chosen, patterns, rejected } = choosePatterns(candidates);
   report.push(...rejected);
   if (chosen.size === 0) {
