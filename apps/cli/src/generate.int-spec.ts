@@ -1,7 +1,8 @@
 // `rolepolicy generate` end to end through a child process: options and their errors, warnings on
 // stderr, passwords never exported, and example policies in the style of other tools' examples (a
 // pgbedrock-style spec of roles, ownership and privileges; a pgroles-style profiles x schemas policy)
-// applied to a database and generated back: same expansion, and `plan` in authoritative mode is empty.
+// applied to a database and generated back: a valid manifest, the same expansion, and `plan` in
+// authoritative mode empty.
 
 import { expandPolicy, type DesiredState, type GrantEntry, type PolicyContent } from '@rolepolicy/policy';
 import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
@@ -190,9 +191,10 @@ async function applyThenGenerateBack(name: string, policy: string, extra: readon
     expect(generated.code).toBe(0);
     const back = expand(parsePolicyText(generated.stdout).content);
     expect(effect(back, roles, publicTargets)).toEqual(effect(original, roles, publicTargets));
-    const planned = await runCli(['plan', '-f', await fileWith(`${name}-back`, generated.stdout)], {
-      env: env(),
-    });
+    const backFile = await fileWith(`${name}-back`, generated.stdout);
+    // The manifest passes the API server's admission (CRD schema, defaults, CEL rules), offline.
+    expect(await runCli(['validate', '-f', backFile])).toMatchObject({ code: 0, stdout: 'valid\n' });
+    const planned = await runCli(['plan', '-f', backFile], { env: env() });
     expect({ code: planned.code, stdout: planned.stdout }).toEqual({
       code: 0,
       stdout: expect.stringContaining('No changes'),
