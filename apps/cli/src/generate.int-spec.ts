@@ -139,6 +139,22 @@ default_privileges:
       - { on_type: function, privileges: [EXECUTE], role: PUBLIC, ensure: absent }
 `;
 
+/** A least-privilege setup as hardening guides write it: PUBLIC loses CONNECT and EXECUTE, a login role. */
+const hardenedStyle = (): string => `
+reconciliation_mode: authoritative
+roles:
+  - { name: ${p}web, login: true, connection_limit: 20, password_valid_until: '2030-01-01T00:00:00Z' }
+  - { name: ${p}web_ro }
+grants:
+  - { role: PUBLIC, ensure: absent, object: { type: database, name: ${sandbox.database} }, privileges: [CONNECT, TEMPORARY] }
+  - { role: ${p}web, object: { type: database, name: ${sandbox.database} }, privileges: [CONNECT] }
+  - { role: PUBLIC, ensure: absent, object: { type: function, schema: mart, name: 'helper(integer)' }, privileges: [EXECUTE] }
+  - { role: ${p}web_ro, object: { type: schema, name: mart }, privileges: [USAGE] }
+  - { role: ${p}web_ro, object: { type: table, schema: mart, name: customers }, privileges: [SELECT] }
+memberships:
+  - { role: ${p}web_ro, members: [{ name: ${p}web }] }
+`;
+
 async function fileWith(name: string, text: string): Promise<string> {
   const file = path.join(tmpdir(), `${p}${name}.yaml`);
   await writeFile(file, text);
@@ -221,6 +237,14 @@ describe('rolepolicy generate', () => {
       const content = parsePolicyText(suggested.stdout).content as PolicyContent;
       expect(Object.keys(content.profiles ?? {})).toEqual(['editor', 'viewer']);
       expect(content.role_pattern).toBe(`${p}{schema}_{profile}`);
+    },
+    SLOW,
+  );
+
+  it(
+    'a hardening-style policy (PUBLIC revocations, a login role with an expiry) applied, then generated back',
+    async () => {
+      await applyThenGenerateBack('hardened', hardenedStyle(), []);
     },
     SLOW,
   );
