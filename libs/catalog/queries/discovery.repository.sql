@@ -108,3 +108,13 @@ SELECT DISTINCT x.kind, x.grantee, x.target, x.privilege FROM (
   CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS cfg(setting)
 ) x
 ORDER BY x.kind, x.grantee, x.target, x.privilege;
+
+-- membershipsWithoutSet (PostgreSQL 16+)
+
+SELECT DISTINCT 'membership_set_option' AS kind, m.rolname::text AS grantee,
+       pg_catalog.format('role %I', g.rolname) AS target, 'SET FALSE' AS privilege
+FROM pg_catalog.pg_auth_members a
+JOIN pg_catalog.pg_roles m ON m.oid = a.member
+JOIN pg_catalog.pg_roles g ON g.oid = a.roleid
+WHERE NOT a.set_option AND (m.rolname = ANY($1::text[]) OR g.rolname = ANY($2::text[]))
+ORDER BY 2, 3;

@@ -168,4 +168,20 @@ export class DiscoveryRepository {
       ORDER BY x.kind, x.grantee, x.target, x.privilege`.execute(this.db);
     return result.rows;
   }
+
+  /**
+   * PostgreSQL 16+: memberships of or in the named roles granted WITH SET FALSE (the spec has no SET
+   * option; the membership itself is exported).
+   */
+  async membershipsWithoutSet(names: readonly string[]): Promise<InexpressibleRow[]> {
+    const result = await sql<InexpressibleRow>`
+      SELECT DISTINCT 'membership_set_option' AS kind, m.rolname::text AS grantee,
+             pg_catalog.format('role %I', g.rolname) AS target, 'SET FALSE' AS privilege
+      FROM pg_catalog.pg_auth_members a
+      JOIN pg_catalog.pg_roles m ON m.oid = a.member
+      JOIN pg_catalog.pg_roles g ON g.oid = a.roleid
+      WHERE NOT a.set_option AND (m.rolname = ANY(${[...names]}::text[]) OR g.rolname = ANY(${[...names]}::text[]))
+      ORDER BY 2, 3`.execute(this.db);
+    return result.rows;
+  }
 }

@@ -126,7 +126,15 @@ export async function readForGenerate(
           : (await discovery.canReadPasswords())
             ? await discovery.rolesWithPassword(selected)
             : null;
-      const inexpressible = selected.length > 0 ? await discovery.inexpressible(selected) : [];
+      const inexpressible =
+        selected.length === 0
+          ? []
+          : [
+              ...(await discovery.inexpressible(selected)),
+              ...(snapshot.server_version_num >= 160000
+                ? await discovery.membershipsWithoutSet(selected)
+                : []),
+            ];
       return {
         snapshot: { ...snapshot, inventory: snapshotInventory(inventoryRows, snapshot.inventory) },
         selected_roles: selected,

@@ -63,6 +63,10 @@ const REPOSITORIES: Readonly<Record<string, readonly Call[]>> = {
     ['canReadPasswords', (db) => new DiscoveryRepository(db).canReadPasswords()],
     ['rolesWithPassword', (db) => new DiscoveryRepository(db).rolesWithPassword(ROLES)],
     ['inexpressible', (db) => new DiscoveryRepository(db).inexpressible(ROLES)],
+    [
+      'membershipsWithoutSet (PostgreSQL 16+)',
+      (db) => new DiscoveryRepository(db).membershipsWithoutSet(ROLES),
+    ],
   ],
   'inventory.repository': [
     ['inventory', (db) => new InventoryRepository(db).inventory([{ kind: 'table', schema: 'app' }])],

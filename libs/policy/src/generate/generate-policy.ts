@@ -171,6 +171,8 @@ function inexpressibleLine(access: InexpressibleAccess): string {
   switch (access.kind) {
     case 'membership_outside_selection':
       return `"${access.grantee}" is a member of ${access.target}: not exported (add that role to --roles to manage it)`;
+    case 'membership_set_option':
+      return `"${access.grantee}" is a member of ${access.target} WITH SET FALSE: the membership is exported, the SET option cannot be expressed (plans leave it as it is)`;
     case 'row_security_policy':
       return `"${access.grantee}" is named by row-level security ${access.target}: the spec cannot express it; the policy stays as it is`;
     case 'database_role_setting':

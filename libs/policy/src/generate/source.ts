@@ -17,6 +17,7 @@ export type InexpressibleKind =
   | 'tablespace'
   | 'membership_outside_selection'
   | 'row_security_policy'
+  | 'membership_set_option'
   | 'database_role_setting';
 
 /** One piece of access a selected role holds that the policy cannot state. */
