@@ -220,6 +220,7 @@ describe('generatePolicy', () => {
             target: 'role admins',
             privilege: 'MEMBER',
           },
+          { kind: 'membership_set_option', grantee: 'app', target: 'role readers', privilege: 'SET FALSE' },
         ],
       }),
       { mode: 'additive' },
@@ -227,6 +228,7 @@ describe('generatePolicy', () => {
     expect(generated.warnings).toEqual([
       '"app" holds SELECT on a.t.email (column privilege): the spec cannot express it; not exported, and plans neither grant nor revoke it',
       '"app" is a member of role admins: not exported (add that role to --roles to manage it)',
+      '"app" is a member of role readers WITH SET FALSE: the membership is exported, the SET option cannot be expressed (plans leave it as it is)',
     ]);
     expect(render(generated)).toContain('# - "app" holds SELECT on a.t.email (column privilege)');
   });
