@@ -174,7 +174,7 @@ function inexpressibleLine(access: InexpressibleAccess): string {
     case 'membership_set_option':
       return `"${access.grantee}" is a member of ${access.target} WITH SET FALSE: the membership is exported, the SET option cannot be expressed (plans leave it as it is)`;
     case 'row_security_policy':
-      return `"${access.grantee}" is named by row-level security ${access.target}: the spec cannot express it; the policy stays as it is`;
+      return `"${access.grantee}" is named by row-level security ${access.target}: the spec cannot express it; plans leave that row-level security policy as it is`;
     case 'database_role_setting':
       return `"${access.grantee}" has the setting ${access.privilege} in ${access.target} (ALTER ROLE ... IN DATABASE): the spec cannot express it; not exported, and plans leave it as it is`;
     case 'grant_option':
