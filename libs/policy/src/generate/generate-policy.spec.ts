@@ -1,5 +1,5 @@
-// generate: live access -> policy content and YAML (pure; profile suggestions: suggest-profiles.spec.ts; the live round trip is
-// libs/catalog/src/generate-roundtrip.int-spec.ts).
+// generate: live access -> policy content and YAML (pure). Profile suggestions: suggest-profiles.spec.ts;
+// the live round trip: libs/catalog/src/generate-roundtrip.int-spec.ts.
 
 import { parse } from 'yaml';
 
