@@ -56,11 +56,11 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
       await sandbox.drop();
     });
 
-    /** Plans content in authoritative mode as the superuser; returns the redacted SQL of any change. */
-    async function planChanges(content: PolicyContent): Promise<string> {
+    /** Plans content in authoritative mode; returns the redacted SQL of any change. */
+    async function planChanges(connection: CatalogConnection, content: PolicyContent): Promise<string> {
       const expansion = expandPolicy(content, { policyName: 'generated' });
       if (!expansion.ok) throw new Error(`generated policy is invalid: ${JSON.stringify(expansion.errors)}`);
-      const snapshot = await inspect(superuser.db, deriveManagedScope(expansion.desired), superuser.target);
+      const snapshot = await inspect(connection.db, deriveManagedScope(expansion.desired), connection.target);
       const result = computePlan({
         desired: expansion.desired,
         snapshot,
@@ -96,52 +96,40 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
     }
 
     /** Applies the world's policy as its executor. */
-    async function applyWorld(world: World): Promise<void> {
+    async function applyWorld(world: World, connection: CatalogConnection): Promise<void> {
       await admin.query(world.setupSql);
       const expansion = expandPolicy(world.content, { policyName: 'world' });
       if (!expansion.ok) throw new Error(`world policy is invalid: ${JSON.stringify(expansion.errors)}`);
-      const connection =
-        world.executor === null
-          ? superuser
-          : openConnection({ url: sandbox.url, setRole: world.executor, maxConnections: 2 });
-      try {
-        const snapshot = await inspect(
-          connection.db,
-          deriveManagedScope(expansion.desired),
-          connection.target,
-        );
-        const plan = computePlan({
-          desired: expansion.desired,
-          snapshot,
-          mode: 'authoritative',
-          passwordSources: {},
-          appliedPasswordSourceVersions: {},
-          allowSchemaOwnerTransfers: false,
-        });
-        const rendered = renderSql(plan.changes, {
-          serverVersionNum: snapshot.server_version_num,
-          inventory: snapshot.inventory,
-          passwords: {},
-          executorRole: snapshot.executor.role,
-        });
-        await executeStatements(connection.db, rendered.statements);
-      } finally {
-        if (connection !== superuser) await connection.close();
-      }
+      const snapshot = await inspect(connection.db, deriveManagedScope(expansion.desired), connection.target);
+      const plan = computePlan({
+        desired: expansion.desired,
+        snapshot,
+        mode: 'authoritative',
+        passwordSources: {},
+        appliedPasswordSourceVersions: {},
+        allowSchemaOwnerTransfers: false,
+      });
+      const rendered = renderSql(plan.changes, {
+        serverVersionNum: snapshot.server_version_num,
+        inventory: snapshot.inventory,
+        passwords: {},
+        executorRole: snapshot.executor.role,
+      });
+      await executeStatements(connection.db, rendered.statements);
     }
 
     /** generate, then plan, with and without the profile suggestion; returns whether profiles folded. */
-    async function roundTrip(world: World, stage: string): Promise<boolean> {
+    async function roundTrip(world: World, stage: string, connection: CatalogConnection): Promise<boolean> {
       const source = await readForGenerate(
-        superuser.db,
+        connection.db,
         { roles: [`${world.prefix}*`], exclude: [] },
-        superuser.target,
+        connection.target,
       );
       const generated = generatePolicy(source, { mode: 'authoritative' });
-      const flat = await planChanges(readBack(generated));
+      const flat = await planChanges(connection, readBack(generated));
       if (flat !== '') throw new Error(`${stage}: generate then plan is not empty:\n${flat}`);
       const suggestion = suggestProfiles(generated);
-      const profiled = await planChanges(readBack(suggestion.policy));
+      const profiled = await planChanges(connection, readBack(suggestion.policy));
       if (profiled !== '')
         throw new Error(
           `${stage}: generate --suggest-profiles then plan is not empty:\n${profiled}\n${suggestion.report.join('\n')}`,
@@ -166,16 +154,23 @@ describe.each(postgresTargets().map((target) => ({ target, label: postgresTarget
       await cleanup(world);
       let folded = false;
       let failure: unknown = null;
+      // Read, plan and apply as the world's executor: a CREATEROLE non-superuser in about a third of the
+      // seeds (it cannot read pg_authid, and on 16+ holds implicit ADMIN memberships the engine ignores).
+      const connection =
+        world.executor === null
+          ? superuser
+          : openConnection({ url: sandbox.url, setRole: world.executor, maxConnections: 2 });
       try {
         // After raw-SQL drift (an "existing" database); and, where a profile is bound to both schemas, also
         // as the policy left it, when its profile roles are intact and --suggest-profiles can fold them.
-        await applyWorld(world);
-        if (world.generated.length > 1) folded = await roundTrip(world, 'applied');
+        await applyWorld(world, connection);
+        if (world.generated.length > 1) folded = await roundTrip(world, 'applied', connection);
         for (const statement of driftSql(world, seed)) await admin.query(statement);
-        if (await roundTrip(world, 'drifted')) folded = true;
+        if (await roundTrip(world, 'drifted', connection)) folded = true;
       } catch (error) {
         failure = error;
       }
+      if (connection !== superuser) await connection.close();
       await cleanup(world).catch((error: unknown) => {
         failure ??= new Error(`cleanup failed: ${String(error)}`);
       });
