@@ -11,11 +11,23 @@ import type {
   ProfileSpec,
   RoleSpec,
 } from '../model/content.js';
+import { compareObjectTypes } from '../model/vocabulary.js';
 
 /** Role fields a profile can produce (the comment is the profile's fixed one). */
 const PROFILE_ATTRIBUTES = new Set(['name', 'login', 'inherit', 'config', 'comment']);
 
 const byJson = <T>(a: T, b: T): number => compareCodePoints(canonicalJson(a), canonicalJson(b));
+
+/** The schema's own grant first, then by object type and name (as a person writes a profile). */
+function compareTemplates(a: ProfileGrantSpec, b: ProfileGrantSpec): number {
+  const schemaFirst = Number(a.object.type !== 'schema') - Number(b.object.type !== 'schema');
+  return (
+    schemaFirst ||
+    compareObjectTypes(a.object.type, b.object.type) ||
+    compareCodePoints(a.object.name ?? '', b.object.name ?? '') ||
+    byJson(a, b)
+  );
+}
 
 /** The role's access as a profile bound to `schema`, or why it cannot be one. */
 export function profileTemplate(
@@ -52,7 +64,7 @@ export function profileTemplate(
     ...(role.login !== undefined ? { login: role.login } : {}),
     ...(role.inherit !== undefined ? { inherit: role.inherit } : {}),
     ...(Object.keys(config).length > 0 ? { config } : {}),
-    grants: grants.sort(byJson),
+    grants: grants.sort(compareTemplates),
     ...(defaults.length > 0 ? { default_privileges: defaults.sort(byJson) } : {}),
   };
 }

@@ -41,8 +41,8 @@ describe('suggestProfiles', () => {
       ro: {
         login: true,
         grants: [
-          { object: { name: 't', type: 'table' }, privileges: ['SELECT'] },
           { object: { type: 'schema' }, privileges: ['USAGE'] },
+          { object: { type: 'table', name: 't' }, privileges: ['SELECT'] },
         ],
       },
     });
