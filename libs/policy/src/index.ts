@@ -14,3 +14,4 @@ export * from './identity/identity-verdict.js';
 export * from './ephemeral/index.js';
 export * from './redaction/index.js';
 export * from './notifications/index.js';
+export * from './generate/index.js';
