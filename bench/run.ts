@@ -14,6 +14,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   ephemeral: async () => (await import('./ephemeral.bench.js')).runEphemeralBench,
   candidates: async () => (await import('./candidates.bench.js')).runCandidatesBench,
   fleet: async () => (await import('./fleet.bench.js')).runFleetBench,
+  generate: async () => (await import('./generate.bench.js')).runGenerateBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -2,11 +2,12 @@
 // is missing), the CRD directory, the five services as child processes, and their health probe.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
-import { FALLBACK_POSTGRES_MAJOR, inspectSealEnv, postgresAdminUrl } from '@rolepolicy/testing';
+import { FALLBACK_POSTGRES_MAJOR, inspectSealEnv, postgresAdminUrl, TS_REGISTER } from '@rolepolicy/testing';
 import { dashboardPath } from '../apps/access-scheduler/src/scheduler/dashboard.js';
 
 /** The five services in start order, with their offset from the HTTP port base. */
@@ -130,6 +131,29 @@ export async function checkDependencies(): Promise<boolean> {
 export function crdDirectory(): string {
   const fromSource = path.resolve(here, '..', 'deploy', 'crds');
   return extension === '.ts' ? fromSource : path.resolve(here, '..', '..', 'deploy', 'crds');
+}
+
+/**
+ * Writes `rolepolicy` and `kubectl-rolepolicy` launchers of this checkout into `<dir>/bin` and returns that
+ * directory: with it on PATH, `kubectl rolepolicy ...` finds the plugin without `npm link`.
+ * @example console.log(`export PATH=${await writeCliLaunchers(tmp)}:$PATH`)
+ */
+export async function writeCliLaunchers(dir: string): Promise<string> {
+  const fromSource = extension === '.ts';
+  const root = fromSource ? path.resolve(here, '..') : path.resolve(here, '..', '..');
+  const bin = path.join(dir, 'bin');
+  await mkdir(bin, { recursive: true });
+  const entries = {
+    rolepolicy: fromSource ? 'apps/cli/src/cli-entry.ts' : 'bin/rolepolicy.mjs',
+    'kubectl-rolepolicy': fromSource ? 'apps/cli/src/plugin-entry.ts' : 'bin/kubectl-rolepolicy.mjs',
+  };
+  // From source (the stack's own tests), through the TypeScript hooks as the tests' child processes.
+  const hooks = fromSource ? ` --no-warnings --import ${JSON.stringify(TS_REGISTER)}` : '';
+  for (const [name, entry] of Object.entries(entries)) {
+    const script = `#!/bin/sh\nexec ${JSON.stringify(process.execPath)}${hooks} ${JSON.stringify(path.join(root, entry))} "$@"\n`;
+    await writeFile(path.join(bin, name), script, { mode: 0o755 });
+  }
+  return bin;
 }
 
 /**

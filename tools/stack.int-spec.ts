@@ -1,10 +1,12 @@
 // `npm run stack` as a person uses it: start it, take the printed `export KUBECONFIG=…` line, drive the
 // embedded API with real kubectl imperative commands, kill one of its services and see it come back
 // with the cluster state intact, then Ctrl-C (SIGINT) for a clean exit.
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { eventually, freePortBlock, kubectlFor, spawnTs, startPrivateNatsServer } from '@rolepolicy/testing';
 
 import { SERVICES } from './local-stack.js';
@@ -34,7 +36,8 @@ test('npm run stack serves kubectl, restarts a killed service with the cluster s
       170_000,
     );
     const exportLine = lines.find((l) => l.startsWith('export KUBECONFIG='))!;
-    const kubectl = kubectlFor(exportLine.slice('export KUBECONFIG='.length), cacheDir);
+    const kubeconfigPath = exportLine.slice('export KUBECONFIG='.length);
+    const kubectl = kubectlFor(kubeconfigPath, cacheDir);
     expect(lines.join('\n')).toContain('5/5 services ready');
     for (const [i, service] of [
       'k8s-gateway',
@@ -58,6 +61,15 @@ test('npm run stack serves kubectl, restarts a killed service with the cluster s
     expect(page.headers.get('content-type')).toContain('text/html');
 
     expect((await kubectl.ok('get', 'crds', '-o', 'name')).trim().split('\n')).toHaveLength(5);
+    // The printed PATH line puts the plugin where kubectl finds it: `kubectl rolepolicy` without npm link.
+    const binDir = lines
+      .find((l) => l.startsWith('export PATH='))!
+      .slice('export PATH='.length)
+      .split(':')[0]!;
+    const whoami = await promisify(execFile)('/usr/bin/kubectl', ['rolepolicy', 'whoami', '--as=alice'], {
+      env: { ...process.env, PATH: `${binDir}:${process.env['PATH'] ?? ''}`, KUBECONFIG: kubeconfigPath },
+    });
+    expect(whoami.stdout).toContain('alice');
     expect(await kubectl.ok('create', 'namespace', 'team-a')).toBe('namespace/team-a created\n');
     expect(
       await kubectl.ok(

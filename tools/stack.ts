@@ -17,6 +17,7 @@ import {
   startService,
   type Health,
   type Service,
+  writeCliLaunchers,
 } from './local-stack.js';
 
 type Options = {
@@ -219,12 +220,15 @@ async function main(): Promise<void> {
   }
   console.log(`\n${healthy}/${services.length} services ready. In another terminal:\n`);
   console.log(`export KUBECONFIG=${cluster.kubeconfigPath}`);
+  // `kubectl rolepolicy` (the plugin) and `rolepolicy` of this checkout, without `npm link`.
+  console.log(`export PATH=${await writeCliLaunchers(path.dirname(cluster.kubeconfigPath))}:$PATH`);
   console.log('kubectl get crds');
   console.log('kubectl create namespace team-a');
   if (options.accessControl) {
     console.log('# you are kubernetes-admin (system:masters); act as someone else with --as:');
     console.log('kubectl auth whoami --as=alice');
     console.log('kubectl auth can-i patch postgrespolicyplans --subresource=status -n team-a --as=alice');
+    console.log('kubectl rolepolicy whoami --as=alice');
     if (options.approvalAdmission) {
       console.log('# approvals are a control (docs/approvals.md): bind approvers, decide as yourself');
       console.log(

@@ -1,7 +1,7 @@
 // deploy/monitoring/: `promtool check rules` accepts the alerting rules (and every dashboard query,
-// checked as a recording rule), and every metric a rule or a panel reads is exported on /metrics by some
-// service of the running stack (access-controlled NATS, so reading the JetStream figures must stay within
-// each service's permissions).
+// checked as a recording rule), `promtool test rules` passes the alerts' unit tests, and every metric a
+// rule or a panel reads is exported on /metrics by some service of the running stack (access-controlled
+// NATS, so reading the JetStream figures must stay within each service's permissions).
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { exportedSeries, metricNames } from './promql-metrics.js';
 import { REPO_ROOT, run } from './render.js';
 
 const RULES = join(REPO_ROOT, 'deploy/monitoring/rolepolicy-alerts.yaml');
+const RULE_TESTS = join(REPO_ROOT, 'deploy/monitoring/rolepolicy-alerts.test.yaml');
 const DASHBOARD = join(REPO_ROOT, 'deploy/monitoring/rolepolicy-dashboard.json');
 const PROMTOOL = process.env['PROMTOOL'] ?? 'promtool';
 
@@ -45,6 +46,11 @@ describe('promtool', () => {
   it('checks the alerting rules', async () => {
     const out = await run(PROMTOOL, ['check', 'rules', RULES]);
     expect(out).toMatch(/SUCCESS: \d+ rules found/);
+  });
+
+  it('passes the alert unit tests (promtool test rules)', async () => {
+    const out = await run(PROMTOOL, ['test', 'rules', RULE_TESTS]);
+    expect(out).toContain('SUCCESS');
   });
 
   it('checks every dashboard query as PromQL (wrapped in recording rules)', async () => {

@@ -47,6 +47,26 @@ export const accessSchedulerEnvSpec = {
     ['true', 'false'] as const,
     'true',
   ),
+  NOTIFICATIONS_NAMESPACE: env.text(
+    "Namespace whose rolepolicy-notifications ConfigMap is the cluster-wide notification sink (the operator's namespace)",
+    'rolepolicy-system',
+    63,
+  ),
+  NOTIFICATIONS_RETRY_ATTEMPTS: env.intInRange(
+    'Attempts of one notification delivery before it is dead-lettered (the failed state in the queue dashboard)',
+    1,
+    30,
+    10,
+  ),
+  NOTIFICATIONS_RETRY_BACKOFF_MS: env.positiveInt(
+    'First retry delay of a notification delivery, doubling per attempt (10 attempts from 1000: 511 s in all)',
+    1_000,
+  ),
+  NOTIFICATIONS_TIMEOUT_MS: env.positiveInt('Timeout of one notification POST', 10_000),
+  NOTIFICATIONS_MAX_AGE: duration(
+    'Occurrences older than this are not notified (bounds what a Redis loss re-sends); delivered ids are kept as long',
+    '24h',
+  ),
 } as const;
 
 /** The access-scheduler's validated configuration. */

@@ -14,6 +14,7 @@ import {
 import type { ClusterFlags } from './cluster/context.js';
 import { hoistLeadingFlags } from './cluster/leading-flags.js';
 import type { ApplyOptions } from './commands/apply.js';
+import type { GenerateCommandOptions } from './commands/generate.js';
 import type { PlanOptions } from './commands/plan.js';
 import type { ReviewOptions } from './commands/review.js';
 import type { ReviewPlanOptions } from './commands/review-plan.js';
@@ -260,7 +261,43 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, name: string):
   );
 
   registerClusterCommands(program, io, setExit);
+  withConnection(
+    program
+      .command('generate')
+      .description('write a PostgresPolicy (YAML, stdout) describing the live access of the selected roles')
+      .requiredOption(
+        '--roles <glob>',
+        'roles to describe (`*`, `?`; repeatable); pg_* and the bootstrap superuser are always left out',
+        collect,
+      )
+      .option('--exclude <glob>', 'roles to leave out (repeatable)', collect, [])
+      .addOption(
+        new Option('--mode <mode>', 'reconciliation_mode of the generated policy')
+          .choices(['additive', 'authoritative'])
+          .default('additive'),
+      )
+      .option('--name <name>', 'metadata.name (default: from the database name)')
+      .option('--namespace <namespace>', 'metadata.namespace')
+      .option('--connection-secret <name>', 'Secret holding the connection URL (default: <name>-database)')
+      .option('--suggest-profiles', 'fold per-schema roles with the same grants into profiles x schemas')
+      .addHelpText(
+        'after',
+        `
+Example:
+  rolepolicy generate --database-url "$DATABASE_URL" --roles 'app_*' --exclude 'app_admin' \\
+    --namespace shop --name shop --connection-secret shop-db > policy.yaml
+  rolepolicy plan -f policy.yaml --mode authoritative   # expect: no changes`,
+      ),
+  ).action(async (options: GenerateCommandOptions) => {
+    const { generateCommand } = await import('./commands/generate.js');
+    setExit(await generateCommand(options, io));
+  });
+
   return program;
+}
+
+function collect(value: string, previous: readonly string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /**

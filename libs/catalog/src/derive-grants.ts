@@ -107,26 +107,38 @@ export function narrowPublicRows(
   rules: readonly PublicObjectScope[],
   signatures: readonly FunctionSignature[],
 ): AclRow[] {
+  const identities = new Map<string, string | null>();
+  for (const signature of signatures) {
+    const id = keyOf(signature.schema, signature.declared);
+    if (!identities.has(id)) identities.set(id, signature.identity);
+  }
   const identityOf = (schema: string | null, declared: string): string =>
-    signatures.find((signature) => signature.schema === schema && signature.declared === declared)
-      ?.identity ?? declared;
+    identities.get(keyOf(schema, declared)) ?? declared;
+  // Rules indexed by (type, schema): a generated policy names every schema, so a scan of all rules per
+  // row would be rows x rules.
+  const bySchema = new Map<string, PublicObjectScope[]>();
+  for (const rule of rules) {
+    const id = keyOf(
+      rule.object_type,
+      rule.object_type === 'schema' || rule.object_type === 'database' ? null : rule.schema,
+    );
+    const list = bySchema.get(id);
+    if (list === undefined) bySchema.set(id, [rule]);
+    else list.push(rule);
+  }
   return rows.filter((row) => {
     const objectType = objectTypeOfRow(row.kind);
     const privilege = privilegeFromCatalog(row.privilege);
     if (objectType === null || privilege === null) return false;
-    return rules.some((rule) => {
-      if (rule.object_type !== objectType || !rule.privileges.includes(privilege)) return false;
-      switch (objectType) {
-        case 'schema':
-        case 'database':
-          return rule.name === null || rule.name === row.name;
-        default:
-          if (rule.schema !== row.schema) return false;
-          if (rule.name === null || rule.name === '*') return true;
-          return objectType === 'function'
-            ? identityOf(rule.schema, rule.name) === row.name
-            : rule.name === row.name;
-      }
+    const schemaLevel = objectType === 'schema' || objectType === 'database';
+    const candidates = bySchema.get(keyOf(objectType, schemaLevel ? null : row.schema)) ?? [];
+    return candidates.some((rule) => {
+      if (!rule.privileges.includes(privilege)) return false;
+      if (schemaLevel) return rule.name === null || rule.name === row.name;
+      if (rule.name === null || rule.name === '*') return true;
+      return objectType === 'function'
+        ? identityOf(rule.schema, rule.name) === row.name
+        : rule.name === row.name;
     });
   });
 }

@@ -78,3 +78,4 @@ export {
   type TokenRequest,
   type WorkloadAuth,
 } from './identity/index.js';
+export { readForGenerate, type GenerateSelection } from './generate-read.js';

@@ -4,6 +4,7 @@
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 
 import { DefaultPrivilegeRepository } from './default-privilege.repository.js';
+import { DiscoveryRepository } from './discovery.repository.js';
 import { FingerprintRepository } from './fingerprint.repository.js';
 import { InventoryRepository } from './inventory.repository.js';
 import { MembershipRepository } from './membership.repository.js';
@@ -53,6 +54,18 @@ const REPOSITORIES: Readonly<Record<string, readonly Call[]>> = {
         new DefaultPrivilegeRepository(db).globalLayer([
           { owner: 'app_owner', objtype: 'S', acldefault: 's' },
         ]),
+    ],
+  ],
+  'discovery.repository': [
+    ['roles', (db) => new DiscoveryRepository(db).roles()],
+    ['schemas', (db) => new DiscoveryRepository(db).schemas()],
+    ['defaultAclKeys', (db) => new DiscoveryRepository(db).defaultAclKeys()],
+    ['canReadPasswords', (db) => new DiscoveryRepository(db).canReadPasswords()],
+    ['rolesWithPassword', (db) => new DiscoveryRepository(db).rolesWithPassword(ROLES)],
+    ['inexpressible', (db) => new DiscoveryRepository(db).inexpressible(ROLES)],
+    [
+      'membershipsWithoutSet (PostgreSQL 16+)',
+      (db) => new DiscoveryRepository(db).membershipsWithoutSet(ROLES),
     ],
   ],
   'inventory.repository': [

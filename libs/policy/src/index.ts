@@ -13,3 +13,5 @@ export * from './scope/index.js';
 export * from './identity/identity-verdict.js';
 export * from './ephemeral/index.js';
 export * from './redaction/index.js';
+export * from './notifications/index.js';
+export * from './generate/index.js';

@@ -1,5 +1,5 @@
-// Bull Board on the service's HTTP server (Express under Nest): the two timer queues at a configurable
-// path, read-only unless configured otherwise. Mounted before Nest adds its not-found handler.
+// Bull Board on the service's HTTP server (Express under Nest): the timer and notification queues at a
+// configurable path, read-only unless configured otherwise. Mounted before Nest adds its not-found handler.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -29,7 +29,7 @@ export function mountDashboard(
   createBullBoard({
     queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: readOnly })),
     serverAdapter,
-    options: { uiConfig: { boardTitle: 'rolepolicy access timers' } },
+    options: { uiConfig: { boardTitle: 'rolepolicy access-scheduler queues' } },
   });
   app.use(base, serverAdapter.getRouter());
 }

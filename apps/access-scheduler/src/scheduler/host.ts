@@ -1,5 +1,6 @@
 // Owns the access-scheduler's long-lived parts: the resource cache (access policies, requests, target
-// policies, plans), the BullMQ timers, the dashboard, the metrics and the loop, with the periodic rebuild.
+// policies, plans, notifications ConfigMaps), the BullMQ timers and notification deliveries, the dashboard, the
+// metrics and the loop, with the periodic rebuild.
 import {
   Inject,
   Injectable,
@@ -12,10 +13,14 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   JetStreamPublisher,
+  k8sCommandContract,
+  k8sCommandSubject,
   ResourceCache,
+  type K8sCommandV1,
   SecretAccessClient,
   type ScopedExecuteResultV1,
 } from '@rolepolicy/contracts';
+import { NOTIFICATIONS_CONFIGMAP } from '@rolepolicy/policy';
 import {
   DECISIONS_NOT_REPORTED,
   DecisionAdmissionReport,
@@ -28,7 +33,11 @@ import type { AccessSchedulerConfig } from '../config.js';
 import { mountDashboard, type MountPoint } from './dashboard.js';
 import { schedulerMetrics, type SchedulerMetrics } from './metrics.js';
 import { AccessScheduler } from './reconciler.js';
-import { AccessTimers } from './timers.js';
+import { deliver } from '../notifications/delivery.js';
+import { notificationMetrics, type NotificationMetrics } from '../notifications/metrics.js';
+import { Notifier } from '../notifications/notifier.js';
+import { sinkOf, type PublishedConfigMap } from '../notifications/sinks.js';
+import { AccessTimers, NotificationDeliveries } from './queues.js';
 
 const START_RETRY_MS = 500;
 
@@ -39,6 +48,9 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
   private readonly auditLog = new Logger('EphemeralAccessAudit');
   private readonly timers: AccessTimers;
   private readonly metrics: SchedulerMetrics;
+  private readonly deliveries: NotificationDeliveries;
+  private readonly notificationMetrics: NotificationMetrics;
+  private notifier: Notifier | undefined;
   private cache: ResourceCache | undefined;
   /** Whether decisions are authenticated (ADR 0026): logged, a gauge, and the Ready reason of waiting requests. */
   private decisions: DecisionAdmissionReport | undefined;
@@ -64,6 +76,48 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
       log: this.logger,
     });
     this.metrics = schedulerMetrics(serviceMetrics.registry, () => this.timers);
+    this.notificationMetrics = notificationMetrics(serviceMetrics.registry);
+    const maxAgeMs = config.NOTIFICATIONS_MAX_AGE * 1000;
+    const notifications = new Logger('Notifications');
+    const secrets = new SecretAccessClient(nats);
+    this.deliveries = new NotificationDeliveries({
+      redisUrl: config.REDIS_URL,
+      prefix: config.ACCESS_SCHEDULER_REDIS_PREFIX,
+      attempts: config.NOTIFICATIONS_RETRY_ATTEMPTS,
+      backoffMs: config.NOTIFICATIONS_RETRY_BACKOFF_MS,
+      keepDeliveredMs: maxAgeMs + 3_600_000,
+      deliver: async (job) => {
+        if (this.cache === undefined) throw new Error('the access-scheduler is still starting');
+        const cache = this.cache;
+        await deliver(job, {
+          configMap: (ns, name) => cache.get('configmap', ns, name) as PublishedConfigMap | undefined,
+          secrets,
+          timeoutMs: config.NOTIFICATIONS_TIMEOUT_MS,
+        });
+      },
+      onAttempt: (job, outcome) => {
+        const type = job.occurrence.type;
+        if (outcome.kind === 'delivered') {
+          const sink = this.cache?.get('configmap', job.sinkNamespace, NOTIFICATIONS_CONFIGMAP);
+          const parsed = sink === undefined ? undefined : sinkOf(sink as unknown as PublishedConfigMap);
+          const format = parsed?.ok === true ? parsed.sink.format : 'cloudevents';
+          this.notificationMetrics.delivered.inc({ type, format });
+          this.notificationMetrics.latency.observe(outcome.latencyMs / 1000);
+          return;
+        }
+        this.notificationMetrics.failed.inc({ type });
+        if (outcome.deadLettered) {
+          this.notificationMetrics.deadLettered.inc({ type });
+          notifications.warn(
+            `notification ${job.occurrence.id} (${type}) dead-lettered after its last attempt: ${outcome.error.message}`,
+          );
+        } else
+          notifications.debug(
+            `notification ${job.occurrence.id} (${type}) attempt failed: ${outcome.error.message}`,
+          );
+      },
+      log: notifications,
+    });
   }
 
   onModuleInit(): void {
@@ -72,7 +126,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     mountDashboard(
       app,
       this.config.ACCESS_SCHEDULER_DASHBOARD_PATH,
-      Object.values(this.timers.queues),
+      [...Object.values(this.timers.queues), this.deliveries.queue],
       this.config.ACCESS_SCHEDULER_DASHBOARD_READ_ONLY === 'true',
     );
   }
@@ -92,6 +146,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
             'postgrespolicy',
             'postgrespolicyplan',
             'secret',
+            'configmap',
           ],
           logger: this.logger,
         });
@@ -128,6 +183,20 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
         });
         this.timers.start();
         this.scheduler.start();
+        this.deliveries.start();
+        this.notifier = new Notifier({
+          cache,
+          enqueue: (job) => this.deliveries.add(job),
+          clusterNamespace: this.config.NOTIFICATIONS_NAMESPACE,
+          maxAgeMs: this.config.NOTIFICATIONS_MAX_AGE * 1000,
+          log: new Logger('Notifications'),
+          reportInvalid: (configMap, message) => this.recordSinkEvent(configMap, message),
+          observeSinks: (valid, invalid) => {
+            this.notificationMetrics.sinks.set({ state: 'valid' }, valid);
+            this.notificationMetrics.sinks.set({ state: 'invalid' }, invalid);
+          },
+        });
+        this.notifier.start();
         this.rebuildTimer = setInterval(
           () => this.rebuild(),
           this.config.ACCESS_SCHEDULER_REBUILD_INTERVAL_MS,
@@ -148,10 +217,45 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
 
   /** Re-adds every timer and reconciles every request and access policy (Redis holds no truth). */
   private rebuild(): void {
+    this.notifier?.rebuild();
     const phases = this.scheduler?.rebuild();
     if (phases === undefined) return;
     this.metrics.transitions.reset();
     for (const [phase, count] of Object.entries(phases)) this.metrics.transitions.set({ phase }, count);
+  }
+
+  /** A Warning Event on an invalid notifications ConfigMap (`kubectl describe configmap` shows it). */
+  private async recordSinkEvent(
+    configMap: { metadata: { namespace: string; uid?: string; resourceVersion?: string } },
+    message: string,
+  ): Promise<void> {
+    const { namespace, uid, resourceVersion } = configMap.metadata;
+    const command: K8sCommandV1 = {
+      v: 1,
+      command: 'record-event',
+      target: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace,
+        name: NOTIFICATIONS_CONFIGMAP,
+        ...(uid === undefined ? {} : { uid }),
+      },
+      event: {
+        type: 'Warning',
+        reason: 'InvalidNotificationSink',
+        message: message.length <= 1024 ? message : `${message.slice(0, 1023)}…`,
+        action: 'ValidateNotificationSink',
+        component: 'rolepolicy-access-scheduler',
+      },
+      idempotencyKey: `access-scheduler/notifications/${namespace}/${resourceVersion ?? ''}`,
+      orderingKey: `ConfigMap/${namespace}/${NOTIFICATIONS_CONFIGMAP}`,
+    };
+    await this.publisher.publish(
+      k8sCommandContract,
+      k8sCommandSubject('access-scheduler', 'record-event'),
+      command,
+      command.idempotencyKey,
+    );
   }
 
   /** Records a scoped execution result; throws (redelivery) while the loop is not running yet. */
@@ -171,8 +275,10 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     // A start still waiting for the cache ends now (a stopped cache rejects its readiness).
     if (this.scheduler === undefined) await this.cache?.stop();
     await this.starting;
+    this.notifier?.stop();
     await this.scheduler?.stop();
     await this.timers.stop();
+    await this.deliveries.stop();
     await this.decisions?.stop();
     await this.cache?.stop();
   }

@@ -1,7 +1,7 @@
 // The scheduler's Prometheus metrics: timer queue sizes (read from Redis at scrape time), how late
 // timers fire, and the revocation lag (revocation time minus expiresAt) that issue 13 promises to bound.
 import { Gauge, Histogram, type Registry } from 'prom-client';
-import { QUEUE_NAMES, type AccessTimers, type TimerKind } from './timers.js';
+import { QUEUE_NAMES, type AccessTimers, type TimerKind } from './queues.js';
 
 /** Metrics the scheduler records. */
 export interface SchedulerMetrics {

@@ -55,7 +55,7 @@ import { FingerprintCache } from './fingerprint.js';
 import { sweepRequests } from './sweep.js';
 import { TargetFinalizers } from './target-finalizer.js';
 import { Slots } from '@rolepolicy/runtime';
-import type { TimerJob } from './timers.js';
+import type { TimerJob } from './queues.js';
 
 /** Finalizer of an access policy: its deletion first deletes (and so revokes) its requests. */
 export const ACCESS_POLICY_FINALIZER = 'rolepolicy.io/ephemeral-access-policy';

@@ -570,6 +570,7 @@ test('deleting a pending request releases its finalizer; the dashboard is served
   expect(queues.queues.map((q) => q.name).sort()).toEqual([
     'ephemeral-access-expiry',
     'ephemeral-approval-expiry',
+    'rolepolicy-notifications',
   ]);
   expect(queues.queues.every((q) => q.readOnlyMode)).toBe(true);
 });

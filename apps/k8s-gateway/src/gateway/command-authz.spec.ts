@@ -82,6 +82,8 @@ function commandFor(
     case 'record-event':
       return {
         ...base,
+        // The only ConfigMap the scheduler tells about: an invalid notifications ConfigMap.
+        ...(kind === 'ConfigMap' ? { target: target(kind, 'rolepolicy-notifications') } : {}),
         command,
         event: { type: 'Normal', reason: 'R', message: 'm', action: 'A', component: 'c' },
       };
@@ -102,6 +104,14 @@ describe('the authorisation table', () => {
     const listed = (COMMAND_TABLE[sender][command] ?? []).includes(kind);
     const refusal = commandRefusal(sender, commandFor(command, kind, sender));
     expect(refusal === undefined).toBe(listed);
+  });
+
+  it('the access-scheduler records Events on the notifications ConfigMap only', () => {
+    const event = commandFor('record-event', 'ConfigMap', 'access-scheduler');
+    expect(commandRefusal('access-scheduler', event)).toBeUndefined();
+    expect(
+      commandRefusal('access-scheduler', { ...event, target: target('ConfigMap', 'kube-root-ca.crt') }),
+    ).toBe('the access-scheduler records Events only on ConfigMaps named rolepolicy-notifications');
   });
 
   it('the inspector, the gateway and unknown senders send nothing', () => {

@@ -1,7 +1,7 @@
 // Which commands each sender may have the gateway write (ADR 0022), as pure checks: the sender comes from
 // the subject, never from the payload. Refusal messages name kinds, fields and rules, never values.
 import { GROUP, VERSION } from '@rolepolicy/kube';
-import { scopedPlanName, type ScopeOperation } from '@rolepolicy/policy';
+import { NOTIFICATIONS_CONFIGMAP, scopedPlanName, type ScopeOperation } from '@rolepolicy/policy';
 import type { K8sCommandSender, K8sCommandToken, K8sCommandV1 } from '@rolepolicy/contracts';
 import { AUTO_APPROVER, executionGate } from '../../../planner/src/lifecycle/approval.js';
 import { AUTO_APPROVED_REASON } from '../../../planner/src/lifecycle/plan-builder.js';
@@ -44,13 +44,13 @@ export const COMMAND_TABLE: Readonly<
   },
   // Request and access-policy status and finalizers, the target policy's finalizer while it holds access,
   // its scoped plans, deleting the requests of a deleted access policy and plans squatting its scoped plan
-  // names (ADR 0020), and Events about those objects.
+  // names (ADR 0020), and Events about those objects and about invalid notifications ConfigMaps (ADR 0025).
   'access-scheduler': {
     'apply-resource': ['PostgresPolicyPlan'],
     'patch-status': ['EphemeralAccessRequest', 'EphemeralAccessPolicy', 'PostgresPolicyPlan'],
     'set-finalizer': ['EphemeralAccessRequest', 'EphemeralAccessPolicy', 'PostgresPolicy'],
     'delete-resource': ['EphemeralAccessRequest', 'PostgresPolicyPlan'],
-    'record-event': ['EphemeralAccessRequest', 'EphemeralAccessPolicy', 'PostgresPolicyPlan'],
+    'record-event': ['EphemeralAccessRequest', 'EphemeralAccessPolicy', 'PostgresPolicyPlan', 'ConfigMap'],
   },
 };
 
@@ -157,8 +157,11 @@ export function commandRefusal(
         : `the ${sender} may not set finalizer ${command.finalizer} on ${target.kind}`;
     }
     case 'delete-resource':
-    case 'record-event':
       return undefined;
+    case 'record-event':
+      return target.kind === 'ConfigMap' && target.name !== NOTIFICATIONS_CONFIGMAP
+        ? `the ${sender} records Events only on ConfigMaps named ${NOTIFICATIONS_CONFIGMAP}`
+        : undefined;
     default: {
       const never: never = command;
       return never;

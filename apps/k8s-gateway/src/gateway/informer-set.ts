@@ -1,6 +1,6 @@
 // Informers (list + watch) for every watched kind, with restart and exponential backoff after errors
 // (client-node informers stop on any error but 410, which they answer with a re-list), periodic resync,
-// and the Secret/ConfigMap filter: only objects a rolepolicy.io object names or owns are passed on.
+// and the Secret/ConfigMap filter: only objects a rolepolicy.io object names or owns (and notifications ConfigMaps) pass.
 // Output goes through a queue holding the latest state per object: a failed publish is retried with
 // backoff (never reordered within an object), and after each LIST and resync a marker per kind says
 // what the API has (ADR 0005).
@@ -12,6 +12,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { nakDelayMs, type BackoffPolicy, type ResyncMarkerV1 } from '@rolepolicy/contracts';
+import { isNotificationsConfigMap, notificationSecretReferences } from './notifications-configmap.js';
 import { ownedByRolepolicy, SecretReferenceIndex, type SecretKeys } from './references.js';
 import { WATCHED_KINDS, collectionPath, listFunction, type WatchedKind } from './watched-kinds.js';
 
@@ -281,6 +282,12 @@ export class InformerSet {
   }
 
   private changed(kind: WatchedKind, reason: ChangeReason, object: KubernetesObject): void {
+    if (isNotificationsConfigMap(kind, object)) {
+      // It names the Secrets holding its sink's URL and signing keys: they become readable like a policy's.
+      this.emit(kind, reason, object);
+      this.updateReferences(kind, reason, object, notificationSecretReferences(object));
+      return;
+    }
     if (!kind.filtered) {
       this.emit(kind, reason, object);
       this.updateReferences(kind, reason, object);
@@ -291,19 +298,24 @@ export class InformerSet {
 
   private shouldPublish(kind: WatchedKind, object: KubernetesObject): boolean {
     if (!kind.filtered) return true;
-    if (ownedByRolepolicy(object)) return true;
+    if (ownedByRolepolicy(object) || isNotificationsConfigMap(kind, object)) return true;
     const meta = object.metadata ?? {};
     return kind.kind === 'Secret' && this.references.has(meta.namespace ?? '', meta.name ?? '');
   }
 
   /** Follows one object's Secret references; Secrets newly referenced are passed on from the cache at once. */
-  private updateReferences(kind: WatchedKind, reason: ChangeReason, object: KubernetesObject): void {
+  private updateReferences(
+    kind: WatchedKind,
+    reason: ChangeReason,
+    object: KubernetesObject,
+    references?: ReadonlyMap<string, SecretKeys>,
+  ): void {
     const key = this.keyFor(kind, object);
     if (reason === 'delete') {
       this.references.remove(key);
       return;
     }
-    const added = this.references.set(key, object.metadata?.namespace ?? '', object);
+    const added = this.references.set(key, object.metadata?.namespace ?? '', object, references);
     if (added.length === 0) return;
     const secrets = this.running.find((r) => r.kind.kind === 'Secret');
     for (const key of added) {

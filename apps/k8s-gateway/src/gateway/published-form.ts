@@ -1,10 +1,12 @@
 // What the gateway publishes of an object on the resource stream, which persists it: never a secret value.
 // Secrets and ConfigMaps travel as metadata, key names and a keyed fingerprint; every object loses the
 // annotations and fields that can copy values (kubectl's last-applied configuration, managedFields); a
-// literal connection password in a PostgresPolicy becomes a placeholder. Pure, apart from the HMAC.
+// literal connection password in a PostgresPolicy becomes a placeholder; the notifications ConfigMap adds its known
+// settings. Pure, apart from the HMAC.
 import { createHmac } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { REDACTED_VALUE } from '@rolepolicy/contracts';
+import { isNotificationsConfigMap, notificationSettings } from './notifications-configmap.js';
 
 /** kubectl's copy of the last applied manifest: it holds a Secret's data (and a literal password) verbatim. */
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -66,6 +68,8 @@ export function publishedForm(
       ...(typeof source['type'] === 'string' ? { type: source['type'] } : {}),
       keys: Object.keys(values).sort(),
       fingerprint: valueFingerprint(values, fingerprintKey),
+      // The notifications ConfigMap's settings are names and references: the access-scheduler reads them here.
+      ...(isNotificationsConfigMap(kind, object) ? { settings: notificationSettings(object) } : {}),
     } as KubernetesObject;
   }
   const { data: _d, stringData: _s, binaryData: _b, ...rest } = source;

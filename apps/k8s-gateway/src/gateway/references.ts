@@ -78,10 +78,18 @@ export class SecretReferenceIndex {
   /** Secret key -> the objects that name it. */
   private readonly holders = new Map<string, Set<string>>();
 
-  /** Records the object's current references; returns the Secret keys no object named before. */
-  set(objectKey: string, namespace: string, object: unknown): readonly string[] {
+  /**
+   * Records the object's current references (`references`: computed by the caller for an object whose spec is
+   * not where they are, e.g. the notifications ConfigMap); returns the Secret keys no object named before.
+   */
+  set(
+    objectKey: string,
+    namespace: string,
+    object: unknown,
+    references: ReadonlyMap<string, SecretKeys> = referencedSecrets(object),
+  ): readonly string[] {
     const next = new Map<string, SecretKeys>(
-      [...referencedSecrets(object)].map(([name, keys]) => [`${namespace}/${name}`, keys]),
+      [...references].map(([name, keys]) => [`${namespace}/${name}`, keys]),
     );
     const previous = this.byObject.get(objectKey) ?? new Map<string, SecretKeys>();
     const added: string[] = [];
