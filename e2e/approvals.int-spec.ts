@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubectlFor, type Kubectl } from '@rolepolicy/testing';
 import { REPO_ROOT } from '../tools/deploy/render.js';
+import { EphemeralResources } from './support/ephemeral.js';
 import { KubectlPlugin, peopleKubeconfig } from './support/kubectl-plugin.js';
 import { PGPLAN } from './support/peer.js';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
@@ -269,7 +270,50 @@ test('an access request is asked in its creator’s name and not decided by its 
 });
 
 test('with the policy left out, the controller reports decisions as unauthenticated', async () => {
+  // A Required request waiting for a decision while the policy is bound: Ready's reason is its phase.
+  const [writer, subject] = [stack.role('writer'), stack.role('subject')];
+  await stack.resources.createPolicy('orders', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [
+      { name: writer, login: false },
+      { name: subject, login: true },
+    ],
+  });
+  await stack.reconciled('orders', 60_000);
+  const eph = new EphemeralResources(stack.kubeConfig, NS);
+  await eph.create('EphemeralAccessPolicy', 'writers', {
+    approval: { mode: 'Required' },
+    justification: { required: false },
+    maximumDuration: '1h',
+    defaultDuration: '1h',
+    memberships: [{ role: writer, inherit: true }],
+    postgresPolicyRef: { name: 'orders' },
+  });
+  const request = {
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind: 'EphemeralAccessRequest',
+    metadata: { name: 'write-now', namespace: NS },
+    spec: {
+      accessPolicyRef: { name: 'writers' },
+      subject: { role: subject },
+      requestedBy: await whoami(alice),
+    },
+  };
+  expect((await apply(alice, 'write-now', request)).code).toBe(0);
+  const ready = async () =>
+    (await eph.request('write-now'))?.status?.conditions?.find((c) => c.type === 'Ready')?.reason;
+  await eph.phase('write-now', 'PendingApproval', 60_000);
+  await waitFor('Ready=PendingApproval', async () =>
+    (await ready()) === 'PendingApproval' ? true : undefined,
+  );
+
   await admin.ok('delete', 'validatingadmissionpolicybinding', 'rolepolicy-decisions');
+  // The waiting request says so at once (the scheduler re-runs every request when the state flips).
+  await waitFor('Ready=ApprovalUnauthenticated on the waiting request', async () =>
+    (await ready()) === 'ApprovalUnauthenticated' ? true : undefined,
+  );
   await waitFor('the planner to report decisions unauthenticated', async () =>
     (await plannerUnauthenticated()) === 1 ? true : undefined,
   );
