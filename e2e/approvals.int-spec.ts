@@ -107,7 +107,7 @@ beforeAll(async () => {
   stack = await startStack({
     namespace: NS,
     apiAccessControl: true,
-    admissionFiles: [admission('params.yaml'), admission('decisions.yaml'), admission('roles.yaml')],
+    admissionFiles: [admission('decisions.yaml'), admission('roles.yaml')],
   });
   db = await stack.createDatabase('approvals');
   await stack.waitReady();
@@ -224,6 +224,15 @@ test('the controller’s auto-approval passes: an automatic policy reconciles', 
   });
   await stack.reconciled('auto', 60_000);
   expect((await db.sql('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).length).toBe(1);
+});
+
+test('the gateway’s ConfigMap policy knows the gateway through the same parameter (ADR 0022)', async () => {
+  const asGateway = '--as=system:serviceaccount:rolepolicy-system:rolepolicy-k8s-gateway';
+  const refused = await admin.run('create', 'configmap', 'not-a-plans', '-n', NS, asGateway);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain(
+    'the k8s-gateway writes only ConfigMaps named <plan>-sql or <plan>-review',
+  );
 });
 
 test('an access request is asked in its creator’s name and not decided by its requester', async () => {

@@ -155,7 +155,7 @@ async function main(): Promise<void> {
         // deploy/base includes deploy/admission: approvals as a control (docs/approvals.md).
         ...(options.approvalAdmission
           ? {
-              extraFiles: ['params.yaml', 'decisions.yaml', 'roles.yaml'].map((f) =>
+              extraFiles: ['decisions.yaml', 'roles.yaml'].map((f) =>
                 path.resolve(crdDirectory(), '..', 'admission', f),
               ),
             }

@@ -1,7 +1,8 @@
 // What installing deploy/base gives the services on a real cluster, reproduced in an emulator with
 // authentication on: the ServiceAccounts (deploy/base/service-accounts.yaml), the gateway's RBAC
-// (deploy/base/rbac.yaml) and the admission policies (deploy/base/admission.yaml, plus any extra policy
-// files, e.g. deploy/admission/*.yaml), each service then talking to the API as its own ServiceAccount.
+// (deploy/base/rbac.yaml) and the admission policies (deploy/base/admission.yaml with its parameter
+// deploy/admission/params.yaml, plus any extra policy files, e.g. deploy/admission/decisions.yaml), each
+// service then talking to the API as its own ServiceAccount.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
@@ -62,6 +63,9 @@ export async function installDeployAccess(
     ['service-accounts.yaml', INSTALL_NAMESPACE],
     ['rbac.yaml', options.leaseNamespace],
     ['admission.yaml', INSTALL_NAMESPACE],
+    // The parameter both admission policies read (deploy/admission, part of the base; ADR 0026): the
+    // gateway's ConfigMap policy knows the gateway by it, and narrows nothing without it.
+    ['../admission/params.yaml', INSTALL_NAMESPACE],
   ] as const;
   const install = async (file: string, namespace: string) => {
     for (const object of await manifests(file)) {
