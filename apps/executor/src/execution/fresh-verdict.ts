@@ -3,9 +3,12 @@
 // Pure. The lifecycle's `executionVerdict` is imported from the planner (tolerated until it moves to a lib).
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import type { TargetIdentityReading } from '@rolepolicy/policy';
-import { planDecision } from '../../../planner/src/lifecycle/approval.js';
-import { executionVerdict } from '../../../planner/src/lifecycle/execution-verdict.js';
-import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import {
+  planDecision,
+  executionVerdict,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+} from '@rolepolicy/plan-lifecycle';
 import { candidateOriginRefusal } from './origin-verdict.js';
 
 /** Why nothing ran although the request was well-formed (result phase `Skipped`). */

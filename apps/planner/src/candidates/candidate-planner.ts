@@ -15,7 +15,7 @@ import {
   type PostgresPolicy,
   type PostgresPolicyPlan,
   type ReconcileDecision,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 import { inspectFailure, planFromSnapshot } from '../reconcile/planning.js';
 import { preparePolicy, secretsNamedBy, type Prepared } from '../reconcile/prepare.js';
 import { secretReadError, withLiteralPassword, type SecretReader } from '../reconcile/secret-reads.js';

@@ -15,8 +15,10 @@ import {
   type PostgresPolicy,
   type PostgresPolicyPlan,
   type SupersedeCause,
-} from '../lifecycle/index.js';
-import { sameEffects, toMillis, newestFirst } from '../lifecycle/decision-context.js';
+  sameEffects,
+  toMillis,
+  newestFirst,
+} from '@rolepolicy/plan-lifecycle';
 import { buildCandidatePlan, isCandidatePlan } from './candidate-plan.js';
 import { recordPromotion } from './promotion.js';
 import {

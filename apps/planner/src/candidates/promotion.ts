@@ -11,8 +11,8 @@ import {
   type DesiredCondition,
   type PostgresPolicy,
   type PostgresPolicyPlan,
-} from '../lifecycle/index.js';
-import { newestFirst } from '../lifecycle/decision-context.js';
+  newestFirst,
+} from '@rolepolicy/plan-lifecycle';
 import { isCandidatePlan } from './candidate-plan.js';
 import type { CandidatePass } from './lifecycle.js';
 import { isTerminalCandidate, type Candidate } from './resources.js';

@@ -13,7 +13,7 @@ import {
   type PolicyClaims,
   type PostgresPolicy,
   type ReconcileError,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
 import { inspectFailure } from './planning.js';
 import { peerClaims } from './prepare.js';

@@ -1,5 +1,5 @@
 // The planner's memory of a converged policy: when the fingerprint path may stand for a full pass.
-import type { ComputedPlan, PlanningOutcome } from '../lifecycle/index.js';
+import type { ComputedPlan, PlanningOutcome } from '@rolepolicy/plan-lifecycle';
 import { ConvergedMemo, planningInputsDigest } from './converged-memo.js';
 import type { PlanningInput } from './planning.js';
 

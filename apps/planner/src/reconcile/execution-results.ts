@@ -1,7 +1,7 @@
 // Executor results as the lifecycle's execution reports (pure): Applied, Failed (fail-closed identity
 // reasons apart), Superseded; Applying is ignored and Skipped means "reconcile from fresh state".
 import type { ExecuteResultV1 } from '@rolepolicy/contracts';
-import type { ExecutionReport } from '../lifecycle/index.js';
+import type { ExecutionReport } from '@rolepolicy/plan-lifecycle';
 
 /** Reasons under which the executor refused to run because the target's identity is not provable. */
 const FAIL_CLOSED_REASONS = new Set(['TargetIdentityUnavailable', 'PhysicalIdentityRequired']);

@@ -2,7 +2,7 @@
 // ask about it, including across each asking policy's own pass.
 import type { SecretLike } from '@rolepolicy/kube';
 import type { SecretReadResult } from '@rolepolicy/contracts';
-import { policy } from '../lifecycle/test-support/fixtures.js';
+import { policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
 import { PeerClaims, type SecretReader } from './secret-reads.js';
 
 const secret = (db: string): SecretLike => ({

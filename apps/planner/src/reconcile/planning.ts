@@ -18,7 +18,7 @@ import {
   type ManagedScope,
 } from '@rolepolicy/policy';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
-import type { ComputedPlan, PlanningOutcome, ReconcileError } from '../lifecycle/index.js';
+import type { ComputedPlan, PlanningOutcome, ReconcileError } from '@rolepolicy/plan-lifecycle';
 
 /** Everything one planning pass reads (no I/O left). */
 export interface PlanningInput {

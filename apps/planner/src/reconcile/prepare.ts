@@ -16,7 +16,7 @@ import {
   type ResolvedConnectionSpec,
   type SecretLookup,
 } from '@rolepolicy/kube';
-import type { PolicyClaims, PostgresPolicy, ReconcileError } from '../lifecycle/index.js';
+import type { PolicyClaims, PostgresPolicy, ReconcileError } from '@rolepolicy/plan-lifecycle';
 import { databaseAddress } from './planning.js';
 
 /** A policy ready to inspect. */

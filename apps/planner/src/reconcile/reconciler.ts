@@ -43,7 +43,7 @@ import {
   type PostgresPolicyPlanStatus,
   type PostgresPolicyStatus,
   type ReconcileDecision,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';

@@ -12,7 +12,7 @@ import {
   type ConfigMap,
   type PostgresPolicy,
   type PostgresPolicyPlan,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 import type { UnkeyedCommand } from './gateway-commands.js';
 import type { PlanningInput } from './planning.js';
 

@@ -5,7 +5,7 @@
 import type { SecretReadResult } from '@rolepolicy/contracts';
 import { SecretAccessError } from '@rolepolicy/contracts';
 import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
-import type { PostgresPolicy, ReconcileError } from '../lifecycle/index.js';
+import type { PostgresPolicy, ReconcileError } from '@rolepolicy/plan-lifecycle';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
 import { peerClaims, secretsNamedBy } from './prepare.js';
 

@@ -6,8 +6,8 @@ import { KeyedQueue } from './keyed-queue.js';
 import { databaseAddress, inspectFailure, shownAddress } from './planning.js';
 import { reportOf } from './execution-results.js';
 import { controllerUid, planSignature, policySignature } from './triggers.js';
-import { decideReconcile } from '../lifecycle/index.js';
-import { at, computed, policy } from '../lifecycle/test-support/fixtures.js';
+import { decideReconcile } from '@rolepolicy/plan-lifecycle';
+import { at, computed, policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
 
 describe('inspectFailure', () => {
   it('maps transient failures to DatabaseConnectionFailed and permanent ones by SQLSTATE', () => {
