@@ -24,3 +24,5 @@ export * from './password-secret.js';
 export * from './kube-bridge.js';
 export * from './policy-events.js';
 export { newestFirst, sameEffects, toMillis } from './decision-context.js';
+export * from './ephemeral-overlay.js';
+export * from './policy-secrets.js';

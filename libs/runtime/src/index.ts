@@ -12,3 +12,4 @@ export * from './bootstrap.js';
 export * from './logging.js';
 export * from './keyed-mutex.js';
 export * from './slots.js';
+export * from './keyed-queue.js';

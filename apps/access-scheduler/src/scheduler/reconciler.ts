@@ -24,8 +24,8 @@ import {
   type PostgresPolicyPlan,
 } from '@rolepolicy/kube';
 import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
-import { KeyedQueue } from '../../../planner/src/reconcile/keyed-queue.js';
-import type { SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
+import { KeyedQueue } from '@rolepolicy/runtime';
+import type { SecretReader } from '@rolepolicy/contracts';
 import {
   accessPolicyStatus,
   validateAccessPolicy,

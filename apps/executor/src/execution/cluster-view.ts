@@ -19,7 +19,8 @@ import {
   type PostgresPolicy,
   type PostgresPolicyPlan,
 } from '@rolepolicy/plan-lifecycle';
-import { readPolicySecrets, type SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { readPolicySecrets } from '@rolepolicy/plan-lifecycle';
 import type { FreshState } from './fresh-verdict.js';
 import {
   InvalidConnectionError,

@@ -9,7 +9,7 @@ import { managedScopePayload } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
 import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
 import { unionScopes, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
-import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
+import { requestSnapshot } from '@rolepolicy/contracts';
 import {
   API_VERSION,
   type PostgresPolicy,
@@ -17,8 +17,9 @@ import {
   type ReconcileDecision,
 } from '@rolepolicy/plan-lifecycle';
 import { inspectFailure, planFromSnapshot } from '../reconcile/planning.js';
-import { preparePolicy, secretsNamedBy, type Prepared } from '../reconcile/prepare.js';
-import { secretReadError, withLiteralPassword, type SecretReader } from '../reconcile/secret-reads.js';
+import { preparePolicy, type Prepared } from '../reconcile/prepare.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { secretReadError, secretsNamedBy, withLiteralPassword } from '@rolepolicy/plan-lifecycle';
 import type { UnkeyedCommand } from '../reconcile/gateway-commands.js';
 import { candidateCommandsOf } from './candidate-commands.js';
 import { candidateEventsOf } from './candidate-events.js';

@@ -18,7 +18,7 @@ import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { ConflictProof } from './conflict-proof.js';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
 import { peerClaims } from './prepare.js';
-import type { SecretReader } from './secret-reads.js';
+import type { SecretReader } from '@rolepolicy/contracts';
 
 const keys = exportedKeyPair();
 const opener = keyPairFromPrivateKey(keys.privateKey);

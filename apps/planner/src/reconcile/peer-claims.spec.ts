@@ -3,7 +3,8 @@
 import type { SecretLike } from '@rolepolicy/kube';
 import type { SecretReadResult } from '@rolepolicy/contracts';
 import { policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
-import { PeerClaims, type SecretReader } from './secret-reads.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { PeerClaims } from './peer-claims.js';
 
 const secret = (db: string): SecretLike => ({
   metadata: { resourceVersion: '5' },

@@ -23,7 +23,7 @@ import {
 import type * as Kube from '@rolepolicy/kube';
 import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
 import type { ReviewFacts } from '@rolepolicy/review';
-import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-client.js';
+import { requestSnapshotUnlessUnchanged } from '@rolepolicy/contracts';
 import {
   API_VERSION,
   decideAfterExecution,
@@ -46,25 +46,21 @@ import {
 } from '@rolepolicy/plan-lifecycle';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
-import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
+import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from '@rolepolicy/plan-lifecycle';
 import { PlanOverlay } from './plan-overlay.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
-import { KeyedQueue } from './keyed-queue.js';
+import { KeyedQueue } from '@rolepolicy/runtime';
 import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
 import { inspectFailure, planFromSnapshot, type PlanningInput } from './planning.js';
-import {
-  fingerprintPays,
-  preparePolicy,
-  secretsNamedBy,
-  type NotPrepared,
-  type Prepared,
-} from './prepare.js';
+import { fingerprintPays, preparePolicy, type NotPrepared, type Prepared } from './prepare.js';
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
-import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
+import { PeerClaims } from './peer-claims.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';

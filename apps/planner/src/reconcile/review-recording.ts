@@ -3,8 +3,12 @@
 // ConfigMap owned by the plan once the API server has given the plan its uid (see docs/review.md).
 import type { CachedObject, InspectRequestV1 } from '@rolepolicy/contracts';
 import { computePlan, contentDigest, type DesiredState } from '@rolepolicy/policy';
-import { buildReviewArtifact, serializeReviewArtifact, type ReviewFacts } from '@rolepolicy/review';
-import { toolVersion } from '../../../cli/src/commands/review.js';
+import {
+  buildReviewArtifact,
+  serializeReviewArtifact,
+  toolVersion,
+  type ReviewFacts,
+} from '@rolepolicy/review';
 import {
   buildReviewConfigMap,
   ownedByPlan,

@@ -2,7 +2,7 @@
 // cleared fields, uid binding), the trigger signatures, executor results as lifecycle reports, the queue.
 import type { CachedObject, ExecuteResultV1 } from '@rolepolicy/contracts';
 import { commandsOf, policyStatusCommand, replacingPatch } from './gateway-commands.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { KeyedQueue } from '@rolepolicy/runtime';
 import { databaseAddress, inspectFailure, shownAddress } from './planning.js';
 import { reportOf } from './execution-results.js';
 import { controllerUid, planSignature, policySignature } from './triggers.js';
