@@ -16,14 +16,14 @@ import {
   type PostgresPolicyPlan,
   type ReconcileDecision,
 } from '@rolepolicy/plan-lifecycle';
-import { inspectFailure, planFromSnapshot } from '../reconcile/planning.js';
-import { preparePolicy, type Prepared } from '../reconcile/prepare.js';
+import { inspectFailure, planFromSnapshot } from '../planning/planning.js';
+import { preparePolicy, type Prepared } from '../planning/prepare.js';
 import type { SecretReader } from '@rolepolicy/contracts';
 import { secretReadError, secretsNamedBy, withLiteralPassword } from '@rolepolicy/plan-lifecycle';
-import type { UnkeyedCommand } from '../reconcile/gateway-commands.js';
+import type { UnkeyedCommand } from '../planning/gateway-commands.js';
 import { candidateCommandsOf } from './candidate-commands.js';
 import { candidateEventsOf } from './candidate-events.js';
-import type { PlanEvent } from '../reconcile/plan-events.js';
+import type { PlanEvent } from '../planning/plan-events.js';
 import {
   decideCandidates,
   plannable,

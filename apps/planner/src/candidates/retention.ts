@@ -3,7 +3,7 @@
 // label on the candidate or any of its plans exempts it. Pure.
 import { KEEP_LABEL, type PostgresPolicyPlan, toMillis } from '@rolepolicy/plan-lifecycle';
 import { isCandidatePlan } from './candidate-plan.js';
-import type { CandidatePassInput } from './lifecycle.js';
+import type { CandidatePassInput } from './pass.js';
 import { isTerminalCandidate, type Candidate, type CandidateStatus } from './resources.js';
 import type { CandidateStep } from './steps.js';
 

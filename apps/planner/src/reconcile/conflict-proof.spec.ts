@@ -17,7 +17,7 @@ import { policy } from '../../../../libs/plan-lifecycle/src/test-support/fixture
 import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { ConflictProof } from './conflict-proof.js';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
-import { peerClaims } from './prepare.js';
+import { peerClaims } from '../planning/prepare.js';
 import type { SecretReader } from '@rolepolicy/contracts';
 
 const keys = exportedKeyPair();

@@ -15,8 +15,8 @@ import {
   type ReconcileError,
 } from '@rolepolicy/plan-lifecycle';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
-import { inspectFailure } from './planning.js';
-import { peerClaims } from './prepare.js';
+import { inspectFailure } from '../planning/planning.js';
+import { peerClaims } from '../planning/prepare.js';
 import type { SecretReader } from '@rolepolicy/contracts';
 import { readPolicySecrets, secretReadError } from '@rolepolicy/plan-lifecycle';
 

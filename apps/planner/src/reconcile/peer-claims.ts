@@ -4,7 +4,7 @@
 import { SecretAccessError, type SecretReader } from '@rolepolicy/contracts';
 import { readPolicySecrets, secretsNamedBy, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
-import { peerClaims } from './prepare.js';
+import { peerClaims } from '../planning/prepare.js';
 
 /**
  * Conflict claims of peer policies. A peer's claims need its connection's database address, which can sit

@@ -50,13 +50,18 @@ import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from '@rolepolicy/plan-lifec
 import { PlanOverlay } from './plan-overlay.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
-import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
+import { commandsOf, policyStatusCommand, type UnkeyedCommand } from '../planning/gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from '@rolepolicy/runtime';
-import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
+import {
+  planEventsOf,
+  planExecutionEvent,
+  policyStatusEvents,
+  type PlanEvent,
+} from '../planning/plan-events.js';
 import { reportOf } from './execution-results.js';
-import { inspectFailure, planFromSnapshot, type PlanningInput } from './planning.js';
-import { fingerprintPays, preparePolicy, type NotPrepared, type Prepared } from './prepare.js';
+import { inspectFailure, planFromSnapshot, type PlanningInput } from '../planning/planning.js';
+import { fingerprintPays, preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
 import { PeerClaims } from './peer-claims.js';
 import type { SecretReader } from '@rolepolicy/contracts';

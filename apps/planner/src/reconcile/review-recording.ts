@@ -17,8 +17,8 @@ import {
   type PostgresPolicy,
   type PostgresPolicyPlan,
 } from '@rolepolicy/plan-lifecycle';
-import type { UnkeyedCommand } from './gateway-commands.js';
-import type { PlanningInput } from './planning.js';
+import type { UnkeyedCommand } from '../planning/gateway-commands.js';
+import type { PlanningInput } from '../planning/planning.js';
 
 /** How long a built artifact waits for its plan to show up in the cache (then it is dropped). */
 const PENDING_TTL_MS = 10 * 60_000;
