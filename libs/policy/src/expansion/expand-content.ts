@@ -16,7 +16,7 @@ import { canonicalConfigValue } from '../validation/guc.js';
 import { RESERVED_ROLE_NAMES } from '../validation/context.js';
 import { MESSAGES } from '../validation/messages.js';
 import { charLength, utf8Length } from '../validation/reader.js';
-import { compareMembershipKeys } from './canonical-sort.js';
+import { compareMembershipKeys } from '../canonical-order.js';
 import type { ExpansionInput } from './expansion-input.js';
 import { checkMembershipCycles, checkRetiredReferences } from './reference-checks.js';
 import { checkDefaultConflicts, checkGrantConflicts } from './conflicts.js';

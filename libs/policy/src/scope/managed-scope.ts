@@ -13,7 +13,7 @@ import {
   type PublicObjectScope,
   type WildcardScope,
 } from '../model/index.js';
-import { canonicalPrivileges, compareDefaultScopes, compareGrantKeys } from '../expansion/canonical-sort.js';
+import { canonicalPrivileges, compareDefaultScopes, compareGrantKeys } from '../canonical-order.js';
 
 function sortedUnique(values: Iterable<string>): readonly string[] {
   return [...new Set(values)].sort(compareCodePoints);
