@@ -26,3 +26,4 @@ export * from './policy-events.js';
 export { newestFirst, sameEffects, toMillis } from './decision-context.js';
 export * from './ephemeral-overlay.js';
 export * from './policy-secrets.js';
+export * from './condition-reasons.js';

@@ -18,6 +18,7 @@ import {
 } from '@rolepolicy/kube';
 import {
   secretNamesOf,
+  type ConditionReason,
   type PolicyClaims,
   type PostgresPolicy,
   type ReconcileError,
@@ -118,11 +119,11 @@ const SECRET_REASONS = {
   SecretMissing: 'SecretFetchFailed',
   SecretKeyMissing: 'SecretMissing',
   SecretValueEmpty: 'InvalidSpec',
-} as const;
+} as const satisfies Record<string, ConditionReason>;
 
 function connectionReason(
   reason: Exclude<ReturnType<typeof resolveConnection>, { ok: true }>['reason'],
-): string {
+): ConditionReason {
   if (reason === 'InvalidConnection') return 'InvalidSpec';
   // An empty URL or connection part is a connection parameter nobody can connect with.
   if (reason === 'SecretValueEmpty') return 'InvalidConnectionParams';
