@@ -1,4 +1,4 @@
-// The candidate pass of one policy reconcile (operator-notes 3.2, 3.3, 3.6): which candidates are planned,
+// The candidate pass of one policy reconcile (docs/candidates.md, sections 2 and 3): which candidates are planned,
 // which plans are created, kept or superseded, and each candidate's status. Pure: the I/O side computes the
 // plans of the candidates `plannable` names (one shared inspection) and carries out the steps.
 import { CONTENT_DIGEST_ENCODING, contentDigest } from '@rolepolicy/policy';

@@ -1,4 +1,4 @@
-// Promotion (operator-notes 3.5): someone merged a candidate's content into its policy. Recognised in the
+// Promotion (docs/candidates.md, section 4): someone merged a candidate's content into its policy. Recognised in the
 // policy's own reconcile (`recognisePromotion`, before the policy's decision) and recorded once the policy
 // converged on that content (`recordPromotion`, in the candidate pass). Both are idempotent by digest, so
 // a crash between the SQL and the bookkeeping re-reports instead of losing anything. Pure.

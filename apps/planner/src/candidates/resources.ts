@@ -69,7 +69,7 @@ export function candidateRef(candidate: Candidate) {
   };
 }
 
-/** Tunables of the candidate lifecycle (operator-notes 3.2). */
+/** Tunables of the candidate lifecycle (docs/candidates.md, sections 2 and 3). */
 export interface CandidateSettings {
   /** An open candidate older than this is superseded with reason Expired (label rolepolicy.io/keep exempts). */
   readonly ttlSeconds: number;

@@ -1,4 +1,4 @@
-// Retention of terminal candidates (operator-notes 3.2 step 7): per policy, the newest `retainTerminal`
+// Retention of terminal candidates (docs/candidates.md, section 3): per policy, the newest `retainTerminal`
 // Promoted/Superseded candidates stay; older ones are deleted with their plans and SQL ConfigMaps. A keep
 // label on the candidate or any of its plans exempts it. Pure.
 import { KEEP_LABEL, type PostgresPolicyPlan, toMillis } from '@rolepolicy/plan-lifecycle';

@@ -1,5 +1,5 @@
 // The planner's reconcile loop: cache changes and timers wake a policy, one pass per policy at a time
-// (one planner replica is assumed), and each pass resolves, inspects, plans, decides and sends the
+// (only the leading replica runs one, ADR 0011), and each pass resolves, inspects, plans, decides and sends the
 // decision's steps as ordered gateway commands. Execution results become policy status here too.
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -165,7 +165,7 @@ interface PolicyState {
 
 const policyKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-/** The reconcile loop of one planner replica. */
+/** The reconcile loop of the leading planner replica (planner-host.ts starts it for each leader term). */
 export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
@@ -494,7 +494,7 @@ export class Reconciler {
     }
     const current = latest ?? policy;
     const plans = this.currentPlans(namespace);
-    // Promotion recognition (operator-notes 3.5) reads the content the policy carried before this pass.
+    // Promotion recognition (docs/candidates.md, section 4) reads the content the policy carried before this pass.
     const promotion = outcome?.kind === 'computed' ? await this.candidates.recognise(current, plans) : null;
     const decision = decideReconcile({
       policy: current,
@@ -528,7 +528,7 @@ export class Reconciler {
   }
 
   /**
-   * The policy's candidates, planned after its own pass in the same queue slot (operator-notes 3.2). A
+   * The policy's candidates, planned after its own pass in the same queue slot (docs/candidates.md, section 2). A
    * failure here is logged and never fails the policy's pass. `overlay`: the membership edges of active
    * ephemeral requests on this policy, composed in its own pass (ADR 0008).
    */

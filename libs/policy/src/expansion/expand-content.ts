@@ -1,5 +1,5 @@
 // The expansion pipeline over validated content: profiles x schema bindings into roles, grants and default
-// privileges, then one-off entries, then the checks that only the expanded graph can answer (engine-notes 1.3).
+// privileges, then one-off entries, then the checks that only the expanded graph can answer (docs/policy-validation.md).
 
 import { compareCodePoints } from '../canonical-order.js';
 import {
