@@ -27,3 +27,4 @@ export { newestFirst, sameEffects, toMillis } from './decision-context.js';
 export * from './ephemeral-overlay.js';
 export * from './policy-secrets.js';
 export * from './condition-reasons.js';
+export * from './origin-verdict.js';

@@ -4,12 +4,12 @@
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import type { TargetIdentityReading } from '@rolepolicy/policy';
 import {
+  candidateOriginRefusal,
   planDecision,
   executionVerdict,
   type PostgresPolicy,
   type PostgresPolicyPlan,
 } from '@rolepolicy/plan-lifecycle';
-import { candidateOriginRefusal } from './origin-verdict.js';
 
 /** Why nothing ran although the request was well-formed (result phase `Skipped`). */
 export type SkipReason =

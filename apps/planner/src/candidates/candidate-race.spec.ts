@@ -5,8 +5,8 @@
 // candidate whose content the policy does not carry (was not merged).
 import fc from 'fast-check';
 import { contentDigest } from '@rolepolicy/policy';
-import { candidateOriginRefusal } from '../../../executor/src/execution/origin-verdict.js';
 import {
+  candidateOriginRefusal,
   planDecision,
   type ComputedPlan,
   type ExecutionRequest,
