@@ -3,7 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { BEGIN, END, conditionReasons, registeredMetrics, renderReference } from './operations-reference.js';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  BEGIN,
+  END,
+  conditionReasons,
+  reasonLiterals,
+  registeredMetrics,
+  renderReference,
+} from './operations-reference.js';
 
 const docPath = fileURLToPath(new URL('../docs/operations.md', import.meta.url));
 const doc = readFileSync(docPath, 'utf8');
@@ -46,4 +55,26 @@ describe('docs/operations.md configuration reference', () => {
       expect.arrayContaining(['Reconciled', 'PendingApproval', 'Superseded']),
     );
   });
+
+  it('lists every condition reason literal of the planner, the executor and the plan lifecycle', () => {
+    const listed = new Set(conditionReasons());
+    expect(reasonLiterals().filter((r) => !listed.has(r))).toEqual([]);
+  });
+
+  it('lists no condition reason the code no longer writes', () => {
+    const code = ['apps/planner/src', 'apps/executor/src', 'libs/plan-lifecycle/src']
+      .flatMap((dir) => sourcesUnder(fileURLToPath(new URL(`../${dir}`, import.meta.url))))
+      .filter((file) => !file.endsWith('condition-reasons.ts'))
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
+    expect(conditionReasons().filter((r) => !code.includes(`'${r}'`))).toEqual([]);
+  });
 });
+
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'test-support' ? [] : sourcesUnder(path);
+    return /(?<!\.spec|\.int-spec)\.ts$/.test(entry.name) ? [path] : [];
+  });
+}

@@ -1,10 +1,11 @@
 // The configuration reference of docs/operations.md, rendered from the code: every environment variable
-// from the services' env specs, every metric registered in the code (name, type, help), and the
-// condition reasons the planner and executor write. `npm run gen:operations` rewrites the block;
-// tools/operations-reference.spec.ts fails when the document and the code differ.
+// from the services' env specs, every metric registered in the code (name, type, help), and the condition
+// reasons the planner and executor write (libs/plan-lifecycle's CONDITION_REASONS). `npm run gen:operations`
+// rewrites the block; tools/operations-reference.spec.ts fails when the document and the code differ.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONDITION_REASONS } from '@rolepolicy/plan-lifecycle';
 import { baseEnvSpec, type EnvSpec } from '@rolepolicy/runtime';
 import { k8sGatewayEnvSpec } from '../apps/k8s-gateway/src/config.js';
 import { inspectorEnvSpec } from '../apps/inspector/src/config.js';
@@ -56,16 +57,25 @@ export function registeredMetrics(): { name: string; type: string; help: string;
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** Condition reasons written as literals by the planner and the executor. */
+/** The condition reasons the planner and the executor write: the one list in libs/plan-lifecycle. */
 export function conditionReasons(): string[] {
+  return [...CONDITION_REASONS];
+}
+
+/**
+ * Reason literals in the planner's, the executor's and the plan lifecycle's code (`cond('False', 'X'`,
+ * `reason: 'X'`, `X_REASON = 'X'`, `_REASONS` sets), to check CONDITION_REASONS against.
+ */
+export function reasonLiterals(): string[] {
   const reasons = new Set<string>();
   for (const file of [
     ...sourceFiles(join(ROOT, 'apps/planner/src')),
     ...sourceFiles(join(ROOT, 'apps/executor/src')),
+    ...sourceFiles(join(ROOT, 'libs/plan-lifecycle/src')),
   ]) {
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(
-      /cond\('(?:True|False|Unknown)', '([A-Z][A-Za-z]+)'|reason: '([A-Z][A-Za-z]+)'|_REASONS? = (?:new Set\(\[)?'([A-Z][A-Za-z]+)'/g,
+      /cond\(\s*'(?:True|False|Unknown)',\s*'([A-Z][A-Za-z]+)'|reason: '([A-Z][A-Za-z]+)'|_REASONS? = (?:new Set\(\[)?'([A-Z][A-Za-z]+)'/g,
     )) {
       reasons.add((m[1] ?? m[2] ?? m[3])!);
     }
@@ -121,8 +131,8 @@ export function renderReference(): string {
   );
   lines.push('', '### Condition reasons', '');
   lines.push(
-    'Reasons the planner and the executor write into policy and plan conditions (literals in their code;',
-    'a failure carries its own message):',
+    'Reasons the planner and the executor write into policy and plan conditions (`CONDITION_REASONS` in',
+    '`libs/plan-lifecycle/src/condition-reasons.ts`; a failure carries its own message):',
     '',
     conditionReasons()
       .map((r) => `\`${r}\``)

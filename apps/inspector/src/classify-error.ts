@@ -1,10 +1,11 @@
 // Sorts an inspection failure into transient (worth retrying: the target is unreachable, overloaded or
 // restarting) or permanent (credentials, missing database, scope errors), with a redacted message.
 import { redactText, type Secret } from '@rolepolicy/catalog';
+import type { ErrorClass } from '@rolepolicy/contracts';
 
 /** What the reply's `error` field carries. */
 export type ClassifiedError = {
-  readonly class: 'transient' | 'permanent';
+  readonly class: ErrorClass;
   readonly code: string | null;
   readonly message: string;
 };

@@ -23,7 +23,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { requestSnapshot } from './inspect-client.js';
+import { requestSnapshot } from '@rolepolicy/contracts';
 import { inspectorService } from './service.js';
 
 const ADMIN_PASSWORD = 'Admin-Pa55-cloud-identity';

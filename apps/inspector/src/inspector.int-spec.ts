@@ -25,7 +25,7 @@ import {
   type PrivatePostgres,
 } from '@rolepolicy/testing';
 import pg from 'pg';
-import { requestSnapshot, requestSnapshotUnlessUnchanged, type SnapshotResult } from './inspect-client.js';
+import { requestSnapshot, requestSnapshotUnlessUnchanged, type SnapshotResult } from '@rolepolicy/contracts';
 import { inspectorService } from './service.js';
 
 const INLINE_MAX_BYTES = 16_384;

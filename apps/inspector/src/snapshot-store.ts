@@ -1,6 +1,6 @@
 // Large snapshots go to a JetStream object store bucket and travel by reference: core NATS messages are
 // capped (1 MiB by default) and a full-size policy's snapshot can exceed that.
-import { Objm, type ObjectStore } from '@nats-io/obj';
+import type { ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { bindSnapshotBucket, type BindOptions } from '@rolepolicy/contracts';
 
@@ -36,17 +36,4 @@ export class SnapshotStore {
     });
     return this.store;
   }
-}
-
-/**
- * Reads a snapshot the inspector stored (the planner's side of an `object` reply).
- * @returns the JSON bytes, or null when the object expired or never existed
- */
-export async function readStoredSnapshot(
-  nats: NatsConnection,
-  bucket: string,
-  name: string,
-): Promise<Uint8Array | null> {
-  const store = await new Objm(nats).open(bucket);
-  return store.getBlob(name);
 }

@@ -2,9 +2,9 @@
 // PUBLIC rows narrowed to what declared PUBLIC rules name, and canonical ordering.
 
 import {
-  compareCodePoints,
+  compareGrantees,
+  compareNullable,
   compareObjectTypes,
-  PUBLIC_GRANTEE,
   type FunctionSignature,
   type GrantEntry,
   type ObjectType,
@@ -38,13 +38,6 @@ export function objectTypeOfRow(kind: string): ObjectType | null {
   }
 }
 
-function compareNullable(a: string | null, b: string | null): number {
-  if (a === b) return 0;
-  if (a === null) return -1;
-  if (b === null) return 1;
-  return compareCodePoints(a, b);
-}
-
 /** Canonical grant order: object type, schema, name, then grantee (PUBLIC first). */
 export function compareGrants(a: GrantEntry, b: GrantEntry): number {
   return (
@@ -53,14 +46,6 @@ export function compareGrants(a: GrantEntry, b: GrantEntry): number {
     compareNullable(a.name, b.name) ||
     compareGrantees(a.grantee, b.grantee)
   );
-}
-
-/** PUBLIC sorts before every role; roles by code point. */
-export function compareGrantees(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a === PUBLIC_GRANTEE) return -1;
-  if (b === PUBLIC_GRANTEE) return 1;
-  return compareCodePoints(a, b);
 }
 
 /** Groups ACL rows into one GrantEntry per (target, grantee); a shared non-owner grantor is kept. */

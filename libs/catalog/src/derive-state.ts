@@ -3,6 +3,7 @@
 
 import {
   compareCodePoints,
+  compareGrantees,
   compareObjectTypes,
   PUBLIC_GRANTEE,
   type DefaultPrivilegeEntry,
@@ -16,7 +17,6 @@ import {
 } from '@rolepolicy/policy';
 
 import type { DefaultAclRow } from './default-privilege.repository.js';
-import { compareGrantees } from './derive-grants.js';
 import type { MembershipRow } from './membership.repository.js';
 import { canonicalPrivileges, privilegeFromCatalog } from './privileges.js';
 import { parseRoleConfig } from './role-config.js';

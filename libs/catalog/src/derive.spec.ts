@@ -1,5 +1,5 @@
 // Pure derivation rules of inspection (no server): PG16 membership rows, ACL grouping, PUBLIC narrowing,
-// default-privilege scoping and rolconfig parsing, named after the engine-notes rules they implement.
+// default-privilege scoping and rolconfig parsing, named after the rules they implement (docs/catalog.md).
 
 import type { ExecutorIdentity } from '@rolepolicy/policy';
 

@@ -1,5 +1,5 @@
 // Inspection on the real PostgreSQL, per object kind: the state is created with raw SQL, inspected,
-// and compared with the snapshot the engine expects (scope rules of engine-notes 1.4 and 2).
+// and compared with the snapshot the engine expects (scope rules of docs/catalog.md).
 
 import { logicalFingerprint } from '@rolepolicy/policy';
 import {

@@ -39,3 +39,5 @@ export * from './secrets/secret-responder.js';
 export * from './redact.js';
 export * from './leases/leader-lease.js';
 export * from './stores.js';
+export * from './inspect/inspect-client.js';
+export * from './secrets/secret-reader.js';

@@ -1,6 +1,18 @@
-// One string order for everything the engine sorts (SQL order, digests, graph ids).
-// JavaScript's default sort compares UTF-16 code units, which misorders astral characters;
-// code-point order equals UTF-8 byte order, which is what the digests and renderer rely on.
+// The canonical order, once: one string order for everything the engine sorts (SQL order, digests, graph
+// ids), and the order of the desired graph's entries by their keys (the diff's keys), which the expansion,
+// the diff, the managed scope and the digests all sort by. JavaScript's default sort compares UTF-16 code
+// units, which misorders astral characters; code-point order equals UTF-8 byte order, which is what the
+// digests and renderer rely on.
+import {
+  compareObjectTypes,
+  comparePrivileges,
+  PUBLIC_GRANTEE,
+  type DefaultPrivilegeEntry,
+  type DefaultPrivilegeScope,
+  type GrantTarget,
+  type MembershipEdge,
+  type Privilege,
+} from './model/index.js';
 
 function isSurrogate(unit: number): boolean {
   return unit >= 0xd800 && unit <= 0xdfff;
@@ -41,4 +53,66 @@ export function compareCodePoints(a: string, b: string): number {
     return compareFromCodePoints(a.slice(start), b.slice(start));
   }
   return a.length - b.length;
+}
+
+/** Orders grantees: PUBLIC first, then by code point. */
+export function compareGrantees(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a === PUBLIC_GRANTEE) return -1;
+  if (b === PUBLIC_GRANTEE) return 1;
+  return compareCodePoints(a, b);
+}
+
+/** Orders nullable strings: null first (as an absent Option does), then by code point. */
+export function compareNullable(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return compareCodePoints(a, b);
+}
+
+/** Grant key order: grantee, object type, schema, name (name last so a (grantee, type, schema) prefix is contiguous). */
+export function compareGrantKeys(
+  a: GrantTarget & { readonly grantee: string },
+  b: GrantTarget & { readonly grantee: string },
+): number {
+  return (
+    compareGrantees(a.grantee, b.grantee) ||
+    compareObjectTypes(a.object_type, b.object_type) ||
+    compareNullable(a.schema, b.schema) ||
+    compareNullable(a.name, b.name)
+  );
+}
+
+/** Orders default-privilege scopes: global first, then schema scopes by name. */
+export function compareDefaultScopes(a: DefaultPrivilegeScope, b: DefaultPrivilegeScope): number {
+  if (a.type === 'global') return b.type === 'global' ? 0 : -1;
+  if (b.type === 'global') return 1;
+  return compareCodePoints(a.schema, b.schema);
+}
+
+/** Default-privilege key order: owner, scope, on_type, grantee. */
+export function compareDefaultKeys(
+  a: Omit<DefaultPrivilegeEntry, 'privileges'>,
+  b: Omit<DefaultPrivilegeEntry, 'privileges'>,
+): number {
+  return (
+    compareCodePoints(a.owner, b.owner) ||
+    compareDefaultScopes(a.scope, b.scope) ||
+    compareObjectTypes(a.on_type, b.on_type) ||
+    compareGrantees(a.grantee, b.grantee)
+  );
+}
+
+/** Membership edge order: granted role, then member. */
+export function compareMembershipKeys(
+  a: Pick<MembershipEdge, 'role' | 'member'>,
+  b: Pick<MembershipEdge, 'role' | 'member'>,
+): number {
+  return compareCodePoints(a.role, b.role) || compareCodePoints(a.member, b.member);
+}
+
+/** De-duplicates and sorts privileges canonically. */
+export function canonicalPrivileges(privileges: Iterable<Privilege>): readonly Privilege[] {
+  return [...new Set(privileges)].sort(comparePrivileges);
 }

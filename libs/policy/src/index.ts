@@ -1,5 +1,12 @@
 // Public surface of the policy engine: pure content model, validation, expansion, diff, SQL and digests.
-export { compareCodePoints } from './canonical-order.js';
+export {
+  compareCodePoints,
+  compareGrantees,
+  compareGrantKeys,
+  compareDefaultKeys,
+  compareMembershipKeys,
+  compareNullable,
+} from './canonical-order.js';
 export * from './model/index.js';
 export * from './sql/index.js';
 export * from './password/index.js';

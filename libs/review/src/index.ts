@@ -21,3 +21,4 @@ export { isSensitive, priorityOf } from './recorded-changes.js';
 export { COLLAPSE_GRANT_TARGETS } from './visual.js';
 export { escapeHtml, renderReviewHtml } from './html/render-html.js';
 export { layoutRoleGraph, DRAW_COLLAPSE_NODES, type DrawnGraph } from './html/graph-layout.js';
+export * from './tool-version.js';

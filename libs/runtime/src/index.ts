@@ -13,3 +13,4 @@ export * from './logging.js';
 export * from './keyed-mutex.js';
 export * from './slots.js';
 export * from './decision-admission-report.js';
+export * from './keyed-queue.js';

@@ -3,9 +3,9 @@
 import type { EphemeralAccessRequest, PostgresPolicyPlan } from '@rolepolicy/kube';
 import { HOLDING_PHASES } from '@rolepolicy/policy';
 import { planState } from './request-checks.js';
+import { TARGET_FINALIZER } from './target.js';
 
-/** Finalizer on a target PostgresPolicy while a request holds (or may hold) access on it. */
-export const TARGET_FINALIZER = 'rolepolicy.io/ephemeral-access-target';
+export { TARGET_FINALIZER };
 
 /**
  * Whether `request` holds, or is about to hold, access on the policy with uid `policyUid`: resolved to it

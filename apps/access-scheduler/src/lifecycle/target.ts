@@ -2,7 +2,9 @@
 // roles of its expanded graph (declared, profile-generated and external). Pure.
 import type { PostgresPolicy } from '@rolepolicy/kube';
 import { expandPolicy, type PolicyContent, type RoleFacts } from '@rolepolicy/policy';
-import { TARGET_FINALIZER } from './target-guard.js';
+
+/** Finalizer on a target PostgresPolicy while a request holds (or may hold) access on it. */
+export const TARGET_FINALIZER = 'rolepolicy.io/ephemeral-access-target';
 
 /** A role of the expanded target graph. */
 export interface TargetRole {

@@ -10,10 +10,10 @@ import {
   type ResolvedConnectionSpec,
 } from '@rolepolicy/kube';
 import { logicalFingerprint } from '@rolepolicy/policy';
-import { readPolicySecrets, type SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { readPolicySecrets, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import type { FingerprintRead } from '../lifecycle/resolution.js';
-import { secretsNamedBy } from '../../../planner/src/reconcile/prepare.js';
-import { fromKubePolicy } from '../../../planner/src/lifecycle/index.js';
+import { fromKubePolicy } from '@rolepolicy/plan-lifecycle';
 
 /** The address part of a resolved connection, as the executor and inspector see it. */
 export function fingerprintOf(connection: ResolvedConnectionSpec): string {

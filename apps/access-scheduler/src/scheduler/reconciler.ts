@@ -24,8 +24,8 @@ import {
   type PostgresPolicyPlan,
 } from '@rolepolicy/kube';
 import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
-import { KeyedQueue } from '../../../planner/src/reconcile/keyed-queue.js';
-import type { SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
+import { KeyedQueue } from '@rolepolicy/runtime';
+import type { SecretReader } from '@rolepolicy/contracts';
 import {
   accessPolicyStatus,
   validateAccessPolicy,
@@ -97,7 +97,10 @@ const reqKey = (ns: string, name: string) => `request/${ns}/${name}`;
 const eapKey = (ns: string, name: string) => `accesspolicy/${ns}/${name}`;
 const targetKey = (ns: string, uid: string) => `target/${ns}/${uid}`;
 
-/** The reconcile loop of one access-scheduler replica (one replica is assumed, as for the planner). */
+/**
+ * The reconcile loop of the access-scheduler: one replica is assumed (deploy/base runs one; unlike the planner,
+ * ADR 0011, it has no leader election).
+ */
 export class AccessScheduler {
   private readonly queue: KeyedQueue;
   private readonly session = randomUUID().slice(0, 8);

@@ -2,10 +2,6 @@
 // as the same role, and print the review artifact v2 as JSON, a self-contained HTML report or a terminal
 // summary. The artifact never holds a password, verifier, comment, config value or connection URL.
 
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { readReviewFacts, withRedaction, type CatalogConnection } from '@rolepolicy/catalog';
 import { contentDigest, type DesiredState, type ReconciliationMode } from '@rolepolicy/policy';
 import {
@@ -14,6 +10,7 @@ import {
   formatReviewText,
   renderReviewHtml,
   ReviewInputError,
+  toolVersion,
   type ReviewArtifact,
 } from '@rolepolicy/review';
 
@@ -33,24 +30,6 @@ export interface ReviewOptions extends ConnectionOptions {
   readonly targetLabel?: string;
   readonly capturedAt?: string;
   readonly rotatePasswords?: boolean;
-}
-
-/** The version in the repository's package.json (found by walking up from this file). */
-export function toolVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'rolepolicy' && typeof pkg.version === 'string') return pkg.version;
-    } catch {
-      // not here; keep walking up
-    }
-    dir = dirname(dir);
-  }
-  return 'unknown';
 }
 
 /** Builds the artifact of a plan just computed, reading the preflight facts on the same connection. */

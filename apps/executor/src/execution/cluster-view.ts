@@ -14,9 +14,13 @@ import {
   type SecretLike,
   type SecretLookup,
 } from '@rolepolicy/kube';
-import { buildGeneratedSecretTemplate } from '../../../planner/src/lifecycle/password-secret.js';
-import { readPolicySecrets, type SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
-import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import {
+  buildGeneratedSecretTemplate,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+} from '@rolepolicy/plan-lifecycle';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { readPolicySecrets } from '@rolepolicy/plan-lifecycle';
 import type { FreshState } from './fresh-verdict.js';
 import {
   InvalidConnectionError,

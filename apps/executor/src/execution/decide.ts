@@ -1,5 +1,5 @@
 // The executor's pure decision under the database lock: run the approved SQL, report convergence, or
-// refuse (superseded / fail closed). Identity rules are the engine's (engine-notes 5.4).
+// refuse (superseded / fail closed). Identity rules are the engine's (docs/executor.md, "Decision").
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import { identityVerdict, type TargetIdentityReading } from '@rolepolicy/policy';
 

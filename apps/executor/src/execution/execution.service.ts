@@ -37,7 +37,7 @@ import {
 } from '@rolepolicy/policy';
 import type { Kysely } from 'kysely';
 import { logRecord } from '@rolepolicy/runtime';
-import { planDecision, planPhase } from '../../../planner/src/lifecycle/approval.js';
+import { planDecision, planPhase } from '@rolepolicy/plan-lifecycle';
 import { decideExecution } from './decide.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
 import { classifyFailure } from './failures.js';

@@ -1,6 +1,7 @@
 // Sorts a failure outside SQL execution: transient ones (target unreachable, timeouts, lock waits) are
 // retried by redelivery; permanent ones, and transient ones on the last delivery, become a Failed result.
 import { CloudIdentityError, DatabaseError, ExecutionError, SafeError } from '@rolepolicy/catalog';
+import type { ErrorClass } from '@rolepolicy/contracts';
 import {
   InvalidConnectionError,
   PlanNotVisibleError,
@@ -10,7 +11,7 @@ import {
 
 /** How the executor reacts to a failure that happened before or around the SQL. */
 export type ClassifiedFailure = {
-  readonly class: 'transient' | 'permanent';
+  readonly class: ErrorClass;
   readonly reason:
     'SecretUnavailable' | 'InvalidConnection' | 'DatabaseUnavailable' | 'DatabaseError' | 'PreparationFailed';
   /** Safe to publish: built from redacted errors only. */

@@ -1,7 +1,7 @@
 // The executor's check of the fresh plan and policy under the lock: only a live, approved plan of an
 // unsuspended, non-observe policy that still exists (same uid) proceeds; a leftover Applying plan is ours.
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
-import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import type { PostgresPolicy, PostgresPolicyPlan } from '@rolepolicy/plan-lifecycle';
 import { freshVerdict, type FreshState, type Recheck } from './fresh-verdict.js';
 import { freshInputs } from './replan.js';
 

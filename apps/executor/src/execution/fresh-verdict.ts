@@ -3,10 +3,13 @@
 // Pure. The lifecycle's `executionVerdict` is imported from the planner (tolerated until it moves to a lib).
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import type { TargetIdentityReading } from '@rolepolicy/policy';
-import { planDecision } from '../../../planner/src/lifecycle/approval.js';
-import { executionVerdict } from '../../../planner/src/lifecycle/execution-verdict.js';
-import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
-import { candidateOriginRefusal } from './origin-verdict.js';
+import {
+  candidateOriginRefusal,
+  planDecision,
+  executionVerdict,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+} from '@rolepolicy/plan-lifecycle';
 
 /** Why nothing ran although the request was well-formed (result phase `Skipped`). */
 export type SkipReason =

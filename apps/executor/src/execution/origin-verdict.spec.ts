@@ -2,7 +2,7 @@
 // carries exactly the candidate's content (promotion), whatever the plan's decision says.
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import { CONTENT_DIGEST_ENCODING, contentDigest } from '@rolepolicy/policy';
-import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import type { PostgresPolicy, PostgresPolicyPlan } from '@rolepolicy/plan-lifecycle';
 import { freshVerdict, presenceVerdict, type Recheck } from './fresh-verdict.js';
 
 const proposed = { roles: [{ name: 'app', login: true }] };

@@ -8,8 +8,12 @@ import {
   policyOrderingKey,
   type ExecuteRequestV2,
 } from '@rolepolicy/contracts';
-import { appliedPatch, applyingPatch, failedPatch } from '../../../planner/src/lifecycle/plan-patches.js';
-import type { PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import {
+  appliedPatch,
+  applyingPatch,
+  failedPatch,
+  type PostgresPolicyPlan,
+} from '@rolepolicy/plan-lifecycle';
 
 /** Which status the executor writes on a plan. */
 export type PlanStatusWrite =

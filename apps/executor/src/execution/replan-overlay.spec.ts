@@ -1,7 +1,7 @@
 // The executor's re-plan composes the same overlay as the planner; without a cluster view it trusts the request.
 import type { CachedObject } from '@rolepolicy/contracts';
 import { BUNDLE_ENCODING, bundleHash, scopedPlanName } from '@rolepolicy/policy';
-import type { OverlayReader } from '../../../planner/src/reconcile/ephemeral-overlay.js';
+import type { OverlayReader } from '@rolepolicy/plan-lifecycle';
 import { expandRequest } from './replan.js';
 import { withPolicyOverlay } from './replan-overlay.js';
 

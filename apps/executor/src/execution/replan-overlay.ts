@@ -1,12 +1,8 @@
 // The ephemeral access overlay in the executor's re-plan: the same composition as the planner's
-// (planner/reconcile/ephemeral-overlay.ts) over the executor's own synced cache, so a policy plan approved
+// (plan-lifecycle/src/ephemeral-overlay.ts) over the executor's own synced cache, so a policy plan approved
 // while access is active re-plans to its digest. A conflict found only now supersedes the plan: the planner's
 // next pass reports it on the policy. Pure apart from the cache read.
-import {
-  policyOverlay,
-  type OverlayReader,
-  EPHEMERAL_ACCESS_CONFLICT,
-} from '../../../planner/src/reconcile/ephemeral-overlay.js';
+import { policyOverlay, type OverlayReader, EPHEMERAL_ACCESS_CONFLICT } from '@rolepolicy/plan-lifecycle';
 import type { Expanded } from './replan.js';
 import type { ResultFacts } from './result.js';
 

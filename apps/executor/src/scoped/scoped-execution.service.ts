@@ -38,7 +38,7 @@ import {
   type PrivilegedNamespaces,
 } from '@rolepolicy/policy';
 import { SERVICE_CONFIG } from '@rolepolicy/runtime';
-import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js';
+import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { connectionTarget } from '../execution/cluster-view.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
 import { classifyFailure } from '../execution/failures.js';

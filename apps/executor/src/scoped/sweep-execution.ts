@@ -24,7 +24,7 @@ import {
   type PolicyContent,
   type SweepInput,
 } from '@rolepolicy/policy';
-import type { PostgresPolicy } from '../../../planner/src/lifecycle/resources.js';
+import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { connectionTarget } from '../execution/cluster-view.js';
 import type { ExecutionCluster } from '../execution/execution-cluster.js';
 import type { ScopedFacts } from './scoped-result.js';

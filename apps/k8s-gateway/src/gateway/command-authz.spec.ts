@@ -10,7 +10,7 @@ import {
 import { scopedPlanName } from '@rolepolicy/policy';
 import { REQUEST_FINALIZER } from '../../../access-scheduler/src/lifecycle/request-types.js';
 import { TARGET_FINALIZER } from '../../../access-scheduler/src/lifecycle/target-guard.js';
-import { AUTO_APPROVER } from '../../../planner/src/lifecycle/approval.js';
+import { AUTO_APPROVER } from '@rolepolicy/plan-lifecycle';
 import {
   COMMAND_TABLE,
   SCHEDULER_FINALIZERS,

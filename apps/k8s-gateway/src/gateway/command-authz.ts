@@ -3,9 +3,12 @@
 import { GROUP, VERSION } from '@rolepolicy/kube';
 import { NOTIFICATIONS_CONFIGMAP, scopedPlanName, type ScopeOperation } from '@rolepolicy/policy';
 import type { K8sCommandSender, K8sCommandToken, K8sCommandV1 } from '@rolepolicy/contracts';
-import { AUTO_APPROVER, executionGate } from '../../../planner/src/lifecycle/approval.js';
-import { AUTO_APPROVED_REASON } from '../../../planner/src/lifecycle/plan-builder.js';
-import type { PostgresPolicySpec } from '../../../planner/src/lifecycle/resources.js';
+import {
+  AUTO_APPROVER,
+  executionGate,
+  AUTO_APPROVED_REASON,
+  type PostgresPolicySpec,
+} from '@rolepolicy/plan-lifecycle';
 
 type Json = { readonly [key: string]: unknown };
 

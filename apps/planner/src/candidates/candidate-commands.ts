@@ -1,8 +1,8 @@
 // Candidate steps as k8s-gateway commands, through a sink that accepts only what a candidate may write:
 // plans, their SQL ConfigMaps and candidate status (and retention deletes). A Secret, a policy or anything
 // else is refused before it is sent, and there is no execution request in this vocabulary at all.
-import type { PostgresPolicy } from '../lifecycle/index.js';
-import { commandsOf, orderedBy, type UnkeyedCommand } from '../reconcile/gateway-commands.js';
+import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
+import { commandsOf, orderedBy, type UnkeyedCommand } from '../planning/gateway-commands.js';
 import { candidateRef } from './resources.js';
 import type { CandidateStep } from './steps.js';
 

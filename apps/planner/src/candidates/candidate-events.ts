@@ -1,8 +1,8 @@
 // The Kubernetes Events of a candidate's lifecycle (pure): one per phase it enters, and one when its Ready
 // turns False for a new reason (waiting its turn, or a planning failure a person must act on). The gateway
 // writes and deduplicates them; `kubectl describe postgrespolicycandidate <name>` lists them.
-import type { PlanEvent } from '../reconcile/plan-events.js';
-import { PLANNER_COMPONENT } from '../reconcile/plan-events.js';
+import type { PlanEvent } from '../planning/plan-events.js';
+import { PLANNER_COMPONENT } from '../planning/plan-events.js';
 import { candidateRef, type CandidatePhase, type CandidateStatus } from './resources.js';
 import type { CandidateStep } from './steps.js';
 

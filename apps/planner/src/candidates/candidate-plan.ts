@@ -14,7 +14,7 @@ import {
   type OwnerReference,
   type PostgresPolicy,
   type PostgresPolicyPlan,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 import { CANDIDATE_KIND, CANDIDATE_LABEL, type Candidate } from './resources.js';
 
 /** The controller reference that ties a plan (and its SQL ConfigMap) to its candidate. */

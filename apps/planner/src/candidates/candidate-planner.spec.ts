@@ -3,8 +3,8 @@
 // recognition just replaced (status writes replace the whole status).
 import { contentDigest } from '@rolepolicy/policy';
 import type { CachedObject } from '@rolepolicy/contracts';
-import { policy as basePolicy } from '../lifecycle/test-support/fixtures.js';
-import type { UnkeyedCommand } from '../reconcile/gateway-commands.js';
+import { policy as basePolicy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
+import type { UnkeyedCommand } from '../planning/gateway-commands.js';
 import { CandidatePlanner, type CandidatePlannerDeps } from './candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateStatus } from './resources.js';
 

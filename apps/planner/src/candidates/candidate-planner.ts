@@ -9,20 +9,21 @@ import { managedScopePayload } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
 import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
 import { unionScopes, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
-import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
+import { requestSnapshot } from '@rolepolicy/contracts';
 import {
   API_VERSION,
   type PostgresPolicy,
   type PostgresPolicyPlan,
   type ReconcileDecision,
-} from '../lifecycle/index.js';
-import { inspectFailure, planFromSnapshot } from '../reconcile/planning.js';
-import { preparePolicy, secretsNamedBy, type Prepared } from '../reconcile/prepare.js';
-import { secretReadError, withLiteralPassword, type SecretReader } from '../reconcile/secret-reads.js';
-import type { UnkeyedCommand } from '../reconcile/gateway-commands.js';
+} from '@rolepolicy/plan-lifecycle';
+import { inspectFailure, planFromSnapshot } from '../planning/planning.js';
+import { preparePolicy, type Prepared } from '../planning/prepare.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { secretReadError, secretsNamedBy, withLiteralPassword } from '@rolepolicy/plan-lifecycle';
+import type { UnkeyedCommand } from '../planning/gateway-commands.js';
 import { candidateCommandsOf } from './candidate-commands.js';
 import { candidateEventsOf } from './candidate-events.js';
-import type { PlanEvent } from '../reconcile/plan-events.js';
+import type { PlanEvent } from '../planning/plan-events.js';
 import {
   decideCandidates,
   plannable,

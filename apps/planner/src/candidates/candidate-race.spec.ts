@@ -5,11 +5,21 @@
 // candidate whose content the policy does not carry (was not merged).
 import fc from 'fast-check';
 import { contentDigest } from '@rolepolicy/policy';
-import { candidateOriginRefusal } from '../../../executor/src/execution/origin-verdict.js';
-import { planDecision, type ComputedPlan, type ExecutionRequest } from '../lifecycle/index.js';
-import { ENCODING, FakeCluster, at, computed, policy } from '../lifecycle/test-support/fixtures.js';
-import { runExecutor } from '../lifecycle/test-support/reconcile.js';
-import { decideReconcile } from '../lifecycle/index.js';
+import {
+  candidateOriginRefusal,
+  planDecision,
+  type ComputedPlan,
+  type ExecutionRequest,
+  decideReconcile,
+} from '@rolepolicy/plan-lifecycle';
+import {
+  ENCODING,
+  FakeCluster,
+  at,
+  computed,
+  policy,
+} from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
+import { runExecutor } from '../../../../libs/plan-lifecycle/src/test-support/reconcile.js';
 import { policyGate } from './candidate-planner.js';
 import { decideCandidates, plannable, type CandidateOutcome } from './lifecycle.js';
 import { recognisePromotion } from './promotion.js';

@@ -2,8 +2,12 @@
 // denial, `replaces`, promotion recognition and recording. Steps are applied to an in-memory namespace so
 // multi-pass scenarios read like the spec.
 import { CONTENT_DIGEST_ENCODING, contentDigest } from '@rolepolicy/policy';
-import { decideReconcile, type PostgresPolicy, type PostgresPolicyPlan } from '../lifecycle/index.js';
-import { at, computed, policy as basePolicy } from '../lifecycle/test-support/fixtures.js';
+import { decideReconcile, type PostgresPolicy, type PostgresPolicyPlan } from '@rolepolicy/plan-lifecycle';
+import {
+  at,
+  computed,
+  policy as basePolicy,
+} from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
 import { candidateCommand, candidateCommandsOf } from './candidate-commands.js';
 import {
   decideCandidates,

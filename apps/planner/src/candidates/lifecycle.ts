@@ -1,74 +1,36 @@
-// The candidate pass of one policy reconcile (operator-notes 3.2, 3.3, 3.6): which candidates are planned,
+// The candidate pass of one policy reconcile (docs/candidates.md, sections 2 and 3): which candidates are planned,
 // which plans are created, kept or superseded, and each candidate's status. Pure: the I/O side computes the
 // plans of the candidates `plannable` names (one shared inspection) and carries out the steps.
 import { CONTENT_DIGEST_ENCODING, contentDigest } from '@rolepolicy/policy';
 import {
   KEEP_LABEL,
   phasePatch,
-  redactSecrets,
   planDecision,
-  planPhase,
-  supersedePatch,
-  withConditions,
   type ComputedPlan,
   type DesiredCondition,
   type PostgresPolicy,
-  type PostgresPolicyPlan,
-  type SupersedeCause,
-} from '../lifecycle/index.js';
-import { sameEffects, toMillis, newestFirst } from '../lifecycle/decision-context.js';
+  sameEffects,
+  toMillis,
+  newestFirst,
+} from '@rolepolicy/plan-lifecycle';
 import { buildCandidatePlan, isCandidatePlan } from './candidate-plan.js';
+import { candidateDigest, CandidatePass as Pass, isLive, type CandidatePassInput } from './pass.js';
 import { recordPromotion } from './promotion.js';
-import {
-  candidatePhase,
-  isTerminalCandidate,
-  type Candidate,
-  type CandidatePhase,
-  type CandidateSettings,
-  type CandidateStatus,
-} from './resources.js';
+import { candidatePhase, isTerminalCandidate, type Candidate, type CandidatePhase } from './resources.js';
 import { retainTerminal } from './retention.js';
 import type { CandidateStep } from './steps.js';
 
-/** Whether the policy lets its candidates be planned now. */
-export type PolicyGate = { readonly kind: 'open' } | { readonly kind: 'blocked'; readonly message: string };
+export { candidateDigest, type CandidatePassInput, type PolicyGate } from './pass.js';
 
 /** The computed plan of one candidate, or why it could not be computed. */
 export type CandidateOutcome =
   | { readonly kind: 'computed'; readonly plan: ComputedPlan; readonly preview: string | null }
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string };
 
-/** Everything one candidate pass reads. */
-export interface CandidatePassInput {
-  readonly policy: PostgresPolicy;
-  readonly gate: PolicyGate;
-  /** Candidates in the policy's namespace naming it in `spec.policyRef`. */
-  readonly candidates: readonly Candidate[];
-  /** Every plan in the namespace (for ownership and free names). */
-  readonly plans: readonly PostgresPolicyPlan[];
-  readonly now: string;
-  readonly settings: CandidateSettings;
-}
-
-const LIVE = new Set(['Pending', 'Approved']);
-
-function isLive(plan: PostgresPolicyPlan): boolean {
-  return LIVE.has(planPhase(plan));
-}
-
 function oldestFirst(a: Candidate, b: Candidate): number {
   const ta = toMillis(a.metadata.creationTimestamp) ?? 0;
   const tb = toMillis(b.metadata.creationTimestamp) ?? 0;
   return ta - tb || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
-}
-
-/** `contentDigest` of a candidate's spec.content, or null when it is not an object. */
-export function candidateDigest(candidate: Candidate): string | null {
-  try {
-    return contentDigest(candidate.spec.content).digest;
-  } catch {
-    return null;
-  }
 }
 
 /** The policy's current content digest: the base every candidate plan of this pass is pinned to. */
@@ -126,45 +88,6 @@ const cond = (status: DesiredCondition['status'], reason: string, message: strin
   reason,
   message,
 });
-
-/** Collects the steps and final statuses of one pass. */
-class Pass {
-  readonly steps: CandidateStep[] = [];
-  readonly statuses = new Map<string, { candidate: Candidate; status: CandidateStatus }>();
-  readonly names: string[];
-  /** Plans created in this pass, by candidate name. */
-  readonly created = new Map<string, PostgresPolicyPlan>();
-
-  constructor(readonly input: CandidatePassInput) {
-    this.names = input.plans.map((p) => p.metadata.name);
-  }
-
-  supersede(plan: PostgresPolicyPlan, cause: SupersedeCause): void {
-    this.steps.push({ kind: 'patchPlanStatus', patch: supersedePatch(plan, cause, this.input.now) });
-  }
-
-  status(
-    candidate: Candidate,
-    digest: string | null,
-    phase: CandidatePhase,
-    conditions: Readonly<Record<string, DesiredCondition>>,
-    planRef: { readonly name: string } | null | undefined,
-  ): void {
-    const previous = this.statuses.get(candidate.metadata.name)?.status ?? candidate.status;
-    // Messages can carry inspector and Secret-read errors: redacted like every status message.
-    const redacted = Object.fromEntries(
-      Object.entries(conditions).map(([type, c]) => [type, { ...c, message: redactSecrets(c.message) }]),
-    );
-    const status: CandidateStatus = {
-      phase,
-      conditions: withConditions(previous?.conditions, redacted, this.input.now),
-      contentDigest: digest,
-      observedGeneration: candidate.metadata.generation,
-      planRef: planRef === undefined ? (previous?.planRef ?? null) : planRef,
-    };
-    this.statuses.set(candidate.metadata.name, { candidate, status });
-  }
-}
 
 /** Decides one candidate pass; `outcomes` holds the computed plans of the `plannable` candidates by name. */
 export function decideCandidates(
@@ -381,5 +304,3 @@ function applyReplaces(pass: Pass, open: readonly Candidate[]): void {
     );
   }
 }
-
-export { Pass as CandidatePass };

@@ -3,8 +3,8 @@
 import { compareCodePoints, type DesiredState, type MembershipEdge } from '@rolepolicy/policy';
 
 /**
- * `desired` plus the overlay edges whose granted role or member the candidate declares (operator-notes 3.2
- * step 5); edges already declared are not duplicated. An empty overlay returns `desired` unchanged.
+ * `desired` plus the overlay edges whose granted role or member the candidate declares (docs/candidates.md,
+ * section 2); edges already declared are not duplicated. An empty overlay returns `desired` unchanged.
  */
 export function withOverlay(desired: DesiredState, overlay: readonly MembershipEdge[]): DesiredState {
   if (overlay.length === 0) return desired;

@@ -1,4 +1,4 @@
-// Promotion (operator-notes 3.5): someone merged a candidate's content into its policy. Recognised in the
+// Promotion (docs/candidates.md, section 4): someone merged a candidate's content into its policy. Recognised in the
 // policy's own reconcile (`recognisePromotion`, before the policy's decision) and recorded once the policy
 // converged on that content (`recordPromotion`, in the candidate pass). Both are idempotent by digest, so
 // a crash between the SQL and the bookkeeping re-reports instead of losing anything. Pure.
@@ -11,25 +11,12 @@ import {
   type DesiredCondition,
   type PostgresPolicy,
   type PostgresPolicyPlan,
-} from '../lifecycle/index.js';
-import { newestFirst } from '../lifecycle/decision-context.js';
+  newestFirst,
+} from '@rolepolicy/plan-lifecycle';
 import { isCandidatePlan } from './candidate-plan.js';
-import type { CandidatePass } from './lifecycle.js';
+import { candidateDigest, isLive, type CandidatePass } from './pass.js';
 import { isTerminalCandidate, type Candidate } from './resources.js';
 import type { CandidateStep } from './steps.js';
-
-function digestOf(candidate: Candidate): string | null {
-  try {
-    return contentDigest(candidate.spec.content).digest;
-  } catch {
-    return null;
-  }
-}
-
-function isLive(plan: PostgresPolicyPlan): boolean {
-  const phase = planPhase(plan);
-  return phase === 'Pending' || phase === 'Approved';
-}
 
 /** A live, approved plan of the candidate made for this policy and this content (never a preview). */
 function approvedPlans(
@@ -85,7 +72,7 @@ export function recognisePromotion(
   }
   const previous = policy.status?.content_digest ?? null;
   const open = candidates.filter((c) => !isTerminalCandidate(c));
-  const matching = open.filter((c) => digestOf(c) === current);
+  const matching = open.filter((c) => candidateDigest(c) === current);
   const gate = executionGate(policy.spec);
   const reports: CandidateStep[] = [];
   const report = (candidate: Candidate, reason: string, message: string) => {
@@ -99,7 +86,7 @@ export function recognisePromotion(
   if (matching.length === 0) {
     if (previous === null || previous === current) return NONE;
     for (const c of open) {
-      const digest = digestOf(c);
+      const digest = candidateDigest(c);
       if (digest !== null && approvedPlans(c, plans, policy, digest).length > 0) {
         report(
           c,
@@ -181,7 +168,7 @@ export function recordPromotion(pass: CandidatePass, open: readonly Candidate[],
     retireDuplicates(pass, open, base, null);
     return;
   }
-  const matching = open.filter((c) => digestOf(c) === base);
+  const matching = open.filter((c) => candidateDigest(c) === base);
   if (matching.length === 0) return;
   const owns = (c: Candidate, test: (p: PostgresPolicyPlan) => boolean) =>
     input.plans.some((p) => isCandidatePlan(p, c) && p.spec.origin?.contentDigest === base && test(p));
@@ -222,7 +209,7 @@ function retireDuplicates(
   chosen: Candidate | null,
 ): void {
   for (const c of open) {
-    if (c === chosen || digestOf(c) !== base) continue;
+    if (c === chosen || candidateDigest(c) !== base) continue;
     const message = 'another candidate with the same content was promoted';
     for (const p of pass.input.plans.filter((x) => isCandidatePlan(x, c) && isLive(x))) {
       pass.supersede(p, { kind: 'Candidate', reason: 'SupersededByPromotion', message });

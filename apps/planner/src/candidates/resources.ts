@@ -1,7 +1,7 @@
 // PostgresPolicyCandidate as the planner reads and writes it (field names are the spec's), and the settings
 // of the candidate lifecycle (expiry, budget, retention; configurable through the planner's environment).
 import type * as Kube from '@rolepolicy/kube';
-import { API_VERSION, type Condition, type StoredObjectMeta } from '../lifecycle/index.js';
+import { API_VERSION, type Condition, type StoredObjectMeta } from '@rolepolicy/plan-lifecycle';
 
 /** `spec.origin.kind` of every plan made for a candidate. */
 export const CANDIDATE_KIND = 'PostgresPolicyCandidate';
@@ -69,7 +69,7 @@ export function candidateRef(candidate: Candidate) {
   };
 }
 
-/** Tunables of the candidate lifecycle (operator-notes 3.2). */
+/** Tunables of the candidate lifecycle (docs/candidates.md, sections 2 and 3). */
 export interface CandidateSettings {
   /** An open candidate older than this is superseded with reason Expired (label rolepolicy.io/keep exempts). */
   readonly ttlSeconds: number;

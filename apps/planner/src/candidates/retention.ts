@@ -1,10 +1,9 @@
-// Retention of terminal candidates (operator-notes 3.2 step 7): per policy, the newest `retainTerminal`
+// Retention of terminal candidates (docs/candidates.md, section 3): per policy, the newest `retainTerminal`
 // Promoted/Superseded candidates stay; older ones are deleted with their plans and SQL ConfigMaps. A keep
 // label on the candidate or any of its plans exempts it. Pure.
-import { KEEP_LABEL, type PostgresPolicyPlan } from '../lifecycle/index.js';
-import { toMillis } from '../lifecycle/decision-context.js';
+import { KEEP_LABEL, type PostgresPolicyPlan, toMillis } from '@rolepolicy/plan-lifecycle';
 import { isCandidatePlan } from './candidate-plan.js';
-import type { CandidatePassInput } from './lifecycle.js';
+import type { CandidatePassInput } from './pass.js';
 import { isTerminalCandidate, type Candidate, type CandidateStatus } from './resources.js';
 import type { CandidateStep } from './steps.js';
 

@@ -1,7 +1,7 @@
 // What the candidate pass may do, as data. There is deliberately no step that requests execution or creates
 // a Secret: a candidate never executes SQL and never creates a Secret, in any state (the spec's rule), and
 // the command sink that carries these steps out refuses anything else (candidate-commands.ts).
-import type { BuiltPlan, PlanStatusPatch } from '../lifecycle/index.js';
+import type { BuiltPlan, PlanStatusPatch } from '@rolepolicy/plan-lifecycle';
 import type { Candidate, CandidateStatus } from './resources.js';
 
 /** One step of a candidate pass, in the order it must run. */

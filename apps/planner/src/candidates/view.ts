@@ -2,7 +2,7 @@
 // context: generated Secret names, target reference, password sources), with the candidate's content in
 // place of the parent's. A target override swaps the connection for the candidate's Secret. Pure.
 import { CONTENT_FIELDS } from '@rolepolicy/policy';
-import type { PostgresPolicy, PostgresPolicySpec } from '../lifecycle/index.js';
+import type { PostgresPolicy, PostgresPolicySpec } from '@rolepolicy/plan-lifecycle';
 import type { Candidate } from './resources.js';
 
 /** The parent policy with the candidate's content (and the override connection for a preview). */

@@ -13,12 +13,12 @@ import {
   type SecretReadResult,
 } from '@rolepolicy/contracts';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
-import { policy } from '../lifecycle/test-support/fixtures.js';
-import type { PostgresPolicy } from '../lifecycle/index.js';
+import { policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
+import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { ConflictProof } from './conflict-proof.js';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
-import { peerClaims } from './prepare.js';
-import type { SecretReader } from './secret-reads.js';
+import { peerClaims } from '../planning/prepare.js';
+import type { SecretReader } from '@rolepolicy/contracts';
 
 const keys = exportedKeyPair();
 const opener = keyPairFromPrivateKey(keys.privateKey);

@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { managedScopePayload, SecretAccessError } from '@rolepolicy/contracts';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
 import type { ManagedScope } from '@rolepolicy/policy';
-import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
+import { requestSnapshot } from '@rolepolicy/contracts';
 import {
   API_VERSION,
   blockingClaims,
@@ -13,11 +13,12 @@ import {
   type PolicyClaims,
   type PostgresPolicy,
   type ReconcileError,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
-import { inspectFailure } from './planning.js';
-import { peerClaims } from './prepare.js';
-import { readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
+import { inspectFailure } from '../planning/planning.js';
+import { peerClaims } from '../planning/prepare.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { readPolicySecrets, secretReadError } from '@rolepolicy/plan-lifecycle';
 
 /** A verdict, or why the pass cannot decide one (its own connection failed, or a proof could not be asked). */
 export type ProvenVerdict =

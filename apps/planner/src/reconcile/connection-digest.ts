@@ -3,7 +3,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
 import { canonicalJson } from '@rolepolicy/policy';
-import type { PolicyClaims } from '../lifecycle/index.js';
+import type { PolicyClaims } from '@rolepolicy/plan-lifecycle';
 
 // The digest covers credentials, so it is keyed by a secret of this process: a memory dump or a log that
 // ever showed it lets nobody test password guesses against it.

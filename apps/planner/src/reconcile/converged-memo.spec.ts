@@ -1,7 +1,7 @@
 // The planner's memory of a converged policy: when the fingerprint path may stand for a full pass.
-import type { ComputedPlan, PlanningOutcome } from '../lifecycle/index.js';
+import type { ComputedPlan, PlanningOutcome } from '@rolepolicy/plan-lifecycle';
 import { ConvergedMemo, planningInputsDigest } from './converged-memo.js';
-import type { PlanningInput } from './planning.js';
+import type { PlanningInput } from '../planning/planning.js';
 
 const FP = `sha256:${'a'.repeat(64)}`;
 const OTHER_FP = `sha256:${'b'.repeat(64)}`;

@@ -2,8 +2,8 @@
 // planning input but the snapshot, the catalog fingerprint that snapshot was read from, and the outcome.
 // While both still hold, a pass asks the inspector for the fingerprint only and reuses the outcome.
 import { canonicalJson, sha256Digest } from '@rolepolicy/policy';
-import type { ComputedPlan, PlanningOutcome } from '../lifecycle/index.js';
-import type { PlanningInput } from './planning.js';
+import type { ComputedPlan, PlanningOutcome } from '@rolepolicy/plan-lifecycle';
+import type { PlanningInput } from '../planning/planning.js';
 
 /** When the fingerprint path gives way to a full pass anyway (belt and braces; docs/planner.md). */
 export interface ConvergedMemoSettings {

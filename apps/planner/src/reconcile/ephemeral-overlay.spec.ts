@@ -9,7 +9,7 @@ import {
   type DesiredState,
 } from '@rolepolicy/policy';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
-import { policyOverlay, type OverlayReader } from './ephemeral-overlay.js';
+import { policyOverlay, type OverlayReader } from '@rolepolicy/plan-lifecycle';
 
 const NS = 'team-a';
 const FP = 'sha256:fp';

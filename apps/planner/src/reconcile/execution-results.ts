@@ -1,7 +1,7 @@
 // Executor results as the lifecycle's execution reports (pure): Applied, Failed (fail-closed identity
 // reasons apart), Superseded; Applying is ignored and Skipped means "reconcile from fresh state".
 import type { ExecuteResultV1 } from '@rolepolicy/contracts';
-import type { ExecutionReport } from '../lifecycle/index.js';
+import type { ConditionReason, ExecutionReport } from '@rolepolicy/plan-lifecycle';
 
 /** Reasons under which the executor refused to run because the target's identity is not provable. */
 const FAIL_CLOSED_REASONS = new Set(['TargetIdentityUnavailable', 'PhysicalIdentityRequired']);
@@ -10,7 +10,7 @@ const FAIL_CLOSED_REASONS = new Set(['TargetIdentityUnavailable', 'PhysicalIdent
  * The policy's reason for a statement that failed, by SQLSTATE, in the peer operator's vocabulary; the
  * plan keeps the executor's own `ExecutionFailed`.
  */
-const SQL_FAILURE_REASONS: Readonly<Record<string, string>> = {
+const SQL_FAILURE_REASONS: Readonly<Record<string, ConditionReason>> = {
   '42501': 'InsufficientPrivileges',
   '3D000': 'MissingDatabaseObject',
   '3F000': 'MissingDatabaseObject',

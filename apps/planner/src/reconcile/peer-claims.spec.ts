@@ -2,8 +2,9 @@
 // ask about it, including across each asking policy's own pass.
 import type { SecretLike } from '@rolepolicy/kube';
 import type { SecretReadResult } from '@rolepolicy/contracts';
-import { policy } from '../lifecycle/test-support/fixtures.js';
-import { PeerClaims, type SecretReader } from './secret-reads.js';
+import { policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { PeerClaims } from './peer-claims.js';
 
 const secret = (db: string): SecretLike => ({
   metadata: { resourceVersion: '5' },

@@ -1,5 +1,5 @@
 // The planner's read-your-writes view of plans under a cache that trails the API by any amount.
-import type { PostgresPolicyPlan } from '../lifecycle/index.js';
+import type { PostgresPolicyPlan } from '@rolepolicy/plan-lifecycle';
 import { PlanOverlay } from './plan-overlay.js';
 
 const CAP = 600_000;

@@ -5,7 +5,7 @@
 // 500-database bench run, 2026-11-27, when this overlay still expired after 30 s). So nothing here expires
 // on a clock while the cache trails: an entry goes when the cache has caught up with it, when the plan is
 // deleted, or after `capMs`, a bound on memory for plans whose every event the stream compacted away.
-import type { PostgresPolicyPlan, PostgresPolicyPlanStatus } from '../lifecycle/index.js';
+import type { PostgresPolicyPlan, PostgresPolicyPlanStatus } from '@rolepolicy/plan-lifecycle';
 
 /** Plan phases before a result: a cached plan in one of them trails a terminal result we handled. */
 const BEFORE_RESULT: ReadonlySet<string | undefined> = new Set([

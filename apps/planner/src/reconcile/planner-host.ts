@@ -30,7 +30,7 @@ import {
   type ServiceMetrics,
 } from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
-import { DEFAULT_LIFECYCLE_SETTINGS } from '../lifecycle/index.js';
+import { DEFAULT_LIFECYCLE_SETTINGS } from '@rolepolicy/plan-lifecycle';
 import { ElectionLoop } from '../leadership/election-loop.js';
 import { Elector, timingProblem, type ElectionTiming, type LeaderTerm } from '../leadership/elector.js';
 import { drainEarlierCommands, lastCommandSeq } from '../leadership/handover.js';

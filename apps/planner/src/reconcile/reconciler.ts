@@ -1,5 +1,5 @@
 // The planner's reconcile loop: cache changes and timers wake a policy, one pass per policy at a time
-// (one planner replica is assumed), and each pass resolves, inspects, plans, decides and sends the
+// (only the leading replica runs one, ADR 0011), and each pass resolves, inspects, plans, decides and sends the
 // decision's steps as ordered gateway commands. Execution results become policy status here too.
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -23,7 +23,7 @@ import {
 import type * as Kube from '@rolepolicy/kube';
 import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
 import type { ReviewFacts } from '@rolepolicy/review';
-import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-client.js';
+import { requestSnapshotUnlessUnchanged } from '@rolepolicy/contracts';
 import {
   API_VERSION,
   decideAfterExecution,
@@ -44,28 +44,29 @@ import {
   type PostgresPolicyPlanStatus,
   type PostgresPolicyStatus,
   type ReconcileDecision,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
-import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
+import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from '@rolepolicy/plan-lifecycle';
 import { PlanOverlay } from './plan-overlay.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
-import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
+import { commandsOf, policyStatusCommand, type UnkeyedCommand } from '../planning/gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
-import { KeyedQueue } from './keyed-queue.js';
-import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
-import { reportOf } from './execution-results.js';
-import { inspectFailure, planFromSnapshot, type PlanningInput } from './planning.js';
+import { KeyedQueue } from '@rolepolicy/runtime';
 import {
-  fingerprintPays,
-  preparePolicy,
-  secretsNamedBy,
-  type NotPrepared,
-  type Prepared,
-} from './prepare.js';
+  planEventsOf,
+  planExecutionEvent,
+  policyStatusEvents,
+  type PlanEvent,
+} from '../planning/plan-events.js';
+import { reportOf } from './execution-results.js';
+import { inspectFailure, planFromSnapshot, type PlanningInput } from '../planning/planning.js';
+import { fingerprintPays, preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
-import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
+import { PeerClaims } from './peer-claims.js';
+import type { SecretReader } from '@rolepolicy/contracts';
+import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
@@ -167,7 +168,7 @@ interface PolicyState {
 
 const policyKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-/** The reconcile loop of one planner replica. */
+/** The reconcile loop of the leading planner replica (planner-host.ts starts it for each leader term). */
 export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
@@ -501,7 +502,7 @@ export class Reconciler {
     }
     const current = latest ?? policy;
     const plans = this.currentPlans(namespace);
-    // Promotion recognition (operator-notes 3.5) reads the content the policy carried before this pass.
+    // Promotion recognition (docs/candidates.md, section 4) reads the content the policy carried before this pass.
     const promotion = outcome?.kind === 'computed' ? await this.candidates.recognise(current, plans) : null;
     const decision = decideReconcile({
       policy: current,
@@ -536,7 +537,7 @@ export class Reconciler {
   }
 
   /**
-   * The policy's candidates, planned after its own pass in the same queue slot (operator-notes 3.2). A
+   * The policy's candidates, planned after its own pass in the same queue slot (docs/candidates.md, section 2). A
    * failure here is logged and never fails the policy's pass. `overlay`: the membership edges of active
    * ephemeral requests on this policy, composed in its own pass (ADR 0008).
    */

@@ -3,8 +3,12 @@
 // ConfigMap owned by the plan once the API server has given the plan its uid (see docs/review.md).
 import type { CachedObject, InspectRequestV1 } from '@rolepolicy/contracts';
 import { computePlan, contentDigest, type DesiredState } from '@rolepolicy/policy';
-import { buildReviewArtifact, serializeReviewArtifact, type ReviewFacts } from '@rolepolicy/review';
-import { toolVersion } from '../../../cli/src/commands/review.js';
+import {
+  buildReviewArtifact,
+  serializeReviewArtifact,
+  toolVersion,
+  type ReviewFacts,
+} from '@rolepolicy/review';
 import {
   buildReviewConfigMap,
   ownedByPlan,
@@ -12,9 +16,9 @@ import {
   type ConfigMap,
   type PostgresPolicy,
   type PostgresPolicyPlan,
-} from '../lifecycle/index.js';
-import type { UnkeyedCommand } from './gateway-commands.js';
-import type { PlanningInput } from './planning.js';
+} from '@rolepolicy/plan-lifecycle';
+import type { UnkeyedCommand } from '../planning/gateway-commands.js';
+import type { PlanningInput } from '../planning/planning.js';
 
 /** How long a built artifact waits for its plan to show up in the cache (then it is dropped). */
 const PENDING_TTL_MS = 10 * 60_000;

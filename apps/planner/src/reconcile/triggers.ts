@@ -1,7 +1,7 @@
 // Which cache changes wake which policy (anti self-wake): a policy on generation, deletion or the
 // force-reconcile annotation; a plan on its Approved/Denied decision; a Secret a policy read.
 import type { CachedObject } from '@rolepolicy/contracts';
-import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../lifecycle/index.js';
+import { RECONCILE_REQUESTED_AT_ANNOTATION } from '@rolepolicy/plan-lifecycle';
 
 type Meta = {
   readonly uid?: string;

@@ -1,13 +1,12 @@
 // Pure parts of the planner wiring: error reasons, database address keys, commands for steps (order,
-// cleared fields, uid binding), the trigger signatures, executor results as lifecycle reports, the queue.
+// cleared fields, uid binding), the trigger signatures, executor results as lifecycle reports.
 import type { CachedObject, ExecuteResultV1 } from '@rolepolicy/contracts';
-import { commandsOf, policyStatusCommand, replacingPatch } from './gateway-commands.js';
-import { KeyedQueue } from './keyed-queue.js';
-import { databaseAddress, inspectFailure, shownAddress } from './planning.js';
+import { commandsOf, policyStatusCommand, replacingPatch } from '../planning/gateway-commands.js';
+import { databaseAddress, inspectFailure, shownAddress } from '../planning/planning.js';
 import { reportOf } from './execution-results.js';
 import { controllerUid, planSignature, policySignature } from './triggers.js';
-import { decideReconcile } from '../lifecycle/index.js';
-import { at, computed, policy } from '../lifecycle/test-support/fixtures.js';
+import { decideReconcile } from '@rolepolicy/plan-lifecycle';
+import { at, computed, policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
 
 describe('inspectFailure', () => {
   it('maps transient failures to DatabaseConnectionFailed and permanent ones by SQLSTATE', () => {
@@ -235,36 +234,5 @@ describe('reportOf', () => {
     expect(failedWith('42501')).toMatchObject({ error: { reason: 'InsufficientPrivileges' } });
     expect(failedWith('42P01')).toMatchObject({ error: { reason: 'MissingDatabaseObject' } });
     expect(failedWith('40P01')).toMatchObject({ error: { reason: 'ApplyFailed' } });
-  });
-});
-
-describe('KeyedQueue', () => {
-  it('merges requests made before a queued pass starts into that pass', async () => {
-    const queue = new KeyedQueue(() => undefined);
-    let runs = 0;
-    for (let i = 0; i < 3; i++) void queue.schedule('a', async () => void (runs += 1));
-    await queue.idle();
-    expect(runs).toBe(1);
-  });
-
-  it('runs one pass per key at a time and merges a burst into one follow-up', async () => {
-    const queue = new KeyedQueue(() => undefined);
-    const log: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    void queue.schedule('a', async () => {
-      log.push('a1 start');
-      await gate;
-      log.push('a1 end');
-    });
-    await new Promise((resolve) => setTimeout(resolve, 1));
-    // a1 is running: a burst queues exactly one follow-up pass.
-    for (let i = 0; i < 5; i++) void queue.schedule('a', async () => void log.push('a2'));
-    void queue.schedule('b', async () => void log.push('b'));
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(log).toEqual(['a1 start', 'b']);
-    release();
-    await queue.idle();
-    expect(log).toEqual(['a1 start', 'b', 'a1 end', 'a2']);
   });
 });

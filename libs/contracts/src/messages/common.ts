@@ -1,6 +1,13 @@
-// Schema pieces shared by several payloads: Kubernetes object references and identifiers.
-// Limits follow Kubernetes naming rules so a malformed reference is refused at the boundary.
-import { Type } from '@sinclair/typebox';
+// Schema pieces shared by several payloads: Kubernetes object references and identifiers, and the class of a
+// failure. Limits follow Kubernetes naming rules so a malformed reference is refused at the boundary.
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * The class of every classified failure (inspection, execution, reconcile): `transient` retries with backoff,
+ * `permanent` waits for the interval or an edit. Declared once here; payloads and the lifecycle use it.
+ */
+export const ErrorClassSchema = Type.Union([Type.Literal('transient'), Type.Literal('permanent')]);
+export type ErrorClass = Static<typeof ErrorClassSchema>;
 
 /** A Kubernetes object name or namespace (RFC 1123 subdomain, at most 253 characters). */
 export const KubeName = Type.String({

@@ -3,7 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
-import { IdempotencyKey, ObjectRef, Timestamp } from './common.js';
+import { ErrorClassSchema, IdempotencyKey, ObjectRef, Timestamp } from './common.js';
 
 /**
  * Phases the executor reports: the plan phases it owns, plus `Skipped` (nothing ran and the plan's fresh
@@ -48,7 +48,7 @@ export const ExecuteResultV1 = Type.Object(
       ),
     ),
     /** Set on Failed: whether retrying later may help (`transient`) or the input must change (`permanent`). */
-    errorClass: Type.Optional(Type.Union([Type.Literal('transient'), Type.Literal('permanent')])),
+    errorClass: Type.Optional(ErrorClassSchema),
     failedAt: Type.Optional(Timestamp),
     /** Set on Failed: the plan's `lastError`, with the redacted failing statement and its SQLSTATE. */
     lastError: Type.Optional(

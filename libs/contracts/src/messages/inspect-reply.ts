@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
+import { ErrorClassSchema } from './common.js';
 import { CatalogFingerprint } from './inspect-request.js';
 
 /**
@@ -43,7 +44,7 @@ export const ReviewFactsPayload = Type.Object(
 );
 
 /** `transient`: retry later (connection refused, timeouts, SQLSTATE 08xxx, 57P0x, 53xxx); else `permanent`. */
-export const InspectErrorClass = Type.Union([Type.Literal('transient'), Type.Literal('permanent')]);
+export const InspectErrorClass = ErrorClassSchema;
 
 /** Version 1 of an inspection reply. */
 export const InspectReplyV1 = Type.Union([

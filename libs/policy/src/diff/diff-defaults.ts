@@ -5,7 +5,8 @@ import type { Change } from '../model/change.js';
 import type { DefaultPrivilegeEntry } from '../model/state.js';
 import type { ObjectType, Privilege } from '../model/vocabulary.js';
 import type { DefaultPrivilegeMap } from './grant-map.js';
-import { compareDefaultKeys, defaultKeyId, isPublic } from './keys.js';
+import { defaultKeyId, isPublic } from './keys.js';
+import { compareDefaultKeys } from '../canonical-order.js';
 import { intersect, minus, union } from './privilege-set.js';
 
 /** PostgreSQL's built-in global PUBLIC defaults (acldefault): EXECUTE on routines, USAGE on types. */

@@ -6,7 +6,8 @@ import type { ChangeOf } from '../model/change.js';
 import type { GrantEntry } from '../model/state.js';
 import type { Privilege } from '../model/vocabulary.js';
 import { sameOrNull, type GrantMap } from './grant-map.js';
-import { compareGrantKeys, grantKeyId, grantPrefixId, isPublic, isWildcardable, WILDCARD } from './keys.js';
+import { grantKeyId, grantPrefixId, isPublic, isWildcardable, WILDCARD } from './keys.js';
+import { compareGrantKeys } from '../canonical-order.js';
 import { intersect, minus, union } from './privilege-set.js';
 
 /** Inputs of the grant diff, already keyed, merged and normalised. */

@@ -3,7 +3,8 @@
 
 import type { ChangeOf } from '../model/change.js';
 import type { MembershipEdge } from '../model/state.js';
-import { compareMembershipKeys, compareNullable, membershipKeyId } from './keys.js';
+import { membershipKeyId } from './keys.js';
+import { compareMembershipKeys, compareNullable } from '../canonical-order.js';
 
 const PG16_NUM = 160000;
 

@@ -2,7 +2,8 @@
 // Both the desired and the live side go through these, so duplicate rows can never produce duplicate changes.
 
 import type { DefaultPrivilegeEntry, GrantEntry } from '../model/state.js';
-import { compareDefaultKeys, compareGrantKeys, defaultKeyId, grantKeyId } from './keys.js';
+import { defaultKeyId, grantKeyId } from './keys.js';
+import { compareDefaultKeys, compareGrantKeys } from '../canonical-order.js';
 import { union } from './privilege-set.js';
 
 /** Grants keyed by `grantKeyId`. */

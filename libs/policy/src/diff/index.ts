@@ -5,14 +5,4 @@ export { filterUnmanaged, unmanagedRoles } from './unmanaged.js';
 export { normaliseWildcards, type NormalisedGrants } from './wildcards.js';
 export { builtInPublicDefaults, type DefaultPrivilegeChange } from './diff-defaults.js';
 export { isCreateRoleSelfGrant } from './diff-memberships.js';
-export {
-  WILDCARD,
-  compareGrantees,
-  compareGrantKeys,
-  compareDefaultKeys,
-  compareMembershipKeys,
-  isPredefinedRole,
-  isPublic,
-  type GrantKey,
-  type DefaultPrivilegeKey,
-} from './keys.js';
+export { WILDCARD, isPredefinedRole, isPublic, type GrantKey, type DefaultPrivilegeKey } from './keys.js';

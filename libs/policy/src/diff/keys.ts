@@ -1,14 +1,13 @@
-// Keys and comparators for the diff's maps: grants, default privileges, memberships.
-// PUBLIC sorts before every role and null before every string, so the plan's key order is total and stable.
+// Keys for the diff's maps: grants, default privileges, memberships. Their order is the canonical order
+// (canonical-order.ts): PUBLIC before every role and null before every string, total and stable.
 
-import { compareCodePoints } from '../canonical-order.js';
 import type {
   DefaultPrivilegeEntry,
   DefaultPrivilegeScope,
   GrantTarget,
   MembershipEdge,
 } from '../model/state.js';
-import { compareObjectTypes, PUBLIC_GRANTEE, type Grantee, type ObjectType } from '../model/vocabulary.js';
+import { PUBLIC_GRANTEE, type Grantee, type ObjectType } from '../model/vocabulary.js';
 
 /** The name that means "every object of the type in the schema". */
 export const WILDCARD = '*';
@@ -28,35 +27,9 @@ export function isPredefinedRole(role: string): boolean {
   return role.startsWith('pg_');
 }
 
-/** Orders grantees: PUBLIC first, then by code point. */
-export function compareGrantees(a: Grantee, b: Grantee): number {
-  if (a === b) return 0;
-  if (isPublic(a)) return -1;
-  if (isPublic(b)) return 1;
-  return compareCodePoints(a, b);
-}
-
-/** Orders nullable strings: null first. */
-export function compareNullable(a: string | null, b: string | null): number {
-  if (a === b) return 0;
-  if (a === null) return -1;
-  if (b === null) return 1;
-  return compareCodePoints(a, b);
-}
-
 /** A grant key: (grantee, type, schema, name); name last so a prefix range covers a wildcard scope. */
 export interface GrantKey extends GrantTarget {
   readonly grantee: Grantee;
-}
-
-/** Orders grant keys by (grantee, type, schema, name). */
-export function compareGrantKeys(a: GrantKey, b: GrantKey): number {
-  return (
-    compareGrantees(a.grantee, b.grantee) ||
-    compareObjectTypes(a.object_type, b.object_type) ||
-    compareNullable(a.schema, b.schema) ||
-    compareNullable(a.name, b.name)
-  );
 }
 
 /**
@@ -85,37 +58,14 @@ export function grantPrefixId(k: Omit<GrantKey, 'name'>): string {
 /** A default-privilege key: (owner, scope, on_type, grantee). */
 export type DefaultPrivilegeKey = Omit<DefaultPrivilegeEntry, 'privileges'>;
 
-/** Orders scopes: global first, then by schema. */
-export function compareScopes(a: DefaultPrivilegeScope, b: DefaultPrivilegeScope): number {
-  return compareNullable(scopeSchema(a), scopeSchema(b));
-}
-
 /** The schema of a scope, or null for global. */
 export function scopeSchema(scope: DefaultPrivilegeScope): string | null {
   return scope.type === 'schema' ? scope.schema : null;
 }
 
-/** Orders default-privilege keys by (owner, scope, on_type, grantee). */
-export function compareDefaultKeys(a: DefaultPrivilegeKey, b: DefaultPrivilegeKey): number {
-  return (
-    compareCodePoints(a.owner, b.owner) ||
-    compareScopes(a.scope, b.scope) ||
-    compareObjectTypes(a.on_type, b.on_type) ||
-    compareGrantees(a.grantee, b.grantee)
-  );
-}
-
 /** Map key of a default-privilege key. */
 export function defaultKeyId(k: DefaultPrivilegeKey): string {
   return keyId(k.owner, scopeSchema(k.scope), k.on_type, k.grantee);
-}
-
-/** Orders membership edges by (role, member). */
-export function compareMembershipKeys(
-  a: Pick<MembershipEdge, 'role' | 'member'>,
-  b: Pick<MembershipEdge, 'role' | 'member'>,
-): number {
-  return compareCodePoints(a.role, b.role) || compareCodePoints(a.member, b.member);
 }
 
 /** Map key of a membership edge. */

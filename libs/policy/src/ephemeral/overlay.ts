@@ -1,7 +1,7 @@
 // Overlay composition: the memberships that active ephemeral access holds, added to a PostgresPolicy's
 // desired memberships so an authoritative reconcile keeps them (and removes stray edges nobody holds). Pure.
 import { compareCodePoints } from '../canonical-order.js';
-import { compareMembershipKeys } from '../diff/keys.js';
+import { compareMembershipKeys } from '../canonical-order.js';
 import type { MembershipEdge } from '../model/state.js';
 import type { BundleMembership } from './bundle.js';
 

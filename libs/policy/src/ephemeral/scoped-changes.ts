@@ -1,7 +1,7 @@
 // The changes of one scoped plan (Activate or Revoke a request's membership bundle) from the live state of
 // the bundle roles and the subject, the base policy's declared edges and the other holders; and the escape
 // check every scoped execution runs on them before any SQL. Pure.
-import { compareMembershipKeys, compareNullable } from '../diff/keys.js';
+import { compareMembershipKeys, compareNullable } from '../canonical-order.js';
 import type { Change, ChangeOf } from '../model/change.js';
 import type { MembershipEdge } from '../model/state.js';
 import type { AnchoredRequest, OverlayMembership } from './overlay.js';

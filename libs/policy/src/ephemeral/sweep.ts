@@ -1,7 +1,7 @@
 // The sweep of a target policy's ephemeral edges (ADR 0020, "The sweep"): which live memberships of bundle
 // roles to the policy's roles nobody holds any more, and the escape check a sweep passes before SQL. Pure.
 import { compareCodePoints } from '../canonical-order.js';
-import { compareMembershipKeys, compareNullable } from '../diff/keys.js';
+import { compareMembershipKeys, compareNullable } from '../canonical-order.js';
 import type { Change, ChangeOf } from '../model/change.js';
 import type { MembershipEdge } from '../model/state.js';
 import type { EscapeCheck } from './scoped-changes.js';

@@ -1,5 +1,5 @@
 // The expansion pipeline over validated content: profiles x schema bindings into roles, grants and default
-// privileges, then one-off entries, then the checks that only the expanded graph can answer (engine-notes 1.3).
+// privileges, then one-off entries, then the checks that only the expanded graph can answer (docs/policy-validation.md).
 
 import { compareCodePoints } from '../canonical-order.js';
 import {
@@ -8,7 +8,6 @@ import {
   type DesiredState,
   type GrantObject,
   type MembershipEdge,
-  type PolicyContent,
   type Retirement,
   type SchemaEntry,
 } from '../model/index.js';
@@ -16,8 +15,9 @@ import { type ErrorSink, indexPath, keyPath, report } from '../validation/errors
 import { canonicalConfigValue } from '../validation/guc.js';
 import { RESERVED_ROLE_NAMES } from '../validation/context.js';
 import { MESSAGES } from '../validation/messages.js';
-import { charLength, type Locations, utf8Length } from '../validation/reader.js';
-import { compareMembershipKeys } from './canonical-sort.js';
+import { charLength, utf8Length } from '../validation/reader.js';
+import { compareMembershipKeys } from '../canonical-order.js';
+import type { ExpansionInput } from './expansion-input.js';
 import { checkMembershipCycles, checkRetiredReferences } from './reference-checks.js';
 import { checkDefaultConflicts, checkGrantConflicts } from './conflicts.js';
 import type { DefaultItem, GrantItem } from './items.js';
@@ -32,14 +32,6 @@ import {
 
 /** The fallback role_pattern when neither the binding nor the policy sets one. */
 export const DEFAULT_ROLE_PATTERN = '{schema}-{profile}';
-
-/** Everything one expansion run needs. */
-export interface ExpansionInput {
-  readonly content: PolicyContent;
-  readonly locations: Locations;
-  readonly root: string;
-  readonly policyName: string;
-}
 
 interface Collected {
   readonly roles: DesiredRole[];

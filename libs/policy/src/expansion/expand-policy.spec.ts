@@ -1,4 +1,4 @@
-// Expansion per spec "Schema binding", "Profile", "Role definition" and engine-notes 1.2-1.3: generated names,
+// Expansion per spec "Schema binding", "Profile", "Role definition" and docs/policy-validation.md: generated names,
 // placeholders, owners, password sources, normalised attributes, and the canonical order of every list.
 
 import type { DesiredState, PolicyContent } from '../model/index.js';

@@ -9,7 +9,7 @@ import type {
   ObjectType,
   Privilege,
 } from '../model/index.js';
-import { canonicalPrivileges, compareDefaultKeys, compareGrantKeys } from './canonical-sort.js';
+import { canonicalPrivileges, compareDefaultKeys, compareGrantKeys } from '../canonical-order.js';
 
 /** One expanded grant assertion, before merging by key. */
 export interface GrantItem {

@@ -4,7 +4,7 @@
 import { compareCodePoints } from '../canonical-order.js';
 import { type ErrorSink, keyPath, report } from '../validation/errors.js';
 import { MESSAGES } from '../validation/messages.js';
-import type { ExpansionInput } from './expand-content.js';
+import type { ExpansionInput } from './expansion-input.js';
 
 /** A retired role may not be a member, an owner, or another retirement's reassign target. */
 export function checkRetiredReferences(sink: ErrorSink, input: ExpansionInput): void {

@@ -1,7 +1,8 @@
 // Collapses per-object grants to `*` where every object of a kind in a schema carries the same grant to
 // the same role (objects the role owns count as matching: owners hold every privilege implicitly).
 
-import { compareGrantKeys, isWildcardable, keyId, WILDCARD } from '../diff/keys.js';
+import { isWildcardable, keyId, WILDCARD } from '../diff/keys.js';
+import { compareGrantKeys } from '../canonical-order.js';
 import type { InventoryObject } from '../model/snapshot.js';
 import type { GrantEntry } from '../model/state.js';
 

@@ -16,7 +16,7 @@ import type {
 import type { RoleEntry } from '../model/state.js';
 import { compareObjectTypes, type ReconciliationMode } from '../model/vocabulary.js';
 import { DEFAULT_ROLE_STATE } from '../expansion/role-state.js';
-import { compareGrantees } from '../diff/keys.js';
+import { compareGrantees } from '../canonical-order.js';
 import { collapseGrants } from './collapse.js';
 import { publicDefaultItems, publicGrants } from './public-grants.js';
 import type { GenerateSource, InexpressibleAccess } from './source.js';

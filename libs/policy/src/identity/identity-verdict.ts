@@ -1,4 +1,4 @@
-// Target identity verdict at execution (spec decision rule 6, engine-notes 5.4): is the database the
+// Target identity verdict at execution (spec decision rule 6; docs/executor.md, "Decision"): is the database the
 // executor reaches now the one the plan was approved for? Pure; shared by the planner and the executor.
 
 /** A target identity as read at compute time (from the plan) or now (from a fresh inspection). */
@@ -9,7 +9,7 @@ export interface TargetIdentityReading {
   readonly logical: string | null;
 }
 
-/** Outcome of comparing the approved target with the observed one (spec decision rule 6, engine-notes 5.4). */
+/** Outcome of comparing the approved target with the observed one (spec decision rule 6; docs/executor.md, "Decision"). */
 export type IdentityVerdict =
   | { readonly kind: 'proceed' }
   | {

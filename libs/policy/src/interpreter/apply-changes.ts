@@ -15,14 +15,8 @@ import { PUBLIC_GRANTEE } from '../model/vocabulary.js';
 import { compareCodePoints } from '../canonical-order.js';
 import { builtInPublicDefaults } from '../diff/diff-defaults.js';
 import { defaultPrivilegeMap, grantMap, sortedDefaults, sortedGrants } from '../diff/grant-map.js';
-import {
-  compareMembershipKeys,
-  defaultKeyId,
-  grantKeyId,
-  grantPrefixId,
-  isWildcardable,
-  WILDCARD,
-} from '../diff/keys.js';
+import { defaultKeyId, grantKeyId, grantPrefixId, isWildcardable, WILDCARD } from '../diff/keys.js';
+import { compareMembershipKeys } from '../canonical-order.js';
 import { minus, union } from '../diff/privilege-set.js';
 
 interface State {

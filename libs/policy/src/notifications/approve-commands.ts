@@ -1,6 +1,6 @@
 // The kubectl commands a pending-approval notification carries: a JSON patch of the status subresource that
 // records the approval and decidedBy in one write, and the kubectl plugin's short form. Pure.
-import type { ConditionLike } from './occurrences.js';
+import type { ConditionLike } from './condition-like.js';
 
 type Json = { readonly [key: string]: unknown };
 

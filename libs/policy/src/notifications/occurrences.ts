@@ -2,6 +2,7 @@
 // approval, a decision, an outcome, an access request's lifecycle. Pure; ids are deterministic per occurrence.
 import { createHash } from 'node:crypto';
 import { planApproveCommands, requestApproveCommands } from './approve-commands.js';
+import type { ConditionLike } from './condition-like.js';
 import type { NotificationType } from './sink-config.js';
 
 /** The identity recorded with a decision or a request (no uid: receivers get names and groups). */
@@ -36,15 +37,6 @@ interface Meta {
   readonly uid: string;
   readonly annotations?: Readonly<Record<string, string>> | null;
   readonly deletionTimestamp?: string | null;
-}
-
-/** A status condition as plans (snake_case time) and requests (camelCase time) carry it. */
-export interface ConditionLike {
-  readonly type: string;
-  readonly status: string;
-  readonly reason?: string | null;
-  readonly last_transition_time?: string | null;
-  readonly lastTransitionTime?: string | null;
 }
 
 /** A PostgresPolicyPlan as the notifier reads it. */

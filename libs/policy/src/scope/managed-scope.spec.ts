@@ -1,4 +1,4 @@
-// Managed scope per engine-notes 1.4: what inspection reads for a policy, derived from its desired state.
+// Managed scope (docs/catalog.md, "What it reads"): what inspection reads for a policy, derived from its desired state.
 
 import type { PolicyContent } from '../model/index.js';
 import { expandPolicy } from '../expansion/expand-policy.js';

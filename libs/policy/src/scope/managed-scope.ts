@@ -13,7 +13,7 @@ import {
   type PublicObjectScope,
   type WildcardScope,
 } from '../model/index.js';
-import { canonicalPrivileges, compareDefaultScopes, compareGrantKeys } from '../expansion/canonical-sort.js';
+import { canonicalPrivileges, compareDefaultScopes, compareGrantKeys } from '../canonical-order.js';
 
 function sortedUnique(values: Iterable<string>): readonly string[] {
   return [...new Set(values)].sort(compareCodePoints);
@@ -97,7 +97,7 @@ function defaultScopes(desired: DesiredState): readonly DefaultPrivilegeScopeKey
 }
 
 /**
- * Derives the managed scope of a desired state (engine-notes 1.4): the roles, schemas, wildcard scopes,
+ * Derives the managed scope of a desired state (docs/catalog.md, "What it reads"): the roles, schemas, wildcard scopes,
  * PUBLIC targets and default-privilege patterns inspection reads, and nothing else.
  * @example deriveManagedScope(desired).roles // every declared role (generated, one-off, external) + retirements
  */

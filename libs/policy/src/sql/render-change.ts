@@ -1,4 +1,4 @@
-// Turns one typed change into its statements (executable text + redacted twin), per engine-notes section 4.
+// Turns one typed change into its statements (executable text + redacted twin), per docs/sql-and-digests.md.
 // Exhaustive over change kinds: a new kind fails to compile here until it has a rendering.
 
 import type { Change, CreateRoleState, RoleAttribute } from '../model/change.js';

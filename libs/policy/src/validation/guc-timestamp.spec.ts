@@ -1,5 +1,5 @@
 // Config list GUCs and password_valid_until: the desired values must equal what PostgreSQL stores and what
-// inspection reads back, or the plan flaps forever (engine-notes 2.2, 7.2 #4-#6).
+// inspection reads back, or the plan flaps forever (docs/catalog.md).
 
 import fc from 'fast-check';
 import { renderGucValue, splitGucList as rendererSplit } from '../sql/guc.js';

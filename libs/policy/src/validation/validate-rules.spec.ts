@@ -1,5 +1,5 @@
 // One test per content rule of the spec ("Policy content building blocks", "PostgresPolicy") and of the
-// expansion pipeline (engine-notes 1.3), named after the rule, asserting the exact path and message.
+// expansion pipeline (docs/policy-validation.md), named after the rule, asserting the exact path and message.
 
 import { validateContent } from './validate.js';
 import { MESSAGES } from './messages.js';

@@ -1,6 +1,6 @@
 // The admission stages a write passes besides the CRD engine, in the API server's order: mutating
 // (MutatingAdmissionPolicies) before schema admission, validating (ValidatingAdmissionPolicies) after it.
-import type { WriteOptions } from './registry.js';
+import type { WriteOptions } from './types.js';
 import type { KubeObject, ResourceType } from './types.js';
 
 /** One write as the admission stages see it. */

@@ -17,22 +17,11 @@ import type { Selector } from './selectors.js';
 import { ObjectStore } from './store.js';
 import { checkCrd, crdStatus } from './crd-status.js';
 import { clone, isObject, normalizeSecret, prunedFields, specPart, timestamp } from './object-rules.js';
-import type { AdmissionHook, KubeObject, ResourceType } from './types.js';
-import type { UserInfo } from '@rolepolicy/kube';
+import type { AdmissionHook, KubeObject, ResourceType, WriteOptions } from './types.js';
 import type { MutatingStage, ValidatingStage } from './admission-stages.js';
 
 export type { MutatingStage, PolicyRequest, ValidatingStage } from './admission-stages.js';
-
-/** Options that every write accepts. */
-export type WriteOptions = {
-  readonly dryRun?: boolean;
-  /** `fieldValidation=Strict`: fields the schema prunes are an error instead of being dropped. */
-  readonly strict?: boolean;
-  /** The caller (admission policies see it as `request.userInfo`); the admin when absent. */
-  readonly user?: UserInfo;
-  /** Collects the `Warning` header texts admission produces (policies with the Warn action). */
-  readonly warnings?: string[];
-};
+export type { WriteOptions } from './types.js';
 
 /** Options of a delete (body `DeleteOptions` merged with query parameters). */
 export type DeleteOptions = WriteOptions & {

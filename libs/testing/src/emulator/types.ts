@@ -1,5 +1,6 @@
 // Shapes shared by the Kubernetes API emulator: stored objects, resource types and the admission hook.
 // Objects stay plain JSON (as the API server stores them) so patches and deep comparisons stay simple.
+import type { UserInfo } from '@rolepolicy/kube';
 
 /** A JSON object as decoded from a request body. */
 export type JsonObject = { [key: string]: unknown };
@@ -117,4 +118,15 @@ export type StatusBody = {
   readonly reason?: string;
   readonly details?: JsonObject;
   readonly code: number;
+};
+
+/** Options that every write accepts. */
+export type WriteOptions = {
+  readonly dryRun?: boolean;
+  /** `fieldValidation=Strict`: fields the schema prunes are an error instead of being dropped. */
+  readonly strict?: boolean;
+  /** The caller (admission policies see it as `request.userInfo`); the admin when absent. */
+  readonly user?: UserInfo;
+  /** Collects the `Warning` header texts admission produces (policies with the Warn action). */
+  readonly warnings?: string[];
 };

@@ -21,7 +21,7 @@ import {
 } from '@rolepolicy/contracts';
 import { startService } from '@rolepolicy/runtime';
 import { freePort, type NatsSandbox } from '@rolepolicy/testing';
-import type { PostgresPolicy, PostgresPolicyPlan } from '../../../../planner/src/lifecycle/resources.js';
+import type { PostgresPolicy, PostgresPolicyPlan } from '@rolepolicy/plan-lifecycle';
 import { executorService } from '../../service.js';
 import { ExecutionModule } from '../execution.module.js';
 import type { ExecutorTopology } from './harness.js';

@@ -18,7 +18,13 @@ import {
   type ManagedScope,
 } from '@rolepolicy/policy';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
-import type { ComputedPlan, PlanningOutcome, ReconcileError } from '../lifecycle/index.js';
+import type {
+  ComputedPlan,
+  ConditionReason,
+  ErrorClass,
+  PlanningOutcome,
+  ReconcileError,
+} from '@rolepolicy/plan-lifecycle';
 
 /** Everything one planning pass reads (no I/O left). */
 export interface PlanningInput {
@@ -146,7 +152,7 @@ export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
  * that refuses the login (28000/28P01) or has no such database (3D000) is a failed connection, as the peer
  * operator reports it; the retry is at `interval` or when a referenced Secret changes.
  */
-const PERMANENT_REASONS: Readonly<Record<string, string>> = {
+const PERMANENT_REASONS: Readonly<Record<string, ConditionReason>> = {
   '42501': 'InsufficientPrivileges',
   '28000': 'DatabaseConnectionFailed',
   '28P01': 'DatabaseConnectionFailed',
@@ -167,7 +173,7 @@ const PERMANENT_REASONS: Readonly<Record<string, string>> = {
  */
 export function inspectFailure(
   error: {
-    readonly class: 'transient' | 'permanent';
+    readonly class: ErrorClass;
     readonly code: string | null;
     readonly message: string;
   },

@@ -12,7 +12,7 @@ import {
   type PostgresPolicyPlan,
   type PostgresPolicyStatus,
   type ReconcileStep,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 
 type ObjectRef = K8sCommandV1['target'];
 type Json = Record<string, unknown>;

@@ -1,5 +1,6 @@
-// Public surface of the planner's pure lifecycle core: decision table, plan and status builders,
-// execution verdicts, retention. No I/O here; the planner's handlers feed it and carry out its steps.
+// Public surface of @rolepolicy/plan-lifecycle, the pure plan lifecycle the planner, executor, access-scheduler
+// and k8s-gateway share: decision table, plan and status builders, approval, execution verdicts, retention.
+// No I/O here; the services feed it and carry out its steps.
 export * from './resources.js';
 export * from './conditions.js';
 export * from './interval.js';
@@ -22,3 +23,8 @@ export * from './messages.js';
 export * from './password-secret.js';
 export * from './kube-bridge.js';
 export * from './policy-events.js';
+export { newestFirst, sameEffects, toMillis } from './decision-context.js';
+export * from './ephemeral-overlay.js';
+export * from './policy-secrets.js';
+export * from './condition-reasons.js';
+export * from './origin-verdict.js';

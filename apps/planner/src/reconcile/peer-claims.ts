@@ -1,68 +1,10 @@
-// How a planner pass gets Secret values: read at the moment of use from the k8s-gateway (the API's current
-// objects), used for this pass only, never kept. Peer policies' claims are remembered, but only their
-// non-secret parts (database address, roles, schemas, a keyed digest of the connection), keyed by the Secret
+// Conflict claims of peer policies, read through the same Secret reads as a pass. Only their non-secret parts
+// are remembered (database address, roles, schemas, a keyed digest of the connection), keyed by the Secret
 // versions they were read at.
-import type { SecretReadResult } from '@rolepolicy/contracts';
-import { SecretAccessError } from '@rolepolicy/contracts';
-import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
-import type { PostgresPolicy, ReconcileError } from '../lifecycle/index.js';
+import { SecretAccessError, type SecretReader } from '@rolepolicy/contracts';
+import { readPolicySecrets, secretsNamedBy, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
-import { peerClaims, secretsNamedBy } from './prepare.js';
-
-/** The gateway's Secret access as the planner uses it (a SecretAccessClient in production). */
-export interface SecretReader {
-  read(
-    namespace: string,
-    names: readonly string[],
-    options?: { readonly literalPasswordOf?: string },
-  ): Promise<SecretReadResult>;
-}
-
-/** The Secrets of one policy as the API has them now, and the policy with its literal password restored. */
-export interface PolicySecrets {
-  readonly lookup: SecretLookup;
-  /** The policy to resolve: the cached one, with `params.password` set from the API (or removed). */
-  readonly policy: PostgresPolicy;
-}
-
-/** The reconcile error of a read that failed (transient when asking again may help). */
-export function secretReadError(error: unknown): ReconcileError {
-  if (error instanceof SecretAccessError) {
-    return {
-      class: error.transient ? 'transient' : 'permanent',
-      reason: error.transient ? 'SecretsUnavailable' : 'SecretAccessRefused',
-      message: error.message,
-    };
-  }
-  throw error;
-}
-
-/**
- * The cached policy with `spec.connection.params.password` as the API has it: the resource stream carries
- * only a placeholder for a literal password, so the value comes from the same read as the Secrets.
- */
-export function withLiteralPassword(policy: PostgresPolicy, literal: string | undefined): PostgresPolicy {
-  const params = policy.spec.connection?.params;
-  if (params == null || params.password == null) return policy;
-  const { password: _placeholder, ...rest } = params;
-  const next = literal === undefined ? rest : { ...rest, password: literal };
-  return { ...policy, spec: { ...policy.spec, connection: { ...policy.spec.connection, params: next } } };
-}
-
-/** Reads every Secret the policy names (and its literal password), in one request. */
-export async function readPolicySecrets(
-  reader: SecretReader,
-  policy: PostgresPolicy,
-): Promise<PolicySecrets> {
-  const named = secretsNamedBy(policy);
-  const read = await reader.read(policy.metadata.namespace, named.names, {
-    ...(named.literalPassword ? { literalPasswordOf: policy.metadata.name } : {}),
-  });
-  return {
-    lookup: (name) => read.secrets.get(name) as SecretLike | undefined,
-    policy: named.literalPassword ? withLiteralPassword(policy, read.literalPassword) : policy,
-  };
-}
+import { peerClaims } from '../planning/prepare.js';
 
 /**
  * Conflict claims of peer policies. A peer's claims need its connection's database address, which can sit

@@ -1,20 +1,18 @@
 // The requester's side of `rp.inspect.request` (used by the planner and tests): seal the connection to the
 // inspectors' key and send the request, then resolve the reply into a CatalogSnapshot, fetching it from the
 // object store when it came by reference.
+import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
-import {
-  decodePayload,
-  encodePayload,
-  inspectReplyContract,
-  inspectRequestContract,
-  sealInspectQuery,
-  SUBJECTS,
-  type InspectQuery,
-} from '@rolepolicy/contracts';
 import type { CatalogSnapshot } from '@rolepolicy/policy';
 import type { ReviewFacts } from '@rolepolicy/review';
-import type { ClassifiedError } from './classify-error.js';
-import { readStoredSnapshot } from './snapshot-store.js';
+import { decodePayload, encodePayload } from '../contract.js';
+import { inspectReplyContract, type InspectReplyV1 } from '../messages/inspect-reply.js';
+import { inspectRequestContract, type InspectQuery } from '../messages/inspect-request.js';
+import { sealInspectQuery } from '../secrets/inspect-seal.js';
+import { SUBJECTS } from '../subjects.js';
+
+/** The inspector's classified, redacted error as its reply carries it. */
+export type InspectFailure = Extract<InspectReplyV1, { status: 'error' }>['error'];
 
 /**
  * A snapshot (and how it travelled; with the review facts of its transaction when the request asked)
@@ -29,7 +27,7 @@ export type SnapshotResult =
       /** The catalog fingerprint of the state the snapshot was read from, when the request asked. */
       readonly fingerprint?: string;
     }
-  | { readonly ok: false; readonly error: ClassifiedError };
+  | { readonly ok: false; readonly error: InspectFailure };
 
 /** What {@link requestSnapshotUnlessUnchanged} adds: the recorded fingerprint still holds, nothing was read. */
 export type UnchangedResult = { readonly ok: true; readonly unchanged: true; readonly fingerprint: string };
@@ -107,4 +105,17 @@ export async function requestSnapshotUnlessUnchanged(
       return unreachable;
     }
   }
+}
+
+/**
+ * Reads a snapshot the inspector stored (the planner's side of an `object` reply).
+ * @returns the JSON bytes, or null when the object expired or never existed
+ */
+export async function readStoredSnapshot(
+  nats: NatsConnection,
+  bucket: string,
+  name: string,
+): Promise<Uint8Array | null> {
+  const store = await new Objm(nats).open(bucket);
+  return store.getBlob(name);
 }

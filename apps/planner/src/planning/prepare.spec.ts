@@ -2,7 +2,7 @@
 // Secrets a blocked policy watches; generated password Secrets that must be created first.
 import type { SecretLike } from '@rolepolicy/kube';
 import { generatedSecretName } from '@rolepolicy/kube';
-import { policy } from '../lifecycle/test-support/fixtures.js';
+import { policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
 import { fingerprintPays, peerClaims, preparePolicy } from './prepare.js';
 
 const url = (db: string): SecretLike => ({

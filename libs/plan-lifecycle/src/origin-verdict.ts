@@ -2,7 +2,7 @@
 // plan of its own policy after that policy was given exactly the candidate's content (promotion), never for
 // the candidate itself. Checked on the freshly read plan and policy, before and under the database lock. Pure.
 import { CONTENT_DIGEST_ENCODING, contentDigest } from '@rolepolicy/policy';
-import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import type { PostgresPolicy, PostgresPolicyPlan } from './resources.js';
 
 /** `spec.origin.kind` of plans made for a candidate. */
 export const CANDIDATE_ORIGIN_KIND = 'PostgresPolicyCandidate';

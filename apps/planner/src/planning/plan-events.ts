@@ -10,7 +10,7 @@ import {
   type PostgresPolicy,
   type PostgresPolicyStatus,
   type ReconcileStep,
-} from '../lifecycle/index.js';
+} from '@rolepolicy/plan-lifecycle';
 
 /** `source.component` of the planner's Events. */
 export const PLANNER_COMPONENT = 'rolepolicy-planner';

@@ -1,10 +1,11 @@
 // What the planner knows after inspection and planning for one policy event: either a computed plan
 // summary (digest, counts, identity, SQL) or a classified error. Built by the wiring from libs/policy results.
 
+import type { ErrorClass } from '@rolepolicy/contracts';
 import type { ChangeSummary, ReconciliationMode } from '@rolepolicy/policy';
 
 /** Transient errors retry with exponential backoff; permanent ones wait for the interval or an edit. */
-export type ErrorClass = 'transient' | 'permanent';
+export type { ErrorClass };
 
 /** A classified failure. `reason` becomes the Ready/Degraded condition reason (e.g. DatabaseConnectionFailed). */
 export interface ReconcileError {

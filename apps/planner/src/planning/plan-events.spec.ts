@@ -2,8 +2,13 @@
 // automatically), a person's approval or denial recorded, a plan superseded, and the executor's
 // Applied/Failed report; messages carry no secret.
 import type { ExecuteResultV1 } from '@rolepolicy/contracts';
-import { FakeCluster, at, computed, policy } from '../lifecycle/test-support/fixtures.js';
-import { reconcileOnce } from '../lifecycle/test-support/reconcile.js';
+import {
+  FakeCluster,
+  at,
+  computed,
+  policy,
+} from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
+import { reconcileOnce } from '../../../../libs/plan-lifecycle/src/test-support/reconcile.js';
 import { planEventsOf, planExecutionEvent, policyStatusEvents } from './plan-events.js';
 
 function eventsOf(cluster: FakeCluster, label: string, seconds: number) {

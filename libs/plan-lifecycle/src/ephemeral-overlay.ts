@@ -14,9 +14,10 @@ import {
   type MembershipEdge,
   type OverlayConflict,
 } from '@rolepolicy/policy';
+import type { ConditionReason } from './condition-reasons.js';
 
 /** Condition reason (and failure reason) when active access conflicts with the base policy. */
-export const EPHEMERAL_ACCESS_CONFLICT = 'EphemeralAccessConflict';
+export const EPHEMERAL_ACCESS_CONFLICT = 'EphemeralAccessConflict' satisfies ConditionReason;
 
 /** The overlay applied to a desired state, or the conflicts that block the durable reconcile. */
 export type PolicyOverlay =

@@ -1,6 +1,7 @@
 // Builds a PostgresPolicyPlan (and its SQL ConfigMap when needed) from a computed plan: deterministic
 // name, ownerReference to the policy, every spec and status field. Data only; the gateway creates them.
 
+import type { ConditionReason } from './condition-reasons.js';
 import { AUTO_APPROVER } from './approval.js';
 import type { ComputedPlan } from './outcome.js';
 import {
@@ -26,7 +27,7 @@ export const PLAN_NAME_DIGEST_CHARS = 12;
 export const MAX_LABEL_VALUE_LENGTH = 63;
 
 /** Condition reason recorded when the planner approves under `approval: auto`. */
-export const AUTO_APPROVED_REASON = 'AutoApproved';
+export const AUTO_APPROVED_REASON = 'AutoApproved' satisfies ConditionReason;
 
 /**
  * Whether the API server authenticates decisions (the k8s-gateway reads it from the cluster, ADR 0026), with

@@ -16,7 +16,13 @@ import {
   type ResolvedConnectionSpec,
   type SecretLookup,
 } from '@rolepolicy/kube';
-import type { PolicyClaims, PostgresPolicy, ReconcileError } from '../lifecycle/index.js';
+import {
+  secretNamesOf,
+  type ConditionReason,
+  type PolicyClaims,
+  type PostgresPolicy,
+  type ReconcileError,
+} from '@rolepolicy/plan-lifecycle';
 import { databaseAddress } from './planning.js';
 
 /** A policy ready to inspect. */
@@ -113,11 +119,11 @@ const SECRET_REASONS = {
   SecretMissing: 'SecretFetchFailed',
   SecretKeyMissing: 'SecretMissing',
   SecretValueEmpty: 'InvalidSpec',
-} as const;
+} as const satisfies Record<string, ConditionReason>;
 
 function connectionReason(
   reason: Exclude<ReturnType<typeof resolveConnection>, { ok: true }>['reason'],
-): string {
+): ConditionReason {
   if (reason === 'InvalidConnection') return 'InvalidSpec';
   // An empty URL or connection part is a connection parameter nobody can connect with.
   if (reason === 'SecretValueEmpty') return 'InvalidConnectionParams';
@@ -167,37 +173,4 @@ export function peerClaims(
     claims: claimsOf(policy, databaseAddress(connection.connection), deriveManagedScope(expansion.desired)),
     connection: connection.connection,
   };
-}
-
-/**
- * The Secrets a policy names (connection and role passwords, generated ones included) and whether its
- * connection has a literal password, so one read at the moment of use gets everything a pass needs.
- */
-export function secretsNamedBy(policy: PostgresPolicy): {
-  readonly names: readonly string[];
-  readonly literalPassword: boolean;
-} {
-  const connection = policy.spec.connection as Connection | null | undefined;
-  const names = new Set(secretNamesOf(connection));
-  const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
-  if (expansion.ok) {
-    for (const ref of passwordSecretRefs(policy.metadata.name, expansion.desired.roles))
-      names.add(ref.secretName);
-  }
-  return { names: [...names].sort(), literalPassword: connection?.params?.password != null };
-}
-
-function secretNamesOf(connection: Connection | null | undefined): string[] {
-  if (connection == null) return [];
-  if (connection.secretRef != null) return [connection.secretRef.name];
-  const params = connection.params;
-  if (params == null) return [];
-  return [
-    params.hostSecret,
-    params.portSecret,
-    params.dbnameSecret,
-    params.usernameSecret,
-    params.passwordSecret,
-    params.sslModeSecret,
-  ].flatMap((ref) => (ref == null ? [] : [ref.name]));
 }
