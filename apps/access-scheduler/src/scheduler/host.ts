@@ -54,7 +54,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
     @Inject(SERVICE_CONFIG) private readonly config: AccessSchedulerConfig,
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
-    @Inject(SERVICE_METRICS) serviceMetrics: ServiceMetrics,
+    @Inject(SERVICE_METRICS) private readonly serviceMetrics: ServiceMetrics,
     @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
   ) {
     this.timers = new AccessTimers({
@@ -165,6 +165,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
             this.auditLog.log({ ...record, msg: `${record.fromPhase} -> ${record.toPhase}` }),
           observeRevocationLag: (seconds) => this.metrics.revocationLag.observe(seconds),
           observeRevokeDispatch: (seconds) => this.metrics.revokeDispatch.observe(seconds),
+          onOwnWriteExpired: (store) => this.serviceMetrics.ownWritesExpired.inc({ store }),
         });
         this.timers.start();
         this.scheduler.start();

@@ -8,6 +8,7 @@ import {
   scopedExecuteRequestContract,
   scopedRequestSubject,
   scopedRevokeRequestContract,
+  OwnWrites,
   type CachedObject,
   type JetStreamPublisher,
   type K8sCommandV1,
@@ -76,10 +77,12 @@ export interface SchedulerDeps {
   /** How long a scoped request waits for its result before it is sent again (default 120 s). */
   readonly resendMs?: number;
   readonly now?: () => number;
+  /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
+  readonly onOwnWriteExpired?: (store: string) => void;
 }
 
-/** How long a write of ours may stay invisible in the cache before a pass reads past it. */
-const OVERLAY_TTL_MS = 30_000;
+/** How long a write of ours may stay invisible in the cache before a pass reads past it (own-writes fallback). */
+const OWN_WRITE_EXPIRY_MS = 30_000;
 /** A pass that waits on something (a plan to appear, a report) looks again after this long. */
 const RETRY_PASS_MS = 15_000;
 /** A scoped request without a report is sent again after this long (the executor's ack wait). */
@@ -100,12 +103,15 @@ export class AccessScheduler {
   private readonly queue: KeyedQueue;
   private readonly session = randomUUID().slice(0, 8);
   private sequence = 0;
-  /** Our status writes the cache has not shown yet: key -> resourceVersion they were based on. */
-  private readonly pendingWrites = new Map<string, { rv: string; at: number }>();
+  /** Our status writes on requests and access policies the cache has not shown yet (a newer version). */
+  private readonly statusWrites: OwnWrites<true>;
   /** Plans we created or re-armed, not shown by the cache yet. */
-  private readonly createdPlans = new Map<string, number>();
-  /** Plan statuses we wrote from results, until the cache shows them. */
-  private readonly planOverlay = new Map<string, { status: Record<string, unknown>; at: number }>();
+  private readonly planCreates: OwnWrites<true, PostgresPolicyPlan>;
+  /**
+   * Plan statuses we wrote from results, until the cache shows them. Written without a version condition,
+   * so the cache shows one by content: the phase we wrote.
+   */
+  private readonly planStatusWrites: OwnWrites<Record<string, unknown>, PostgresPolicyPlan>;
   /** Last time a scoped request for a plan was sent. */
   private readonly lastSent = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
@@ -118,6 +124,18 @@ export class AccessScheduler {
   private stopped = false;
 
   constructor(private readonly deps: SchedulerDeps) {
+    const own = {
+      expiryMs: OWN_WRITE_EXPIRY_MS,
+      now: () => this.now(),
+      ...(deps.onOwnWriteExpired ? { onExpired: deps.onOwnWriteExpired } : {}),
+    };
+    this.statusWrites = new OwnWrites({ store: 'access-scheduler-status', ...own });
+    this.planCreates = new OwnWrites({ store: 'access-scheduler-plan-create', ...own });
+    this.planStatusWrites = new OwnWrites({
+      store: 'access-scheduler-plan-status',
+      ...own,
+      shows: (cached, write) => cached.status?.phase === write.value['phase'],
+    });
     this.fingerprints = new FingerprintCache(
       deps.secrets,
       (ns, name) => (deps.cache.get('secret', ns, name)?.metadata as Meta | undefined)?.resourceVersion ?? '',
@@ -326,26 +344,18 @@ export class AccessScheduler {
   private plan(ns: string, name: string): PostgresPolicyPlan | undefined {
     const cached = this.deps.cache.get('postgrespolicyplan', ns, name) as unknown as
       PostgresPolicyPlan | undefined;
-    const key = `${ns}/${name}`;
-    const overlay = this.planOverlay.get(key);
-    if (overlay === undefined || cached === undefined) return cached;
-    if (cached.status?.phase === overlay.status['phase'] || this.now() - overlay.at > OVERLAY_TTL_MS) {
-      this.planOverlay.delete(key);
-      return cached;
-    }
+    if (cached === undefined) return cached;
+    const written = this.planStatusWrites.pending(`${ns}/${name}`, cached);
+    if (written === undefined) return cached;
     return {
       ...cached,
-      status: { ...(cached.status ?? {}), ...overlay.status } as PostgresPolicyPlan['status'],
+      status: { ...(cached.status ?? {}), ...written.value } as PostgresPolicyPlan['status'],
     };
   }
 
   /** True while our last write to the object is not visible yet (the pass would decide on old state). */
   private awaitingOwnWrite(key: string, object: CachedObject): boolean {
-    const pending = this.pendingWrites.get(key);
-    if (pending === undefined) return false;
-    if (pending.rv === meta(object).resourceVersion && this.now() - pending.at < OVERLAY_TTL_MS) return true;
-    this.pendingWrites.delete(key);
-    return false;
+    return this.statusWrites.pending(key, { metadata: meta(object) }) !== undefined;
   }
 
   private fingerprint(target: PostgresPolicy): Promise<FingerprintRead> {
@@ -424,7 +434,7 @@ export class AccessScheduler {
         statusCommand(ref, replacingPatch(request.status, decision.status), request.metadata.resourceVersion),
         ref,
       );
-      this.pendingWrites.set(key, { rv: request.metadata.resourceVersion ?? '', at: now });
+      this.statusWrites.record(key, true, request.metadata.resourceVersion);
     }
     if (decision.transition !== null) {
       await this.send(
@@ -476,9 +486,9 @@ export class AccessScheduler {
         return;
       case 'createPlan': {
         const name = planNameOf(request, action.operation);
-        const created = this.createdPlans.get(`${ns}/${name}`);
-        if (created !== undefined && now - created < OVERLAY_TTL_MS) return;
-        const fresh = this.plan(ns, name) === undefined;
+        const existing = this.plan(ns, name);
+        if (this.planCreates.pending(`${ns}/${name}`, existing) !== undefined) return;
+        const fresh = existing === undefined;
         const view = this.planTarget(target, activationPlan);
         if (view === null) {
           this.deps.log.warn(
@@ -494,8 +504,8 @@ export class AccessScheduler {
           timestamp(now),
         );
         await this.send(createPlanCommand(ns, name, built.object, built.status), ref);
-        this.createdPlans.set(`${ns}/${name}`, now);
-        this.planOverlay.delete(`${ns}/${name}`);
+        this.planCreates.record(`${ns}/${name}`, true, existing?.metadata.resourceVersion);
+        this.planStatusWrites.forget(`${ns}/${name}`);
         this.lastSent.delete(`${ns}/${name}`);
         // A new revoke plan: ask the executor at once; a revoke does not wait for its plan, which is only its
         // record (ADR 0013). An activation is sent once the cache shows its plan (the provenance anchor): sent
@@ -669,12 +679,13 @@ export class AccessScheduler {
         ),
         requestRef,
       );
-      this.planOverlay.set(`${ns}/${result.plan.name}`, { status: patch, at: now });
+      // Shown by content (the phase), so the version it was based on does not matter.
+      this.planStatusWrites.record(`${ns}/${result.plan.name}`, patch, undefined);
     }
     this.deps.log.log(
       `scoped ${result.operation} ${ns}/${result.plan.name}: ${result.outcome} (${result.reason})`,
     );
-    this.pendingWrites.delete(reqKey(ns, result.request.name));
+    this.statusWrites.forget(reqKey(ns, result.request.name));
     this.triggerRequest(ns, result.request.name);
   }
 
@@ -755,7 +766,7 @@ export class AccessScheduler {
         statusCommand(ref, replacingPatch(policy.status, status), policy.metadata.resourceVersion),
         ref,
       );
-      this.pendingWrites.set(key, { rv: policy.metadata.resourceVersion ?? '', at: now });
+      this.statusWrites.record(key, true, policy.metadata.resourceVersion);
     }
     // After the status write: the gateway applies one access policy's commands in order, so this does not make it stale.
     if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CachedObject, ResourceCache } from '@rolepolicy/contracts';
-import { managedScopePayload } from '@rolepolicy/contracts';
+import { OwnWrites, managedScopePayload } from '@rolepolicy/contracts';
 import type * as Kube from '@rolepolicy/kube';
 import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
 import { unionScopes, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
@@ -63,6 +63,10 @@ export interface CandidatePlannerDeps {
   readonly log: { log(m: string): void; warn(m: string): void };
   /** Counts inspections (metrics and the bench). */
   readonly onInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
+  /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
+  readonly onOwnWriteExpired?: (store: string) => void;
+  /** The clock of the own-writes fallback; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** The policy's candidate pass input besides what the reconciler already has. */
@@ -120,12 +124,16 @@ export class CandidatePlanner {
    * otherwise put the old conditions back. Dropped once the cache shows a newer version of the candidate, or
    * after {@link OWN_WRITE_TTL_MS} (a write the gateway never applied must not hide the stored status).
    */
-  private readonly written = new Map<
-    string,
-    { readonly baseVersion: string; readonly status: CandidateStatus; readonly at: number }
-  >();
+  private readonly written: OwnWrites<CandidateStatus, Candidate>;
 
-  constructor(private readonly deps: CandidatePlannerDeps) {}
+  constructor(private readonly deps: CandidatePlannerDeps) {
+    this.written = new OwnWrites({
+      store: 'candidate-status',
+      expiryMs: OWN_WRITE_TTL_MS,
+      onExpired: deps.onOwnWriteExpired,
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    });
+  }
 
   /** Candidates in the policy's namespace that name it in `spec.policyRef`. */
   candidatesOf(policy: PostgresPolicy): Candidate[] {
@@ -138,14 +146,8 @@ export class CandidatePlanner {
 
   /** The candidate as this planner last wrote it while the cache still shows the version it was read at. */
   private withOwnWrite(candidate: Candidate): Candidate {
-    const own = this.written.get(candidate.metadata.uid);
-    if (own === undefined) return candidate;
-    const expired = Date.now() - own.at > OWN_WRITE_TTL_MS;
-    if (expired || own.baseVersion !== (candidate.metadata.resourceVersion ?? '')) {
-      this.written.delete(candidate.metadata.uid);
-      return candidate;
-    }
-    return { ...candidate, status: own.status };
+    const own = this.written.pending(candidate.metadata.uid, candidate);
+    return own === undefined ? candidate : { ...candidate, status: own.value };
   }
 
   /** Sends one step's commands and Events, remembering a status write for {@link withOwnWrite}. */
@@ -153,13 +155,11 @@ export class CandidatePlanner {
     for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
     for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event, policy);
     if (step.kind === 'writeCandidateStatus') {
+      // A step computed from our own write carries the cached version that write was based on.
       const { metadata } = step.candidate;
-      const known = this.written.get(metadata.uid);
-      // A step computed from our own overlay keeps the version the overlay was based on.
-      const baseVersion = known?.baseVersion ?? metadata.resourceVersion ?? '';
-      this.written.set(metadata.uid, { baseVersion, status: step.status, at: Date.now() });
+      this.written.record(metadata.uid, step.status, metadata.resourceVersion);
     }
-    if (step.kind === 'deleteCandidate') this.written.delete(step.candidate.metadata.uid);
+    if (step.kind === 'deleteCandidate') this.written.forget(step.candidate.metadata.uid);
   }
 
   /** Promotion recognition for the policy's decision (its reports are sent right away). */

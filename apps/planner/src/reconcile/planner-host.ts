@@ -230,6 +230,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       log: this.logger,
       ...(histogram ? { observe: (decision, seconds) => histogram.observe({ decision }, seconds) } : {}),
       onAppliedSnapshotUsed: () => this.appliedSnapshotsUsed?.inc(),
+      onOwnWriteExpired: (store) => this.metrics.ownWritesExpired.inc({ store }),
     });
     this.reconciler = reconciler;
     reconciler.start();

@@ -12,6 +12,7 @@ import {
   k8sCommandSubject,
   managedScopePayload,
   policyOrderingKey,
+  OwnWrites,
   recordEvent,
   scopeDigest,
   type CachedObject,
@@ -47,7 +48,7 @@ import {
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
-import { PlanOverlay } from './plan-overlay.js';
+import { OwnPlanWrites } from './own-plan-writes.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
@@ -99,6 +100,8 @@ export interface ReconcilerDeps {
   readonly onAppliedSnapshotUsed?: () => void;
   /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
   readonly convergedMemo?: ConvergedMemoSettings;
+  /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
+  readonly onOwnWriteExpired?: (store: string) => void;
 }
 
 /** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
@@ -139,8 +142,6 @@ interface PolicyState {
   /** Secret name -> resourceVersion read by the last pass ('' = absent). */
   secrets: Map<string, string>;
   timer: NodeJS.Timeout | undefined;
-  /** The status we last wrote, until the cache shows it. */
-  written: { status: PostgresPolicyStatus; at: number } | undefined;
   /** The last True/False Ready we wrote (an Unknown while applying keeps it), for the Recovered Event. */
   settled: 'True' | 'False' | undefined;
   /** Plans sent for execution whose result has not been handled yet, with the send time. */
@@ -175,8 +176,13 @@ export class Reconciler {
     APPLIED_SNAPSHOT_MAX_KEPT,
   );
   private appliedSubscription: Subscription | undefined;
-  /** Plans we created and results we handled, on top of the cache until it shows them (plan-overlay.ts). */
-  private readonly planOverlay = new PlanOverlay(OVERLAY_CAP_MS);
+  /** Plans we created and results we handled, on top of the cache until it shows them (own-plan-writes.ts). */
+  private readonly planWrites: OwnPlanWrites;
+  /**
+   * Per policy key: the status we last wrote, until the cache shows it. The gateway applies a policy status
+   * unconditionally, so the cache shows it by content (the same status), not by a newer version.
+   */
+  private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
   private readonly session = randomUUID().slice(0, 8);
   private readonly peers: PeerClaims;
   private readonly proof: ConflictProof;
@@ -194,6 +200,13 @@ export class Reconciler {
   private stopped = false;
 
   constructor(private readonly deps: ReconcilerDeps) {
+    this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, Date.now, deps.onOwnWriteExpired);
+    this.statusWrites = new OwnWrites({
+      store: 'planner-policy-status',
+      expiryMs: OVERLAY_CAP_MS,
+      onExpired: deps.onOwnWriteExpired,
+      shows: (cached, write) => sameStatus(cached.status, write.value),
+    });
     this.converged = new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
     this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
       versionOf(deps.cache.get('secret', namespace, name)),
@@ -211,12 +224,13 @@ export class Reconciler {
       secrets: deps.secrets,
       send: (command) => this.send(command),
       recordEvent: (event, policy) => this.recordEvent(event, policy),
-      planCreated: (plan) => this.planOverlay.planCreated(plan),
+      planCreated: (plan) => this.planWrites.planCreated(plan),
       settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
       inspectTimeoutMs: deps.inspectTimeoutMs,
       inspectSealKey: deps.inspectSealKey,
       log: deps.log,
       ...(deps.onCandidateInspection ? { onInspection: deps.onCandidateInspection } : {}),
+      ...(deps.onOwnWriteExpired ? { onOwnWriteExpired: deps.onOwnWriteExpired } : {}),
     });
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
@@ -282,7 +296,7 @@ export class Reconciler {
     } else if (change.kind === 'postgrespolicyplan') {
       if (change.type === 'delete' || change.object === undefined) {
         this.planSignatures.delete(key);
-        this.planOverlay.deleted(change.namespace, change.name);
+        this.planWrites.deleted(change.namespace, change.name);
         return;
       }
       const signature = planSignature(change.object);
@@ -337,7 +351,6 @@ export class Reconciler {
         uid: (object.metadata as { uid?: string }).uid,
         secrets: new Map(),
         timer: undefined,
-        written: undefined,
         awaiting: new Map(),
         deferred: false,
         verifyPlan: undefined,
@@ -355,6 +368,7 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
+    this.statusWrites.forget(key);
     this.overlays.delete(key);
     this.converged.forget(key);
   }
@@ -383,14 +397,8 @@ export class Reconciler {
     if (object === undefined) return null;
     const policy = cachedPolicy(object as unknown as Kube.PostgresPolicy);
     if (policy === null) return null;
-    const state = this.policies.get(policyKey(namespace, name));
-    const written = state?.written;
-    if (written === undefined || state === undefined) return policy;
-    if (sameStatus(policy.status, written.status) || Date.now() - written.at > OVERLAY_CAP_MS) {
-      state.written = undefined;
-      return policy;
-    }
-    return { ...policy, status: written.status };
+    const written = this.statusWrites.pending(policyKey(namespace, name), policy);
+    return written === undefined ? policy : { ...policy, status: written.value };
   }
 
   private currentPlans(namespace: string): PostgresPolicyPlan[] {
@@ -398,12 +406,12 @@ export class Reconciler {
       .list('postgrespolicyplan', namespace)
       .map((o) => cachedPlan(o as unknown as Kube.PostgresPolicyPlan))
       .filter((p): p is PostgresPolicyPlan => p !== null);
-    return this.planOverlay.plans(namespace, cached);
+    return this.planWrites.plans(namespace, cached);
   }
 
   private rememberHandledResult(result: ExecuteResultV1): void {
     const status = terminalPlanStatus(result);
-    if (status !== null) this.planOverlay.resultHandled(result.plan.namespace, result.plan.name, status);
+    if (status !== null) this.planWrites.resultHandled(result.plan.namespace, result.plan.name, status);
   }
 
   /**
@@ -820,7 +828,7 @@ export class Reconciler {
         state?.requestedInputs.set(step.request.planName, this.executionInputs(policy, prepared));
         continue;
       }
-      if (step.kind === 'createPlan') this.planOverlay.planCreated(step.plan);
+      if (step.kind === 'createPlan') this.planWrites.planCreated(step.plan);
       if (step.kind === 'writePolicyStatus') {
         await this.writeStatus(policy, step.status);
         continue;
@@ -851,7 +859,11 @@ export class Reconciler {
     const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
     const settled = settledReady(base.status, state?.settled);
     if (state !== undefined) {
-      state.written = { status, at: Date.now() };
+      this.statusWrites.record(
+        policyKey(policy.metadata.namespace, policy.metadata.name),
+        status,
+        base.metadata.resourceVersion,
+      );
       state.settled = settledReady(status, settled);
     }
     for (const policyEvent of policyStatusEvents(base, status, settled))
