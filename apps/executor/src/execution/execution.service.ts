@@ -68,7 +68,7 @@ import {
   type Expanded,
   type PlanningInputs,
 } from './replan.js';
-import { withPolicyOverlay } from './replan-overlay.js';
+import { withPolicyHeldAccess } from './replan-held-access.js';
 import { resultFor, type ResultFacts } from './result.js';
 import {
   PasswordSourceChangedError,
@@ -277,8 +277,8 @@ export class ExecutionService {
     const { inputs, expanded } = prepared;
     const snapshot = await inspect(connection.db, expanded.scope, connection.target);
     const fresh = await this.freshState(request);
-    // Memberships that anchored ephemeral access holds, composed as the planner did (replan-overlay.ts).
-    const overlaid = withPolicyOverlay(
+    // Memberships that anchored ephemeral access holds, composed as the planner did (replan-held-access.ts).
+    const overlaid = withPolicyHeldAccess(
       this.cluster?.cache ?? null,
       { namespace: request.policy.namespace, uid: fresh.policy?.metadata.uid },
       expanded,

@@ -30,7 +30,7 @@ import {
   type CandidatePassInput,
   type PolicyGate,
 } from './lifecycle.js';
-import { withOverlay } from './overlay.js';
+import { withHeldAccess } from './held-access.js';
 import { recognisePromotion, type PromotionRecognition } from './promotion.js';
 import {
   CANDIDATE_KIND,
@@ -78,7 +78,7 @@ export interface CandidatePassContext {
    * Seam for ephemeral access (issue 13): membership edges of active ephemeral requests on this policy.
    * Candidates are planned with the edges whose roles they declare, so a proposal never revokes live access.
    */
-  readonly overlay: readonly MembershipEdge[];
+  readonly heldAccess: readonly MembershipEdge[];
 }
 
 /** Candidates may be planned only while the policy converged with no plan of its own waiting. */
@@ -187,7 +187,7 @@ export class CandidatePlanner {
       now: new Date().toISOString(),
       settings: this.deps.settings,
     };
-    const outcomes = await this.outcomes(policy, plannable(input), context.overlay);
+    const outcomes = await this.outcomes(policy, plannable(input), context.heldAccess);
     const steps = decideCandidates(input, outcomes);
     for (const step of steps) {
       await this.sendStep(step, policy);
@@ -203,14 +203,14 @@ export class CandidatePlanner {
   private async outcomes(
     policy: PostgresPolicy,
     candidates: readonly Candidate[],
-    overlay: readonly MembershipEdge[],
+    heldAccess: readonly MembershipEdge[],
   ): Promise<Map<string, CandidateOutcome>> {
     const out = new Map<string, CandidateOutcome>();
     const shared: { candidate: Candidate; prepared: Prepared }[] = [];
     const previews: { candidate: Candidate; prepared: Prepared }[] = [];
     const secrets = await this.readSecrets(policy, candidates);
     for (const candidate of candidates) {
-      const prepared = this.prepare(policy, candidate, overlay, secrets);
+      const prepared = this.prepare(policy, candidate, heldAccess, secrets);
       if (!prepared.ok) out.set(candidate.metadata.name, prepared.outcome);
       else if (previewTarget(candidate) === null) shared.push({ candidate, prepared: prepared.prepared });
       else previews.push({ candidate, prepared: prepared.prepared });
@@ -236,7 +236,7 @@ export class CandidatePlanner {
           policy.status?.applied_password_source_versions ?? {},
           policy.spec.allow_schema_owner_transfers === true,
           prepared.desired.memberships.length,
-          overlay,
+          heldAccess,
         ]);
         const known = this.memo.get(candidate.metadata.uid);
         const outcome =
@@ -291,7 +291,7 @@ export class CandidatePlanner {
   private prepare(
     policy: PostgresPolicy,
     candidate: Candidate,
-    overlay: readonly MembershipEdge[],
+    heldAccess: readonly MembershipEdge[],
     secrets: Awaited<ReturnType<CandidatePlanner['readSecrets']>>,
   ): { ok: true; prepared: Prepared } | { ok: false; outcome: CandidateOutcome } {
     const view = candidateView(policy, candidate);
@@ -307,7 +307,7 @@ export class CandidatePlanner {
           outcome: { kind: 'failed', reason: prepared.error.reason, message: prepared.error.message },
         };
       }
-      return { ok: true, prepared: { ...prepared, desired: withOverlay(prepared.desired, overlay) } };
+      return { ok: true, prepared: { ...prepared, desired: withHeldAccess(prepared.desired, heldAccess) } };
     } catch (error) {
       const failure = secretReadError(error);
       return { ok: false, outcome: { kind: 'failed', reason: failure.reason, message: failure.message } };

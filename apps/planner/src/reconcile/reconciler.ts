@@ -47,7 +47,7 @@ import {
 } from '../lifecycle/index.js';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
-import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from './ephemeral-overlay.js';
+import { EPHEMERAL_ACCESS_CONFLICT, policyHeldAccess } from './held-access.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
@@ -120,7 +120,7 @@ const RESULT_WAIT_MS = 30_000;
 const LIVE_PLAN_WAIT_MS = 600_000;
 /**
  * How long a write of ours (a policy status, a created plan, a handled result) may stay invisible in the
- * cache before we stop overlaying it. Not a guess at the cache's lag: an overlay goes as soon as the cache
+ * cache before we stop overlaying it. Not a guess at the cache's lag: held access goes as soon as the cache
  * shows the write, and this only bounds memory. This replica (while it leads) is the one writer of policy
  * status and of the plans it creates; deciding on a cache older than our own writes superseded applied plans
  * when this was 30 s.
@@ -188,8 +188,8 @@ export class Reconciler {
   private readonly proof: ConflictProof;
   private readonly review: ReviewRecorder;
   private readonly ephemeral = new EphemeralTriggers();
-  /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
-  private readonly overlays = new Map<string, readonly MembershipEdge[]>();
+  /** Per policy key: held access edges of its last planned pass. */
+  private readonly heldAccessByPolicy = new Map<string, readonly MembershipEdge[]>();
   private readonly candidates: CandidatePlanner;
   /** Per policy key: the last full pass that found nothing to change (the fingerprint path's reference). */
   private readonly converged: ConvergedMemo;
@@ -263,11 +263,11 @@ export class Reconciler {
   }
 
   /**
-   * The ephemeral access overlay edges (admin false) the policy's last planned pass added to its desired
+   * The held access edges (admin false) the policy's last planned pass added to its desired
    * memberships; candidate planning in the parent's context adds the same so it never revokes held access.
    */
-  overlayEdges(namespace: string, name: string): readonly MembershipEdge[] {
-    return this.overlays.get(policyKey(namespace, name)) ?? [];
+  heldEdges(namespace: string, name: string): readonly MembershipEdge[] {
+    return this.heldAccessByPolicy.get(policyKey(namespace, name)) ?? [];
   }
 
   /** Resolves when no pass is running or queued (tests). */
@@ -287,7 +287,7 @@ export class Reconciler {
     object?: CachedObject;
   }): void {
     const key = policyKey(change.namespace, change.name);
-    // Ephemeral access starting or ending recomposes the target policy's overlay (ephemeral-triggers.ts).
+    // Ephemeral access starting or ending recomposes the target policy's held access (ephemeral-triggers.ts).
     const woken = this.ephemeral.wake(change, (ns) => this.deps.cache.list('postgrespolicy', ns));
     if (woken !== undefined && this.policies.has(woken)) this.trigger(woken);
     if (change.kind === 'postgrespolicy') {
@@ -369,7 +369,7 @@ export class Reconciler {
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
     this.statusWrites.forget(key);
-    this.overlays.delete(key);
+    this.heldAccessByPolicy.delete(key);
     this.converged.forget(key);
   }
 
@@ -536,7 +536,7 @@ export class Reconciler {
 
   /**
    * The policy's candidates, planned after its own pass in the same queue slot (operator-notes 3.2). A
-   * failure here is logged and never fails the policy's pass. `overlay`: the membership edges of active
+   * failure here is logged and never fails the policy's pass. `heldAccess`: the membership edges of active
    * ephemeral requests on this policy, composed in its own pass (ADR 0008).
    */
   private async candidatePass(decided: PostgresPolicy, decision: ReconcileDecision): Promise<void> {
@@ -549,7 +549,7 @@ export class Reconciler {
         policy,
         decision,
         plans: this.currentPlans(namespace),
-        overlay: this.overlayEdges(namespace, name),
+        heldAccess: this.heldEdges(namespace, name),
       });
     } catch (error) {
       this.deps.log.warn(
@@ -606,7 +606,7 @@ export class Reconciler {
     }
   }
 
-  /** Every planning input but the snapshot, with `desired` as composed with the ephemeral overlay. */
+  /** Every planning input but the snapshot, with `desired` as composed with held access. */
   private planningInputs(
     policy: PostgresPolicy,
     prepared: Prepared,
@@ -627,7 +627,7 @@ export class Reconciler {
 
   /**
    * The fingerprint path (docs/planner.md §1): when the last full pass found nothing to change and every
-   * planning input (overlay included) is the same, the inspector is asked to confirm the catalog
+   * planning input (heldAccess included) is the same, the inspector is asked to confirm the catalog
    * fingerprint only. Null: the pass is full.
    */
   private fingerprintShortcut(
@@ -638,11 +638,11 @@ export class Reconciler {
     const usable = this.converged.usable(key, Date.now());
     if (usable === null) return null;
     const ref = { namespace: policy.metadata.namespace, uid: policy.metadata.uid };
-    const overlay = policyOverlay(this.deps.cache, ref, prepared.desired, usable.logicalFingerprint);
-    if (!overlay.ok) return null;
-    const inputs = planningInputsDigest(ref.uid, this.planningInputs(policy, prepared, overlay.desired));
+    const heldAccess = policyHeldAccess(this.deps.cache, ref, prepared.desired, usable.logicalFingerprint);
+    if (!heldAccess.ok) return null;
+    const inputs = planningInputsDigest(ref.uid, this.planningInputs(policy, prepared, heldAccess.desired));
     if (inputs === null || !this.converged.matches(key, inputs)) return null;
-    return { fingerprint: usable.fingerprint, inputs, edges: overlay.edges };
+    return { fingerprint: usable.fingerprint, inputs, edges: heldAccess.edges };
   }
 
   /**
@@ -734,7 +734,7 @@ export class Reconciler {
           ? null
           : this.converged.confirm(key, shortcut.inputs, result.fingerprint, snapshotRequestedAt);
       if (reused !== null) {
-        this.overlays.set(key, shortcut!.edges);
+        this.heldAccessByPolicy.set(key, shortcut!.edges);
         return reused;
       }
       // Never expected (`unchanged` only answers the fingerprint we sent): forget it and read in full.
@@ -746,7 +746,7 @@ export class Reconciler {
 
   /**
    * The outcome of a pass from a catalog read (the inspector's reply, or a post-apply snapshot): the
-   * ephemeral overlay composed from it, planning, and the convergence recorded for the fingerprint path.
+   * held access composed from it, planning, and the convergence recorded for the fingerprint path.
    */
   private planFromRead(
     policy: PostgresPolicy,
@@ -756,23 +756,23 @@ export class Reconciler {
   ): PlanningOutcome {
     const key = policyKey(policy.metadata.namespace, policy.metadata.name);
     // Memberships that anchored ephemeral access holds join the desired state; a conflict blocks the pass.
-    const overlay = policyOverlay(
+    const heldAccess = policyHeldAccess(
       this.deps.cache,
       { namespace: policy.metadata.namespace, uid: policy.metadata.uid },
       prepared.desired,
       result.snapshot.identity.logical_fingerprint,
       result.snapshot.memberships,
     );
-    if (!overlay.ok) {
-      this.overlays.delete(key);
+    if (!heldAccess.ok) {
+      this.heldAccessByPolicy.delete(key);
       this.converged.forget(key);
       return {
         kind: 'failed',
-        error: { class: 'permanent', reason: EPHEMERAL_ACCESS_CONFLICT, message: overlay.message },
+        error: { class: 'permanent', reason: EPHEMERAL_ACCESS_CONFLICT, message: heldAccess.message },
       };
     }
-    this.overlays.set(key, overlay.edges);
-    const inputs = this.planningInputs(policy, prepared, overlay.desired);
+    this.heldAccessByPolicy.set(key, heldAccess.edges);
+    const inputs = this.planningInputs(policy, prepared, heldAccess.desired);
     const planning = { ...inputs, snapshot: result.snapshot, snapshotRequestedAt };
     this.review.noteInspection(key, planning, result.reviewFacts ?? null);
     const outcome = planFromSnapshot(planning);
@@ -967,7 +967,7 @@ export class Reconciler {
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
       // A pass put off while this result was awaited (a Secret deleted, a force-reconcile request, an edit
       // the executor refused) runs shortly, not at the interval; it reads this result's plan phase and policy
-      // status through the read-your-writes overlays even before the cache shows them.
+      // status through the read-your-writes heldAccessByPolicy even before the cache shows them.
       else if (state?.deferred === true && !this.resultPending(state, namespace)) {
         state.deferred = false;
         this.requeue(key, SUPERSEDED_RECHECK_SECONDS);

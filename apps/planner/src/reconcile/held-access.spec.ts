@@ -9,7 +9,7 @@ import {
   type DesiredState,
 } from '@rolepolicy/policy';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
-import { policyOverlay, type OverlayReader } from './ephemeral-overlay.js';
+import { policyHeldAccess, type HeldAccessReader } from './held-access.js';
 
 const NS = 'team-a';
 const FP = 'sha256:fp';
@@ -65,7 +65,7 @@ function request(name: string, phase: string, roles: string[], policyUid = POLIC
   return { object, plan };
 }
 
-function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): OverlayReader {
+function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): HeldAccessReader {
   return {
     list: (kind) =>
       kind === 'ephemeralaccessrequest'
@@ -78,10 +78,15 @@ function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): O
   };
 }
 
-describe('policyOverlay', () => {
+describe('policyHeldAccess', () => {
   it('adds the memberships of anchored requests to the desired state', () => {
     const a = request('a', 'Active', ['writer']);
-    const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), FP);
+    const overlay = policyHeldAccess(
+      reader({ requests: [a.object], plans: [a.plan] }),
+      POLICY,
+      desired(),
+      FP,
+    );
     expect(overlay.ok).toBe(true);
     if (!overlay.ok) return;
     expect(overlay.edges).toEqual([{ role: 'writer', member: 'alice', inherit: true, admin: false }]);
@@ -94,9 +99,9 @@ describe('policyOverlay', () => {
   it('with the live memberships, keeps only held edges the database has: the base policy never grants one', () => {
     const a = request('a', 'Applying', ['writer']);
     const sources = reader({ requests: [a.object], plans: [a.plan] });
-    const before = policyOverlay(sources, POLICY, desired(), FP, [{ role: 'reader', member: 'alice' }]);
+    const before = policyHeldAccess(sources, POLICY, desired(), FP, [{ role: 'reader', member: 'alice' }]);
     expect(before).toEqual({ ok: true, desired: desired(), edges: [] });
-    const after = policyOverlay(sources, POLICY, desired(), FP, [
+    const after = policyHeldAccess(sources, POLICY, desired(), FP, [
       { role: 'reader', member: 'alice' },
       { role: 'writer', member: 'alice' },
     ]);
@@ -111,7 +116,7 @@ describe('policyOverlay', () => {
     const revoking = request('revoking', 'Revoking', ['writer']);
     const other = request('other', 'Active', ['writer'], 'another-policy');
     const base = desired();
-    const overlay = policyOverlay(
+    const overlay = policyHeldAccess(
       reader({
         requests: [forged.object, revoking.object, other.object],
         plans: [revoking.plan, other.plan],
@@ -126,7 +131,12 @@ describe('policyOverlay', () => {
   it('a changed fingerprint, or an unknown one, blocks with a message naming the request and its uid', () => {
     const a = request('a', 'Active', ['writer']);
     for (const fp of ['sha256:moved', null]) {
-      const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), fp);
+      const overlay = policyHeldAccess(
+        reader({ requests: [a.object], plans: [a.plan] }),
+        POLICY,
+        desired(),
+        fp,
+      );
       expect(overlay.ok).toBe(false);
       if (!overlay.ok) expect(overlay.message).toContain('request a (uid a-uid)');
     }
@@ -134,7 +144,12 @@ describe('policyOverlay', () => {
 
   it('a bundle role the policy no longer declares blocks the reconcile', () => {
     const a = request('a', 'Active', ['auditor']);
-    const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), FP);
+    const overlay = policyHeldAccess(
+      reader({ requests: [a.object], plans: [a.plan] }),
+      POLICY,
+      desired(),
+      FP,
+    );
     expect(overlay.ok).toBe(false);
     if (!overlay.ok) expect(overlay.message).toMatch(/no longer declares role auditor/);
   });
