@@ -90,7 +90,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
         const type = job.occurrence.type;
         if (outcome.kind === 'delivered') {
           const sink = this.cache?.get('configmap', job.sinkNamespace, NOTIFICATIONS_CONFIGMAP);
-          const parsed = sink === undefined ? undefined : sinkOf(sink as unknown as PublishedConfigMap);
+          const parsed = sink === undefined ? undefined : sinkOf(sink);
           const format = parsed?.ok === true ? parsed.sink.format : 'cloudevents';
           this.notificationMetrics.delivered.inc({ type, format });
           this.notificationMetrics.latency.observe(outcome.latencyMs / 1000);

@@ -9,7 +9,9 @@ import {
   scopedRequestSubject,
   scopedRevokeRequestContract,
   OwnWrites,
-  type CachedObject,
+  type AnyCached,
+  type Cached,
+  type CachedMeta,
   type JetStreamPublisher,
   type K8sCommandV1,
   type ResourceCache,
@@ -17,13 +19,7 @@ import {
   type ScopedExecuteRequestV1,
   type ScopedExecuteResultV1,
 } from '@rolepolicy/contracts';
-import {
-  API_VERSION,
-  type EphemeralAccessPolicy,
-  type EphemeralAccessRequest,
-  type PostgresPolicy,
-  type PostgresPolicyPlan,
-} from '@rolepolicy/kube';
+import { API_VERSION } from '@rolepolicy/kube';
 import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
 import { KeyedQueue } from '../../../planner/src/reconcile/keyed-queue.js';
 import type { SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
@@ -92,8 +88,10 @@ const BLOCKED_RETRY_MS = 30_000;
 /** How often an access policy being deleted re-issues the deletes of its requests. */
 const DELETE_RETRY_MS = 10_000;
 
-type Meta = { uid?: string; resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[] };
-const meta = (o: CachedObject): Meta => o.metadata as Meta;
+type EphemeralAccessRequest = Cached<'ephemeralaccessrequest'>;
+type PostgresPolicy = Cached<'postgrespolicy'>;
+type PostgresPolicyPlan = Cached<'postgrespolicyplan'>;
+const meta = (o: AnyCached): CachedMeta => o.metadata;
 const reqKey = (ns: string, name: string) => `request/${ns}/${name}`;
 const eapKey = (ns: string, name: string) => `accesspolicy/${ns}/${name}`;
 const targetKey = (ns: string, uid: string) => `target/${ns}/${uid}`;
@@ -138,7 +136,7 @@ export class AccessScheduler {
     });
     this.fingerprints = new FingerprintCache(
       deps.secrets,
-      (ns, name) => (deps.cache.get('secret', ns, name)?.metadata as Meta | undefined)?.resourceVersion ?? '',
+      (ns, name) => deps.cache.get('secret', ns, name)?.metadata.resourceVersion ?? '',
     );
     this.targets = new TargetFinalizers({
       cache: deps.cache,
@@ -183,7 +181,7 @@ export class AccessScheduler {
     for (const o of this.deps.cache.list('ephemeralaccesspolicy'))
       this.triggerAccessPolicy(o.metadata.namespace ?? '', o.metadata.name);
     for (const o of this.deps.cache.list('ephemeralaccessrequest')) {
-      const phase = (o as unknown as EphemeralAccessRequest).status?.phase ?? 'Pending';
+      const phase = o.status?.phase ?? 'Pending';
       phases[phase] = (phases[phase] ?? 0) + 1;
       this.triggerRequest(o.metadata.namespace ?? '', o.metadata.name);
     }
@@ -203,8 +201,8 @@ export class AccessScheduler {
    */
   private sweep(): void {
     const requests = sweepRequests(
-      this.deps.cache.list('ephemeralaccesspolicy') as unknown as Parameters<typeof sweepRequests>[0],
-      (ns, name) => this.deps.cache.get('postgrespolicy', ns, name) as never,
+      this.deps.cache.list('ephemeralaccesspolicy'),
+      (ns, name) => this.deps.cache.get('postgrespolicy', ns, name),
       this.now(),
     );
     for (const message of requests) {
@@ -244,8 +242,7 @@ export class AccessScheduler {
    * or deleted while holding. Such a pass takes the next free slot ahead of the others (ADR 0013).
    */
   private due(ns: string, name: string): boolean {
-    const request = this.deps.cache.get('ephemeralaccessrequest', ns, name) as unknown as
-      EphemeralAccessRequest | undefined;
+    const request = this.deps.cache.get('ephemeralaccessrequest', ns, name);
     const phase = request?.status?.phase;
     if (phase !== 'Applying' && phase !== 'Active' && phase !== 'Revoking') return false;
     if (phase === 'Revoking' || request!.metadata.deletionTimestamp !== undefined) return true;
@@ -282,8 +279,7 @@ export class AccessScheduler {
     switch (change.kind) {
       case 'ephemeralaccessrequest': {
         this.triggerRequest(ns, change.name);
-        const policy = (change.object as unknown as EphemeralAccessRequest | undefined)?.spec?.accessPolicyRef
-          ?.name;
+        const policy = change.object?.spec?.accessPolicyRef?.name;
         if (policy !== undefined) this.triggerAccessPolicy(ns, policy);
         else
           for (const o of this.deps.cache.list('ephemeralaccesspolicy', ns))
@@ -292,19 +288,14 @@ export class AccessScheduler {
       }
       case 'ephemeralaccesspolicy':
         this.triggerAccessPolicy(ns, change.name);
-        for (const r of this.requestsOf(
-          ns,
-          change.name,
-          meta(change.object ?? ({ metadata: {} } as CachedObject)).uid,
-        )) {
+        for (const r of this.requestsOf(ns, change.name, change.object?.metadata.uid)) {
           this.triggerRequest(ns, r.metadata.name ?? '');
         }
         return;
       case 'postgrespolicy':
         if (change.object !== undefined) this.triggerTarget(ns, meta(change.object).uid ?? '');
         for (const o of this.deps.cache.list('ephemeralaccesspolicy', ns)) {
-          const eap = o as unknown as EphemeralAccessPolicy;
-          if (eap.spec.postgresPolicyRef.name !== change.name) continue;
+          if (o.spec.postgresPolicyRef.name !== change.name) continue;
           this.triggerAccessPolicy(ns, o.metadata.name);
           // Only a request still being resolved or activated reads its target; an Active or Revoking one
           // does not (the planner writes the target's status after every overlay change: no fan-out then).
@@ -316,7 +307,7 @@ export class AccessScheduler {
         }
         return;
       case 'postgrespolicyplan': {
-        const origin = (change.object as unknown as PostgresPolicyPlan | undefined)?.spec?.origin;
+        const origin = change.object?.spec?.origin;
         if (origin?.kind === EPHEMERAL_REQUEST_ORIGIN) this.triggerRequest(ns, origin.name);
         else if (change.type === 'delete')
           for (const r of this.deps.cache.list('ephemeralaccessrequest', ns))
@@ -332,7 +323,6 @@ export class AccessScheduler {
   private requestsOf(ns: string, name: string, uid: string | undefined): EphemeralAccessRequest[] {
     return this.deps.cache
       .list('ephemeralaccessrequest', ns)
-      .map((o) => o as unknown as EphemeralAccessRequest)
       .filter(
         (r) =>
           r.spec.accessPolicyRef.name === name ||
@@ -342,8 +332,7 @@ export class AccessScheduler {
 
   /** A plan as the cache has it, with a status we wrote from a result on top until the cache shows it. */
   private plan(ns: string, name: string): PostgresPolicyPlan | undefined {
-    const cached = this.deps.cache.get('postgrespolicyplan', ns, name) as unknown as
-      PostgresPolicyPlan | undefined;
+    const cached = this.deps.cache.get('postgrespolicyplan', ns, name);
     if (cached === undefined) return cached;
     const written = this.planStatusWrites.pending(`${ns}/${name}`, cached);
     if (written === undefined) return cached;
@@ -354,7 +343,7 @@ export class AccessScheduler {
   }
 
   /** True while our last write to the object is not visible yet (the pass would decide on old state). */
-  private awaitingOwnWrite(key: string, object: CachedObject): boolean {
+  private awaitingOwnWrite(key: string, object: AnyCached): boolean {
     return this.statusWrites.pending(key, { metadata: meta(object) }) !== undefined;
   }
 
@@ -368,12 +357,11 @@ export class AccessScheduler {
     if (object === undefined) return;
     const key = reqKey(ns, name);
     if (this.awaitingOwnWrite(key, object)) return;
-    const request = object as unknown as EphemeralAccessRequest;
+    const request = object;
     const now = this.now();
     const accessPolicy =
-      (this.deps.cache.get('ephemeralaccesspolicy', ns, request.spec.accessPolicyRef.name) as unknown as
-        EphemeralAccessPolicy | undefined) ?? null;
-    const policies = this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[];
+      this.deps.cache.get('ephemeralaccesspolicy', ns, request.spec.accessPolicyRef.name) ?? null;
+    const policies = this.deps.cache.list('postgrespolicy', ns);
     const resolved = request.status?.resolvedAccess ?? null;
     const phase = request.status?.phase ?? 'Pending';
     // A target being deleted takes no new access; one resolved before keeps it until revoked (snapshotTarget).
@@ -583,7 +571,7 @@ export class AccessScheduler {
     const last = this.lastSent.get(key);
     if (last !== undefined && now - last < (this.deps.resendMs ?? RESEND_MS)) return;
     const resolved = request.status!.resolvedAccess!;
-    const policyName = createdFor ?? (plan as unknown as PostgresPolicyPlan).spec.policyRef.name;
+    const policyName = createdFor ?? plan!.spec.policyRef.name;
     const uid = plan === undefined || createdFor !== undefined ? undefined : meta(plan).uid;
     const idempotencyKey = `${request.metadata.uid}/${operation}/${resolved.bundleHash}`;
     const message: ScopedExecuteRequestV1 = {
@@ -635,11 +623,7 @@ export class AccessScheduler {
     if (operation === 'Sweep') return this.handleSweepResult(result);
     const ns = result.request.namespace;
     const now = this.now();
-    const requestObject = this.deps.cache.get(
-      'ephemeralaccessrequest',
-      ns,
-      result.request.name,
-    ) as unknown as EphemeralAccessRequest | undefined;
+    const requestObject = this.deps.cache.get('ephemeralaccessrequest', ns, result.request.name);
     const sameRequest = requestObject !== undefined && requestObject.metadata.uid === result.request.uid;
     const requestRef: Ref = {
       kind: 'EphemeralAccessRequest',
@@ -702,7 +686,7 @@ export class AccessScheduler {
     if (object === undefined) return;
     const key = eapKey(ns, name);
     if (this.awaitingOwnWrite(key, object)) return;
-    const policy = object as unknown as EphemeralAccessPolicy;
+    const policy = object;
     const now = this.now();
     const ref: Ref = { kind: 'EphemeralAccessPolicy', namespace: ns, name, uid: policy.metadata.uid };
     const finalizers = policy.metadata.finalizers ?? [];
@@ -737,16 +721,16 @@ export class AccessScheduler {
       }
       return;
     }
-    const targetObject = (this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[]).find(
-      (p) => p.metadata.name === policy.spec.postgresPolicyRef.name,
-    );
+    const targetObject = this.deps.cache
+      .list('postgrespolicy', ns)
+      .find((p) => p.metadata.name === policy.spec.postgresPolicyRef.name);
     const target = targetObject === undefined ? null : targetView(targetObject);
     const holding: HoldingRequest[] = [];
     for (const r of requests) {
       const resolved = r.status?.resolvedAccess;
       if (resolved == null || target === null) continue;
       const plan = this.plan(ns, planNameOf(r, 'Activate'));
-      if (!hasActivationAnchor(r as never, plan as never, target.uid)) continue;
+      if (!hasActivationAnchor(r, plan, target.uid)) continue;
       holding.push({
         name: r.metadata.name ?? '',
         uid: r.metadata.uid ?? '',

@@ -17,6 +17,7 @@ import {
 import { buildGeneratedSecretTemplate } from '../../../planner/src/lifecycle/password-secret.js';
 import { readPolicySecrets, type SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
 import type { PostgresPolicy, PostgresPolicyPlan } from '../../../planner/src/lifecycle/resources.js';
+import { cachedPlan, cachedPolicy } from '../../../planner/src/lifecycle/kube-bridge.js';
 import type { FreshState } from './fresh-verdict.js';
 import {
   InvalidConnectionError,
@@ -75,8 +76,15 @@ export function cacheClusterView(
   cache: ResourceCache,
   secrets: SecretReader & Pick<SecretAccessClient, 'generate'>,
 ): ClusterView {
-  const policyOf = (namespace: string, name: string): PostgresPolicy | undefined =>
-    cache.get('postgrespolicy', namespace, name) as unknown as PostgresPolicy | undefined;
+  // Read in the lifecycle's shape, as the planner reads them (uid and generation always there).
+  const policyOf = (namespace: string, name: string): PostgresPolicy | undefined => {
+    const object = cache.get('postgrespolicy', namespace, name);
+    return (object && cachedPolicy(object)) ?? undefined;
+  };
+  const planOf = (namespace: string, name: string): PostgresPolicyPlan | undefined => {
+    const object = cache.get('postgrespolicyplan', namespace, name);
+    return (object && cachedPlan(object)) ?? undefined;
+  };
 
   return {
     changed: (timeoutMs) =>
@@ -94,7 +102,7 @@ export function cacheClusterView(
       const current = policyOf(namespace, policy);
       return {
         policy: current,
-        plan: cache.get('postgrespolicyplan', namespace, plan) as unknown as PostgresPolicyPlan | undefined,
+        plan: planOf(namespace, plan),
         ...(current ? { target: connectionTarget(namespace, current.spec.connection as Connection) } : {}),
       };
     },

@@ -45,11 +45,12 @@ function reader(): HeldAccessReader {
     },
     status: { phase: 'Applied' },
   } as unknown as CachedObject;
+  // A fake of the typed cache over partial fixtures, cast once here.
   return {
-    list: (kind) => (kind === 'ephemeralaccessrequest' ? [request] : []),
-    get: (kind, _ns, name) =>
+    list: (kind: string) => (kind === 'ephemeralaccessrequest' ? [request] : []),
+    get: (kind: string, _ns: string, name: string) =>
       kind === 'postgrespolicyplan' && name === plan.metadata.name ? plan : undefined,
-  };
+  } as unknown as HeldAccessReader;
 }
 
 describe('withPolicyHeldAccess', () => {

@@ -4,9 +4,8 @@
 // command sink. It has no way to request execution or create a Secret.
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { CachedObject, ResourceCache } from '@rolepolicy/contracts';
+import type { AnyCached, ResourceCache } from '@rolepolicy/contracts';
 import { OwnWrites, managedScopePayload } from '@rolepolicy/contracts';
-import type * as Kube from '@rolepolicy/kube';
 import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
 import { unionScopes, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
 import { requestSnapshot } from '../../../inspector/src/inspect-client.js';
@@ -102,7 +101,7 @@ export function policyGate(decision: ReconcileDecision): PolicyGate {
 let sequence = 0;
 
 /** The uid of the candidate controlling a plan (its controller ownerReference), if any. */
-export function candidateControllerUid(object: CachedObject): string | undefined {
+export function candidateControllerUid(object: AnyCached): string | undefined {
   const refs = (
     object.metadata as { ownerReferences?: { uid: string; kind: string; controller?: boolean }[] }
   ).ownerReferences;
@@ -139,7 +138,7 @@ export class CandidatePlanner {
   candidatesOf(policy: PostgresPolicy): Candidate[] {
     return this.deps.cache
       .list('postgrespolicycandidate', policy.metadata.namespace)
-      .map((o: CachedObject) => fromKubeCandidate(o as unknown as Kube.PostgresPolicyCandidate))
+      .map((o) => fromKubeCandidate(o))
       .filter((c): c is Candidate => c !== null && c.spec.policyRef?.name === policy.metadata.name)
       .map((c) => this.withOwnWrite(c));
   }

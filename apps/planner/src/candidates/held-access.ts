@@ -4,7 +4,7 @@ import { compareCodePoints, type DesiredState, type MembershipEdge } from '@role
 
 /**
  * `desired` plus the held edges whose granted role or member the candidate declares (operator-notes 3.2
- * step 5); edges already declared are not duplicated. An empty heldAccess returns `desired` unchanged.
+ * step 5); edges already declared are not duplicated. No held access returns `desired` unchanged.
  */
 export function withHeldAccess(desired: DesiredState, heldAccess: readonly MembershipEdge[]): DesiredState {
   if (heldAccess.length === 0) return desired;

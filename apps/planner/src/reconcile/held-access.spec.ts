@@ -66,16 +66,17 @@ function request(name: string, phase: string, roles: string[], policyUid = POLIC
 }
 
 function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): HeldAccessReader {
+  // A fake of the typed cache: these fixtures are partial objects, so the reader is cast once here.
   return {
-    list: (kind) =>
+    list: (kind: string) =>
       kind === 'ephemeralaccessrequest'
         ? objects.requests
         : kind === 'postgrespolicyplan'
           ? objects.plans
           : [],
-    get: (kind, _ns, name) =>
+    get: (kind: string, _ns: string, name: string) =>
       kind === 'postgrespolicyplan' ? objects.plans.find((p) => p.metadata.name === name) : undefined,
-  };
+  } as unknown as HeldAccessReader;
 }
 
 describe('policyHeldAccess', () => {

@@ -1,15 +1,13 @@
 // The held access of one PostgresPolicy, read from a ResourceCache (requests and plans of its
-// namespace) and composed with the pure heldAccess of libs/policy. The planner and the executor's re-plan
+// namespace) and composed with the pure held-access composition of libs/policy. The planner and the executor's re-plan
 // both call this, so they compose the same desired memberships and their digests agree (ADR 0008).
-import type { CachedObject, ResourceCache } from '@rolepolicy/contracts';
+import type { ResourceCache } from '@rolepolicy/contracts';
 import {
   anchoredRequests,
   composeHeldAccess,
   COMPOSED_PHASES,
   heldAccessConflictMessage,
   withHeldAccess,
-  type AnchorPlan,
-  type HolderRequest,
   type DesiredState,
   type MembershipEdge,
   type HeldAccessConflict,
@@ -48,14 +46,11 @@ export function policyHeldAccess(
   targetFingerprint: string | null,
   live?: readonly Pick<MembershipEdge, 'role' | 'member'>[],
 ): PolicyHeldAccess {
-  const requests = reader
-    .list('ephemeralaccessrequest', policy.namespace)
-    .map((o: CachedObject) => o as unknown as HolderRequest);
+  const requests = reader.list('ephemeralaccessrequest', policy.namespace);
   const holders = anchoredRequests({
     policyUid: policy.uid,
     requests,
-    planNamed: (name) =>
-      reader.get('postgrespolicyplan', policy.namespace, name) as unknown as AnchorPlan | undefined,
+    planNamed: (name) => reader.get('postgrespolicyplan', policy.namespace, name),
     phases: COMPOSED_PHASES,
   });
   if (holders.length === 0) return { ok: true, desired, edges: [] };

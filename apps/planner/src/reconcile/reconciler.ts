@@ -15,13 +15,12 @@ import {
   OwnWrites,
   recordEvent,
   scopeDigest,
-  type CachedObject,
+  type AnyCached,
   type ExecuteResultV1,
   type JetStreamPublisher,
   type K8sCommandV1,
   type ResourceCache,
 } from '@rolepolicy/contracts';
-import type * as Kube from '@rolepolicy/kube';
 import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
 import type { ReviewFacts } from '@rolepolicy/review';
 import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-client.js';
@@ -275,7 +274,7 @@ export class Reconciler {
     return this.queue.idle();
   }
 
-  private objectKey(object: CachedObject): string {
+  private objectKey(object: AnyCached): string {
     return policyKey(object.metadata.namespace ?? '', object.metadata.name);
   }
 
@@ -284,7 +283,7 @@ export class Reconciler {
     kind: string;
     namespace: string;
     name: string;
-    object?: CachedObject;
+    object?: AnyCached;
   }): void {
     const key = policyKey(change.namespace, change.name);
     // Ephemeral access starting or ending recomposes the target policy's held access (ephemeral-triggers.ts).
@@ -340,7 +339,7 @@ export class Reconciler {
     if (parent !== undefined) this.trigger(policyKey(namespace, parent));
   }
 
-  private onPolicy(object: CachedObject): void {
+  private onPolicy(object: AnyCached): void {
     const key = this.objectKey(object);
     const signature = policySignature(object);
     const state = this.policies.get(key);
@@ -395,7 +394,7 @@ export class Reconciler {
   private currentPolicy(namespace: string, name: string): PostgresPolicy | null {
     const object = this.deps.cache.get('postgrespolicy', namespace, name);
     if (object === undefined) return null;
-    const policy = cachedPolicy(object as unknown as Kube.PostgresPolicy);
+    const policy = cachedPolicy(object);
     if (policy === null) return null;
     const written = this.statusWrites.pending(policyKey(namespace, name), policy);
     return written === undefined ? policy : { ...policy, status: written.value };
@@ -404,7 +403,7 @@ export class Reconciler {
   private currentPlans(namespace: string): PostgresPolicyPlan[] {
     const cached = this.deps.cache
       .list('postgrespolicyplan', namespace)
-      .map((o) => cachedPlan(o as unknown as Kube.PostgresPolicyPlan))
+      .map((o) => cachedPlan(o))
       .filter((p): p is PostgresPolicyPlan => p !== null);
     return this.planWrites.plans(namespace, cached);
   }
@@ -421,7 +420,7 @@ export class Reconciler {
   private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ProvenVerdict> {
     const peers = this.deps.cache
       .list('postgrespolicy')
-      .map((o) => cachedPolicy(o as unknown as Kube.PostgresPolicy))
+      .map((o) => cachedPolicy(o))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
       .filter((p) => p.metadata.deletionTimestamp === undefined);
     const claims = await this.peers.of(peers, policy.metadata.uid);
@@ -627,7 +626,7 @@ export class Reconciler {
 
   /**
    * The fingerprint path (docs/planner.md §1): when the last full pass found nothing to change and every
-   * planning input (heldAccess included) is the same, the inspector is asked to confirm the catalog
+   * planning input (held access included) is the same, the inspector is asked to confirm the catalog
    * fingerprint only. Null: the pass is full.
    */
   private fingerprintShortcut(
@@ -967,7 +966,7 @@ export class Reconciler {
       else if (decision.requeueAfterSeconds === 0) this.trigger(key);
       // A pass put off while this result was awaited (a Secret deleted, a force-reconcile request, an edit
       // the executor refused) runs shortly, not at the interval; it reads this result's plan phase and policy
-      // status through the read-your-writes heldAccessByPolicy even before the cache shows them.
+      // status through its own writes (own-plan-writes.ts) even before the cache shows them.
       else if (state?.deferred === true && !this.resultPending(state, namespace)) {
         state.deferred = false;
         this.requeue(key, SUPERSEDED_RECHECK_SECONDS);

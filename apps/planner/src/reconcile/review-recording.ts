@@ -1,7 +1,7 @@
 // Records the review artifact of every durable plan the planner creates (issue 14): built from the pass's
 // own inspection (snapshot and review facts of one transaction), annotated on the plan, and written as a
 // ConfigMap owned by the plan once the API server has given the plan its uid (see docs/review.md).
-import type { CachedObject, InspectRequestV1 } from '@rolepolicy/contracts';
+import type { AnyCached, InspectRequestV1 } from '@rolepolicy/contracts';
 import { computePlan, contentDigest, type DesiredState } from '@rolepolicy/policy';
 import { buildReviewArtifact, serializeReviewArtifact, type ReviewFacts } from '@rolepolicy/review';
 import { toolVersion } from '../../../cli/src/commands/review.js';
@@ -111,7 +111,7 @@ export class ReviewRecorder {
   }
 
   /** A plan seen in the cache: writes its pending review ConfigMap, owned by it, through the gateway. */
-  onPlan(object: CachedObject): void {
+  onPlan(object: AnyCached): void {
     const where = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
     const entry = this.pending.get(where);
     const uid = (object.metadata as { uid?: string }).uid;

@@ -27,18 +27,21 @@ import {
 } from './resync.js';
 import { STREAMS } from '../topology.js';
 import { SharedRequest } from './shared-request.js';
+import type { Cached } from './cached-kinds.js';
 
 /** A Kubernetes object as published in a resource event (Secrets included: never log one). */
 export type CachedObject = ResourceEventV1['object'];
 
-/** What changed in the cache; `object` is absent on `delete`. */
+/** What changed in the cache, typed by kind (narrow on `kind`); `object` is absent on `delete`. */
 export type ResourceChange = {
-  readonly type: 'upsert' | 'delete';
-  readonly kind: ResourceKindToken;
-  readonly namespace: string;
-  readonly name: string;
-  readonly object?: CachedObject;
-};
+  readonly [K in ResourceKindToken]: {
+    readonly type: 'upsert' | 'delete';
+    readonly kind: K;
+    readonly namespace: string;
+    readonly name: string;
+    readonly object?: Cached<K>;
+  };
+}[ResourceKindToken];
 
 /** Options of {@link ResourceCache.start}. */
 export type ResourceCacheOptions = {
@@ -63,6 +66,15 @@ export type RefreshOptions = {
 };
 
 type Listener = (change: ResourceChange) => void;
+
+/** A change as the cache files it, before it is typed by kind for the listeners. */
+type WireChange = {
+  readonly type: 'upsert' | 'delete';
+  readonly kind: ResourceKindToken;
+  readonly namespace: string;
+  readonly name: string;
+  readonly object?: CachedObject;
+};
 
 /** Per kind: its current consumer and message stream, and the stream sequence of the last event applied. */
 type Followed = {
@@ -235,14 +247,16 @@ export class ResourceCache {
   }
 
   /** The latest object of that kind, namespace and name, or undefined when absent or deleted. */
-  get(kind: ResourceKindToken, namespace: string, name: string): CachedObject | undefined {
-    return this.objects.get(kind)?.get(key(namespace, name));
+  get<K extends ResourceKindToken>(kind: K, namespace: string, name: string): Cached<K> | undefined {
+    return this.objects.get(kind)?.get(key(namespace, name)) as Cached<K> | undefined;
   }
 
   /** Every cached object of a kind, optionally in one namespace. */
-  list(kind: ResourceKindToken, namespace?: string): readonly CachedObject[] {
+  list<K extends ResourceKindToken>(kind: K, namespace?: string): readonly Cached<K>[] {
     const all = [...(this.objects.get(kind)?.values() ?? [])];
-    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+    return (
+      namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace)
+    ) as Cached<K>[];
   }
 
   /**
@@ -506,11 +520,11 @@ export class ResourceCache {
     } else {
       byName.set(key(namespace, name), event.object);
     }
-    const change: ResourceChange =
+    this.notify(
       event.type === 'delete'
         ? { type: 'delete', kind, namespace, name }
-        : { type: 'upsert', kind, namespace, name, object: event.object };
-    this.notify(change);
+        : { type: 'upsert', kind, namespace, name, object: event.object },
+    );
     return key(namespace, name);
   }
 
@@ -560,7 +574,12 @@ export class ResourceCache {
     }
   }
 
-  private notify(change: ResourceChange): void {
+  /**
+   * Tells the listeners. Typed by kind here, once: every object was decoded against the resource-event
+   * contract and filed under the kind of its subject (cached-kinds.ts says what that guarantees).
+   */
+  private notify(wire: WireChange): void {
+    const change = wire as ResourceChange;
     for (const listener of this.listeners) {
       try {
         listener(change);

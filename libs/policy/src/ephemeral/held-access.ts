@@ -1,4 +1,4 @@
-// HeldAccess composition: the memberships that active ephemeral access holds, added to a PostgresPolicy's
+// Held-access composition: the memberships that active ephemeral access holds, added to a PostgresPolicy's
 // desired memberships so an authoritative reconcile keeps them (and removes stray edges nobody holds). Pure.
 import { compareCodePoints } from '../canonical-order.js';
 import { compareMembershipKeys } from '../diff/keys.js';
@@ -47,7 +47,7 @@ export interface HeldAccess {
 
 /** What {@link composeHeldAccess} reads. */
 export interface HeldAccessInput {
-  /** The policy's expanded desired memberships (without any heldAccess). */
+  /** The policy's expanded desired memberships (without any held access). */
   readonly desired: readonly MembershipEdge[];
   /** Names of the roles of the policy's expanded desired graph (declared, generated and external). */
   readonly roles: readonly string[];

@@ -25,7 +25,7 @@ export interface ScopedChangesInput {
   /** The request's verified `resolvedAccess.memberships`. */
   readonly memberships: readonly HeldMembership[];
   readonly live: ScopedLiveState;
-  /** The base policy's declared (durable) memberships, without any heldAccess. */
+  /** The base policy's declared (durable) memberships, without any held access. */
   readonly durable: readonly MembershipEdge[];
   /** Other requests holding access on the same policy (anchored; this request excluded). */
   readonly otherHolders: readonly AnchoredRequest[];

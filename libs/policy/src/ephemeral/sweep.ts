@@ -15,7 +15,7 @@ export interface SweepInput {
   readonly members: readonly string[];
   /** Live membership rows whose granted role is a bundle role (PostgreSQL 16+: one row per grantor). */
   readonly live: readonly MembershipEdge[];
-  /** The target's declared (durable) memberships, without any heldAccess. */
+  /** The target's declared (durable) memberships, without any held access. */
   readonly durable: readonly MembershipEdge[];
   /** Requests holding access on the target (anchored, Revoking included), whatever their fingerprint. */
   readonly holders: readonly AnchoredRequest[];

@@ -67,7 +67,7 @@ export interface PlanLike {
     readonly failedAt?: string | null;
     readonly lastError?: string | null;
     readonly sqlStatements?: number | null;
-  };
+  } | null;
 }
 
 /** The owning PostgresPolicy, for the mode and the plan warnings. */
@@ -103,7 +103,7 @@ export interface RequestLike {
       readonly grantedDuration: string;
       readonly memberships: readonly { readonly role: string; readonly inherit: boolean }[];
     } | null;
-  };
+  } | null;
 }
 
 /** The annotation naming a plan's review ConfigMap (libs/kube REVIEW_CONFIGMAP_ANNOTATION). */
