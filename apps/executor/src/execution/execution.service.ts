@@ -23,7 +23,6 @@ import {
   SUBJECTS,
   executeResultContract,
   scopeDigest,
-  type AppliedSnapshotV1,
   type ExecuteRequestV1,
   type ExecuteRequestV2,
   type ExecuteResultV1,
@@ -368,7 +367,7 @@ export class ExecutionService {
       scopeDigest: scopeDigest(scope),
       readAt,
       fingerprint: read.fingerprint,
-      snapshot: read.snapshot as unknown as AppliedSnapshotV1['snapshot'],
+      snapshot: { ...read.snapshot },
     });
   }
 

@@ -124,7 +124,7 @@ export class ReviewRecorder {
         v: 1,
         command: 'apply-resource',
         target: { apiVersion: 'v1', kind: 'ConfigMap', namespace, name },
-        object: configMap as unknown as Record<string, unknown>,
+        object: { ...configMap },
       })
       .catch((error: unknown) =>
         this.deps.log.warn(
