@@ -64,7 +64,7 @@ export interface CandidatePlannerDeps {
   readonly onInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
   /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
   readonly onOwnWriteExpired?: (store: string) => void;
-  /** The clock of the own-writes fallback; default `Date.now`. */
+  /** The clock (epoch ms) of every decision here; default `Date.now`. */
   readonly now?: () => number;
 }
 
@@ -125,12 +125,16 @@ export class CandidatePlanner {
    */
   private readonly written: OwnWrites<CandidateStatus, Candidate>;
 
+  /** The injected clock (epoch ms). */
+  private readonly now: () => number;
+
   constructor(private readonly deps: CandidatePlannerDeps) {
+    this.now = deps.now ?? Date.now;
     this.written = new OwnWrites({
       store: 'candidate-status',
       expiryMs: OWN_WRITE_TTL_MS,
       onExpired: deps.onOwnWriteExpired,
-      ...(deps.now === undefined ? {} : { now: deps.now }),
+      now: this.now,
     });
   }
 
@@ -168,7 +172,7 @@ export class CandidatePlanner {
   ): Promise<PromotionRecognition> {
     const candidates = this.candidatesOf(policy);
     if (candidates.length === 0) return { handOver: null, previous: null, reports: [] };
-    const recognition = recognisePromotion(policy, candidates, plans, new Date().toISOString());
+    const recognition = recognisePromotion(policy, candidates, plans, new Date(this.now()).toISOString());
     for (const step of recognition.reports) await this.sendStep(step, policy);
     return recognition;
   }
@@ -183,7 +187,7 @@ export class CandidatePlanner {
       gate: policyGate(context.decision),
       candidates,
       plans: context.plans,
-      now: new Date().toISOString(),
+      now: new Date(this.now()).toISOString(),
       settings: this.deps.settings,
     };
     const outcomes = await this.outcomes(policy, plannable(input), context.heldAccess);
@@ -319,7 +323,7 @@ export class CandidatePlanner {
     scope: Prepared['scope'],
     kind: 'shared' | 'preview',
   ): Promise<{ ok: true; snapshot: CatalogSnapshot; at: string } | { ok: false; outcome: CandidateOutcome }> {
-    const at = new Date().toISOString();
+    const at = new Date(this.now()).toISOString();
     this.deps.onInspection?.(kind);
     sequence += 1;
     try {
@@ -327,7 +331,7 @@ export class CandidatePlanner {
         this.deps.nats,
         {
           v: 1,
-          requestId: `${policy.metadata.uid}.candidates.${Date.now()}.${sequence}`,
+          requestId: `${policy.metadata.uid}.candidates.${this.now()}.${sequence}`,
           source: {
             apiVersion: API_VERSION,
             kind: 'PostgresPolicy',

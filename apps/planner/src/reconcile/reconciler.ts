@@ -1,24 +1,18 @@
 // The planner's reconcile loop: cache changes and timers wake a policy, one pass per policy at a time
 // (one planner replica is assumed), and each pass resolves, inspects, plans, decides and sends the
 // decision's steps as ordered gateway commands. Execution results become policy status here too.
-import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import {
   SUBJECTS,
   appliedSnapshotContract,
   decodePayload,
   executeRequestContract,
-  k8sCommandContract,
-  k8sCommandSubject,
   managedScopePayload,
-  policyOrderingKey,
   OwnWrites,
-  recordEvent,
   scopeDigest,
   type AnyCached,
   type ExecuteResultV1,
   type JetStreamPublisher,
-  type K8sCommandV1,
   type ResourceCache,
 } from '@rolepolicy/contracts';
 import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
@@ -48,6 +42,8 @@ import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyHeldAccess } from './held-access.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
+import { wakeAfterResult } from './after-result.js';
+import { CommandSink } from './command-sink.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
@@ -101,13 +97,13 @@ export interface ReconcilerDeps {
   readonly convergedMemo?: ConvergedMemoSettings;
   /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
   readonly onOwnWriteExpired?: (store: string) => void;
+  /** The clock (epoch ms) every decision of the reconciler reads; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
 export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 12, fullAfterMs: 3_600_000 };
 
-/** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
-const SUPERSEDED_RECHECK_SECONDS = 2;
 /** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
 const RESULT_WAIT_MS = 30_000;
 /**
@@ -182,7 +178,9 @@ export class Reconciler {
    * unconditionally, so the cache shows it by content (the same status), not by a newer version.
    */
   private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
-  private readonly session = randomUUID().slice(0, 8);
+  private readonly sink: CommandSink;
+  /** The injected clock (epoch ms). */
+  private readonly now: () => number;
   private readonly peers: PeerClaims;
   private readonly proof: ConflictProof;
   private readonly review: ReviewRecorder;
@@ -194,15 +192,17 @@ export class Reconciler {
   private readonly converged: ConvergedMemo;
   /** Candidate key -> signature (uid, generation, deletion): the candidate's own status writes never wake. */
   private readonly candidateSignatures = new Map<string, string>();
-  private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
   constructor(private readonly deps: ReconcilerDeps) {
-    this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, Date.now, deps.onOwnWriteExpired);
+    this.now = deps.now ?? Date.now;
+    this.sink = new CommandSink(deps.publisher, deps.log);
+    this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, this.now, deps.onOwnWriteExpired);
     this.statusWrites = new OwnWrites({
       store: 'planner-policy-status',
       expiryMs: OVERLAY_CAP_MS,
+      now: this.now,
       onExpired: deps.onOwnWriteExpired,
       shows: (cached, write) => sameStatus(cached.status, write.value),
     });
@@ -230,6 +230,7 @@ export class Reconciler {
       log: deps.log,
       ...(deps.onCandidateInspection ? { onInspection: deps.onCandidateInspection } : {}),
       ...(deps.onOwnWriteExpired ? { onOwnWriteExpired: deps.onOwnWriteExpired } : {}),
+      now: this.now,
     });
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
@@ -485,7 +486,7 @@ export class Reconciler {
       if (!prepared.ok) {
         outcome = { kind: 'failed', error: prepared.error };
       } else {
-        const early = reconcilingStatus(policy, new Date().toISOString());
+        const early = reconcilingStatus(policy, new Date(this.now()).toISOString());
         if (early !== null) await this.writeStatus(policy, early);
         outcome = await this.inspectAndPlan(policy, prepared);
       }
@@ -507,7 +508,7 @@ export class Reconciler {
       plans,
       conflict,
       outcome,
-      now: new Date().toISOString(),
+      now: new Date(this.now()).toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
       ...(promotion?.handOver
@@ -578,7 +579,7 @@ export class Reconciler {
       const phase = status?.phase;
       const live = phase === undefined || phase === 'Approved' || phase === 'Applying';
       const limit = live ? LIVE_PLAN_WAIT_MS : RESULT_WAIT_MS;
-      if (Date.now() - since > limit) state.awaiting.delete(planName);
+      if (this.now() - since > limit) state.awaiting.delete(planName);
     }
     return state.awaiting.size > 0;
   }
@@ -634,7 +635,7 @@ export class Reconciler {
     policy: PostgresPolicy,
     prepared: Prepared,
   ): { fingerprint: string; inputs: string; edges: readonly MembershipEdge[] } | null {
-    const usable = this.converged.usable(key, Date.now());
+    const usable = this.converged.usable(key, this.now());
     if (usable === null) return null;
     const ref = { namespace: policy.metadata.namespace, uid: policy.metadata.uid };
     const heldAccess = policyHeldAccess(this.deps.cache, ref, prepared.desired, usable.logicalFingerprint);
@@ -686,7 +687,7 @@ export class Reconciler {
     const key = policyKey(policy.metadata.namespace, policy.metadata.name);
     const verified = this.verifiedByAppliedSnapshot(key, policy, prepared);
     if (verified !== null) return verified;
-    const snapshotRequestedAt = new Date().toISOString();
+    const snapshotRequestedAt = new Date(this.now()).toISOString();
     const shortcut = this.fingerprintShortcut(key, policy, prepared);
     let result;
     try {
@@ -694,7 +695,7 @@ export class Reconciler {
         this.deps.nats,
         {
           v: 1,
-          requestId: `${policy.metadata.uid}.${policy.metadata.generation}.${this.nextSequence()}`,
+          requestId: `${policy.metadata.uid}.${policy.metadata.generation}.${this.sink.nextSequence()}`,
           source: {
             apiVersion: API_VERSION,
             kind: 'PostgresPolicy',
@@ -781,7 +782,7 @@ export class Reconciler {
       result.fingerprint ?? undefined,
       result.snapshot.identity.logical_fingerprint,
       outcome,
-      Date.now(),
+      this.now(),
     );
     return outcome;
   }
@@ -823,7 +824,7 @@ export class Reconciler {
           message,
           message.idempotencyKey,
         );
-        state?.awaiting.set(step.request.planName, Date.now());
+        state?.awaiting.set(step.request.planName, this.now());
         state?.requestedInputs.set(step.request.planName, this.executionInputs(policy, prepared));
         continue;
       }
@@ -837,19 +838,8 @@ export class Reconciler {
     }
   }
 
-  /**
-   * Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. In the
-   * policy's ordering (ADR 0016), so an Event about a plan created in this pass follows the plan's create.
-   */
-  private async recordEvent({ regarding, event }: PlanEvent, policy: PostgresPolicy): Promise<void> {
-    await recordEvent(this.deps.publisher, regarding, event, {
-      sender: 'planner',
-      orderingKey: policyOrderingKey(policy.metadata.namespace, policy.metadata.name),
-      onError: (error) =>
-        this.deps.log.warn(
-          `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
-        ),
-    });
+  private recordEvent(event: PlanEvent, policy: PostgresPolicy): Promise<void> {
+    return this.sink.recordEvent(event, policy);
   }
 
   private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
@@ -869,29 +859,8 @@ export class Reconciler {
       await this.recordEvent(policyEvent, base);
   }
 
-  private nextSequence(): string {
-    this.sequence += 1;
-    return `${this.session}-${this.sequence}`;
-  }
-
-  /** Publishes one gateway command with a unique idempotency key (JetStream dedupes publish retries only). */
-  private async send(command: UnkeyedCommand): Promise<void> {
-    const idempotencyKey = `planner/${command.target.namespace}/${command.target.name}/${command.command}/${this.nextSequence()}`;
-    const full = { ...command, idempotencyKey } as K8sCommandV1;
-    try {
-      await this.deps.publisher.publish(
-        k8sCommandContract,
-        k8sCommandSubject('planner', command.command),
-        full,
-        idempotencyKey,
-      );
-    } catch (error) {
-      // Names only (never object contents): which write could not be sent.
-      const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
-      throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`, {
-        cause: error,
-      });
-    }
+  private send(command: UnkeyedCommand): Promise<void> {
+    return this.sink.send(command);
   }
 
   /** Records an executor result on the policy (the executor itself writes the plan's phase). */
@@ -945,7 +914,7 @@ export class Reconciler {
         policy,
         plan,
         report,
-        now: new Date().toISOString(),
+        now: new Date(this.now()).toISOString(),
         jitter: Math.random(),
       });
       if (decision.status !== null) await this.writeStatus(policy, decision.status);
@@ -962,19 +931,17 @@ export class Reconciler {
           reason: result.reason,
         }),
       );
-      if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
-      else if (decision.requeueAfterSeconds === 0) this.trigger(key);
-      // A pass put off while this result was awaited (a Secret deleted, a force-reconcile request, an edit
-      // the executor refused) runs shortly, not at the interval; it reads this result's plan phase and policy
-      // status through its own writes (own-plan-writes.ts) even before the cache shows them.
-      else if (state?.deferred === true && !this.resultPending(state, namespace)) {
-        state.deferred = false;
-        this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
+      const wake = wakeAfterResult({
+        phase: result.phase,
+        requeueAfterSeconds: decision.requeueAfterSeconds,
+        deferredPassFree: () => state?.deferred === true && !this.resultPending(state, namespace),
+        hasCandidates: () => this.candidates.candidatesOf(policy).length > 0,
+      });
+      if (wake.kind === 'now') this.trigger(key);
+      else {
+        if (wake.resumeDeferred && state !== undefined) state.deferred = false;
+        this.requeue(key, wake.seconds);
       }
-      // With candidates, a full pass follows: it stamps a promoted content, records the promotion and
-      // plans the candidates that waited for the policy to converge.
-      else if (this.candidates.candidatesOf(policy).length > 0) this.trigger(key);
-      else this.requeue(key, decision.requeueAfterSeconds);
     });
   }
 }

@@ -1,0 +1,66 @@
+// Where the planner's decisions leave the process: gateway commands (each with an idempotency key of
+// its own) and Kubernetes Events (best effort). The reconciler decides; this carries out.
+import { randomUUID } from 'node:crypto';
+import {
+  k8sCommandContract,
+  k8sCommandSubject,
+  policyOrderingKey,
+  recordEvent,
+  type JetStreamPublisher,
+  type K8sCommandV1,
+} from '@rolepolicy/contracts';
+import type { PostgresPolicy } from '../lifecycle/index.js';
+import type { UnkeyedCommand } from './gateway-commands.js';
+import type { PlanEvent } from './plan-events.js';
+
+/** Sends the planner's commands and Events. */
+export class CommandSink {
+  private readonly session = randomUUID().slice(0, 8);
+  private sequence = 0;
+
+  constructor(
+    private readonly publisher: Pick<JetStreamPublisher, 'publish'>,
+    private readonly log: { warn(m: string): void },
+  ) {}
+
+  /** Publishes one gateway command with a unique idempotency key (JetStream dedupes publish retries only). */
+  async send(command: UnkeyedCommand): Promise<void> {
+    const idempotencyKey = `planner/${command.target.namespace}/${command.target.name}/${command.command}/${this.nextSequence()}`;
+    const full = { ...command, idempotencyKey } as K8sCommandV1;
+    try {
+      await this.publisher.publish(
+        k8sCommandContract,
+        k8sCommandSubject('planner', command.command),
+        full,
+        idempotencyKey,
+      );
+    } catch (error) {
+      // Names only (never object contents): which write could not be sent.
+      const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
+      throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /**
+   * Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. In the
+   * policy's ordering (ADR 0016), so an Event about a plan created in this pass follows the plan's create.
+   */
+  async recordEvent({ regarding, event }: PlanEvent, policy: PostgresPolicy): Promise<void> {
+    await recordEvent(this.publisher, regarding, event, {
+      sender: 'planner',
+      orderingKey: policyOrderingKey(policy.metadata.namespace, policy.metadata.name),
+      onError: (error) =>
+        this.log.warn(
+          `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
+        ),
+    });
+  }
+
+  /** A fresh `<session>-<n>` id; command keys and the planner's inspection request ids share it. */
+  nextSequence(): string {
+    this.sequence += 1;
+    return `${this.session}-${this.sequence}`;
+  }
+}
