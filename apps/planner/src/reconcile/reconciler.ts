@@ -7,19 +7,14 @@ import {
   appliedSnapshotContract,
   decodePayload,
   executeRequestContract,
-  managedScopePayload,
   OwnWrites,
-  scopeDigest,
   type AnyCached,
   type ExecuteResultV1,
   type JetStreamPublisher,
   type ResourceCache,
 } from '@rolepolicy/contracts';
-import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
-import type { ReviewFacts } from '@rolepolicy/review';
-import { requestSnapshotUnlessUnchanged } from '../../../inspector/src/inspect-client.js';
+import type { MembershipEdge } from '@rolepolicy/policy';
 import {
-  API_VERSION,
   decideAfterExecution,
   cachedPlan,
   cachedPolicy,
@@ -39,11 +34,11 @@ import {
   type ReconcileDecision,
 } from '../lifecycle/index.js';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
-import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
-import { EPHEMERAL_ACCESS_CONFLICT, policyHeldAccess } from './held-access.js';
+import { ConvergedMemo, type ConvergedMemoSettings } from './converged-memo.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
 import { wakeAfterResult } from './after-result.js';
 import { CommandSink } from './command-sink.js';
+import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
@@ -51,15 +46,8 @@ import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
 import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
 import { reportOf } from './execution-results.js';
-import { inspectFailure, planFromSnapshot, type PlanningInput } from './planning.js';
-import {
-  fingerprintPays,
-  preparePolicy,
-  secretsNamedBy,
-  type NotPrepared,
-  type Prepared,
-} from './prepare.js';
-import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
+import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
+import { ReviewRecorder } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
 import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
@@ -148,7 +136,7 @@ interface PolicyState {
    * with: the next pass may verify from its post-apply snapshot while those inputs still hold.
    */
   verifyPlan: { readonly name: string; readonly inputs: string | undefined } | undefined;
-  /** Plan name -> digest of the inputs its execution was requested with ({@link Reconciler.executionInputs}). */
+  /** Plan name -> digest of the inputs its execution was requested with ({@link executionInputs}). */
   requestedInputs: Map<string, string | null>;
   /**
    * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
@@ -179,6 +167,7 @@ export class Reconciler {
    */
   private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
   private readonly sink: CommandSink;
+  private readonly inspection: Inspection;
   /** The injected clock (epoch ms). */
   private readonly now: () => number;
   private readonly peers: PeerClaims;
@@ -217,6 +206,26 @@ export class Reconciler {
       inspectSealKey: deps.inspectSealKey,
     });
     this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
+    this.inspection = new Inspection({
+      cache: deps.cache,
+      nats: deps.nats,
+      inspectTimeoutMs: deps.inspectTimeoutMs,
+      inspectSealKey: deps.inspectSealKey,
+      ...(deps.onAppliedSnapshotUsed ? { onAppliedSnapshotUsed: deps.onAppliedSnapshotUsed } : {}),
+      converged: this.converged,
+      appliedSnapshots: this.appliedSnapshots,
+      proof: this.proof,
+      review: this.review,
+      heldAccess: this.heldAccessByPolicy,
+      takeVerifyPlan: (key) => {
+        const state = this.policies.get(key);
+        const verify = state?.verifyPlan;
+        if (state !== undefined) state.verifyPlan = undefined;
+        return verify;
+      },
+      nextSequence: () => this.sink.nextSequence(),
+      now: this.now,
+    });
     this.candidates = new CandidatePlanner({
       cache: deps.cache,
       nats: deps.nats,
@@ -488,7 +497,7 @@ export class Reconciler {
       } else {
         const early = reconcilingStatus(policy, new Date(this.now()).toISOString());
         if (early !== null) await this.writeStatus(policy, early);
-        outcome = await this.inspectAndPlan(policy, prepared);
+        outcome = await this.inspection.inspectAndPlan(policy, prepared);
       }
     }
     const latest = this.currentPolicy(namespace, name);
@@ -584,209 +593,6 @@ export class Reconciler {
     return state.awaiting.size > 0;
   }
 
-  /**
-   * Digest of what an execution depends on besides the catalog: policy uid and spec, target reference and
-   * the resolved connection, scope, password sources. In memory only (it covers credentials); null when it
-   * cannot be encoded.
-   */
-  private executionInputs(policy: PostgresPolicy, prepared: Prepared): string | null {
-    try {
-      return sha256Digest(
-        canonicalJson({
-          uid: policy.metadata.uid,
-          spec: policy.spec,
-          target: prepared.target,
-          connection: prepared.connection,
-          scope: prepared.scope,
-          passwordSources: prepared.passwordSources,
-        }),
-      );
-    } catch {
-      return null;
-    }
-  }
-
-  /** Every planning input but the snapshot, with `desired` as composed with held access. */
-  private planningInputs(
-    policy: PostgresPolicy,
-    prepared: Prepared,
-    desired: Prepared['desired'],
-  ): Omit<PlanningInput, 'snapshot' | 'snapshotRequestedAt'> {
-    return {
-      namespace: policy.metadata.namespace,
-      spec: policy.spec,
-      desired,
-      scope: prepared.scope,
-      target: prepared.target,
-      connection: prepared.connection,
-      passwordSources: prepared.passwordSources,
-      appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
-      allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
-    };
-  }
-
-  /**
-   * The fingerprint path (docs/planner.md §1): when the last full pass found nothing to change and every
-   * planning input (held access included) is the same, the inspector is asked to confirm the catalog
-   * fingerprint only. Null: the pass is full.
-   */
-  private fingerprintShortcut(
-    key: string,
-    policy: PostgresPolicy,
-    prepared: Prepared,
-  ): { fingerprint: string; inputs: string; edges: readonly MembershipEdge[] } | null {
-    const usable = this.converged.usable(key, this.now());
-    if (usable === null) return null;
-    const ref = { namespace: policy.metadata.namespace, uid: policy.metadata.uid };
-    const heldAccess = policyHeldAccess(this.deps.cache, ref, prepared.desired, usable.logicalFingerprint);
-    if (!heldAccess.ok) return null;
-    const inputs = planningInputsDigest(ref.uid, this.planningInputs(policy, prepared, heldAccess.desired));
-    if (inputs === null || !this.converged.matches(key, inputs)) return null;
-    return { fingerprint: usable.fingerprint, inputs, edges: heldAccess.edges };
-  }
-
-  /**
-   * The pass right after an Applied result, from the executor's post-apply snapshot of the same plan,
-   * target and scope (ADR 0017), when it finds nothing left to change: convergence verified without a new
-   * session. Anything else (changes left, nothing received, a mismatch) is null: the pass inspects.
-   */
-  private verifiedByAppliedSnapshot(
-    key: string,
-    policy: PostgresPolicy,
-    prepared: Prepared,
-  ): PlanningOutcome | null {
-    const state = this.policies.get(key);
-    const verify = state?.verifyPlan;
-    if (state === undefined || verify === undefined) return null;
-    state.verifyPlan = undefined;
-    // A Secret rotated, or the spec edited, since the execution was requested: the executor's read says
-    // nothing about the connection and content this pass must check (a dead port must fail here).
-    if (verify.inputs === undefined || verify.inputs !== this.executionInputs(policy, prepared)) {
-      this.appliedSnapshots.take(key, null);
-      return null;
-    }
-    const applied = this.appliedSnapshots.take(key, {
-      uid: policy.metadata.uid,
-      plan: verify.name,
-      target: prepared.target,
-      scopeDigest: scopeDigest(prepared.scope),
-    });
-    if (applied === null) return null;
-    // The executor's session used this very connection (the inputs above cover it): it reached the database.
-    this.proof.noteReached(policy.metadata.uid, prepared.connection);
-    const outcome = this.planFromRead(policy, prepared, applied, applied.readAt);
-    if (outcome.kind === 'computed' && outcome.plan.changeCount === 0) {
-      this.deps.onAppliedSnapshotUsed?.();
-      return outcome;
-    }
-    this.converged.forget(key);
-    return null;
-  }
-
-  private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {
-    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
-    const verified = this.verifiedByAppliedSnapshot(key, policy, prepared);
-    if (verified !== null) return verified;
-    const snapshotRequestedAt = new Date(this.now()).toISOString();
-    const shortcut = this.fingerprintShortcut(key, policy, prepared);
-    let result;
-    try {
-      result = await requestSnapshotUnlessUnchanged(
-        this.deps.nats,
-        {
-          v: 1,
-          requestId: `${policy.metadata.uid}.${policy.metadata.generation}.${this.sink.nextSequence()}`,
-          source: {
-            apiVersion: API_VERSION,
-            kind: 'PostgresPolicy',
-            namespace: policy.metadata.namespace,
-            name: policy.metadata.name,
-            uid: policy.metadata.uid,
-          },
-          generation: policy.metadata.generation,
-          connection: prepared.connection as never,
-          scope: managedScopePayload(prepared.scope),
-          review: reviewQueryOf(prepared.desired),
-          withFingerprint: fingerprintPays(policy),
-          ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
-        },
-        { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
-      );
-    } catch (error) {
-      const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      return {
-        kind: 'failed',
-        error: {
-          class: 'transient',
-          reason: 'DatabaseInspectionFailed',
-          message: `no inspector answered: ${text}`,
-        },
-      };
-    }
-    if (!result.ok) {
-      this.converged.forget(key);
-      return { kind: 'failed', error: inspectFailure(result.error, prepared.connection) };
-    }
-    this.proof.noteReached(policy.metadata.uid, prepared.connection);
-    if ('unchanged' in result) {
-      const reused =
-        shortcut === null
-          ? null
-          : this.converged.confirm(key, shortcut.inputs, result.fingerprint, snapshotRequestedAt);
-      if (reused !== null) {
-        this.heldAccessByPolicy.set(key, shortcut!.edges);
-        return reused;
-      }
-      // Never expected (`unchanged` only answers the fingerprint we sent): forget it and read in full.
-      this.converged.forget(key);
-      return this.inspectAndPlan(policy, prepared);
-    }
-    return this.planFromRead(policy, prepared, result, snapshotRequestedAt);
-  }
-
-  /**
-   * The outcome of a pass from a catalog read (the inspector's reply, or a post-apply snapshot): the
-   * held access composed from it, planning, and the convergence recorded for the fingerprint path.
-   */
-  private planFromRead(
-    policy: PostgresPolicy,
-    prepared: Prepared,
-    result: { snapshot: CatalogSnapshot; fingerprint?: string | null; reviewFacts?: ReviewFacts },
-    snapshotRequestedAt: string,
-  ): PlanningOutcome {
-    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
-    // Memberships that anchored ephemeral access holds join the desired state; a conflict blocks the pass.
-    const heldAccess = policyHeldAccess(
-      this.deps.cache,
-      { namespace: policy.metadata.namespace, uid: policy.metadata.uid },
-      prepared.desired,
-      result.snapshot.identity.logical_fingerprint,
-      result.snapshot.memberships,
-    );
-    if (!heldAccess.ok) {
-      this.heldAccessByPolicy.delete(key);
-      this.converged.forget(key);
-      return {
-        kind: 'failed',
-        error: { class: 'permanent', reason: EPHEMERAL_ACCESS_CONFLICT, message: heldAccess.message },
-      };
-    }
-    this.heldAccessByPolicy.set(key, heldAccess.edges);
-    const inputs = this.planningInputs(policy, prepared, heldAccess.desired);
-    const planning = { ...inputs, snapshot: result.snapshot, snapshotRequestedAt };
-    this.review.noteInspection(key, planning, result.reviewFacts ?? null);
-    const outcome = planFromSnapshot(planning);
-    this.converged.record(
-      key,
-      planningInputsDigest(policy.metadata.uid, inputs),
-      result.fingerprint ?? undefined,
-      result.snapshot.identity.logical_fingerprint,
-      outcome,
-      this.now(),
-    );
-    return outcome;
-  }
-
   /** Sends the decision's steps in order; each publish is acked by JetStream before the next. */
   private async carryOut(
     policy: PostgresPolicy,
@@ -825,7 +631,7 @@ export class Reconciler {
           message.idempotencyKey,
         );
         state?.awaiting.set(step.request.planName, this.now());
-        state?.requestedInputs.set(step.request.planName, this.executionInputs(policy, prepared));
+        state?.requestedInputs.set(step.request.planName, executionInputs(policy, prepared));
         continue;
       }
       if (step.kind === 'createPlan') this.planWrites.planCreated(step.plan);
