@@ -9,6 +9,7 @@ import {
   executeRequestContract,
   OwnWrites,
   type AnyCached,
+  type ResourceChange,
   type ExecuteResultV1,
   type JetStreamPublisher,
   type ResourceCache,
@@ -38,9 +39,9 @@ import { ConvergedMemo, type ConvergedMemoSettings } from './converged-memo.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
 import { wakeAfterResult } from './after-result.js';
 import { CommandSink } from './command-sink.js';
+import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
-import { EphemeralTriggers } from './ephemeral-triggers.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
@@ -49,8 +50,8 @@ import { reportOf } from './execution-results.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
 import { ReviewRecorder } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
-import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
-import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
+import { controllerUid, policySignature, versionOf } from './triggers.js';
+import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
 
 /** What the reconciler needs from the service. */
@@ -146,13 +147,12 @@ interface PolicyState {
   skipped: Map<string, number>;
 }
 
-const policyKey = (namespace: string, name: string): string => `${namespace}/${name}`;
-
 /** The reconcile loop of one planner replica. */
 export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
-  private readonly planSignatures = new Map<string, string>();
+  /** Gathers which policies a cache change concerns (change-keys.ts). */
+  private readonly changes: ChangeKeys;
   /** Post-apply snapshots from the executors, for the verification pass (ADR 0017). */
   private readonly appliedSnapshots = new AppliedSnapshots(
     APPLIED_SNAPSHOT_TTL_MS,
@@ -173,20 +173,18 @@ export class Reconciler {
   private readonly peers: PeerClaims;
   private readonly proof: ConflictProof;
   private readonly review: ReviewRecorder;
-  private readonly ephemeral = new EphemeralTriggers();
   /** Per policy key: held access edges of its last planned pass. */
   private readonly heldAccessByPolicy = new Map<string, readonly MembershipEdge[]>();
   private readonly candidates: CandidatePlanner;
   /** Per policy key: the last full pass that found nothing to change (the fingerprint path's reference). */
   private readonly converged: ConvergedMemo;
-  /** Candidate key -> signature (uid, generation, deletion): the candidate's own status writes never wake. */
-  private readonly candidateSignatures = new Map<string, string>();
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.now = deps.now ?? Date.now;
     this.sink = new CommandSink(deps.publisher, deps.log);
+    this.changes = new ChangeKeys(deps.cache);
     this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, this.now, deps.onOwnWriteExpired);
     this.statusWrites = new OwnWrites({
       store: 'planner-policy-status',
@@ -256,9 +254,7 @@ export class Reconciler {
         if (decoded.ok) this.appliedSnapshots.put(decoded.value);
       },
     });
-    for (const plan of this.deps.cache.list('postgrespolicyplan')) {
-      this.planSignatures.set(this.objectKey(plan), planSignature(plan));
-    }
+    this.changes.seedPlans(this.deps.cache.list('postgrespolicyplan'));
     for (const policy of this.deps.cache.list('postgrespolicy')) this.onPolicy(policy);
   }
 
@@ -284,73 +280,38 @@ export class Reconciler {
     return this.queue.idle();
   }
 
-  private objectKey(object: AnyCached): string {
-    return policyKey(object.metadata.namespace ?? '', object.metadata.name);
-  }
-
-  private onChange(change: {
-    type: 'upsert' | 'delete';
-    kind: string;
-    namespace: string;
-    name: string;
-    object?: AnyCached;
-  }): void {
-    const key = policyKey(change.namespace, change.name);
-    // Ephemeral access starting or ending recomposes the target policy's held access (ephemeral-triggers.ts).
-    const woken = this.ephemeral.wake(change, (ns) => this.deps.cache.list('postgrespolicy', ns));
-    if (woken !== undefined && this.policies.has(woken)) this.trigger(woken);
-    if (change.kind === 'postgrespolicy') {
-      if (change.type === 'delete' || change.object === undefined) this.forget(key);
-      else this.onPolicy(change.object);
-    } else if (change.kind === 'postgrespolicyplan') {
-      if (change.type === 'delete' || change.object === undefined) {
-        this.planSignatures.delete(key);
-        this.planWrites.deleted(change.namespace, change.name);
-        return;
-      }
-      const signature = planSignature(change.object);
-      const previous = this.planSignatures.get(key);
-      this.planSignatures.set(key, signature);
-      this.review.onPlan(change.object);
-      if (previous === signature) return;
-      const owner = controllerUid(change.object);
-      const policy = this.deps.cache
-        .list('postgrespolicy', change.namespace)
-        .find((p) => (p.metadata as { uid?: string }).uid === owner);
-      if (policy !== undefined) this.trigger(this.objectKey(policy));
-      else this.triggerCandidateParent(change.namespace, candidateControllerUid(change.object));
-    } else if (change.kind === 'postgrespolicycandidate') {
-      const signature =
-        change.type === 'delete' || change.object === undefined ? '' : policySignature(change.object);
-      if (this.candidateSignatures.get(key) === signature) return;
-      if (signature === '') this.candidateSignatures.delete(key);
-      else this.candidateSignatures.set(key, signature);
-      const parent = (change.object as { spec?: { policyRef?: { name?: string } } } | undefined)?.spec
-        ?.policyRef?.name;
-      if (parent !== undefined) this.trigger(policyKey(change.namespace, parent));
-    } else if (change.kind === 'secret') {
-      const version = change.type === 'delete' ? '' : versionOf(change.object);
-      for (const [key2, state] of this.policies) {
-        if (!key2.startsWith(`${change.namespace}/`)) continue;
-        const seen = state.secrets.get(change.name);
-        if (seen !== undefined && seen !== version) this.trigger(key2);
+  /** Carries out what a cache change asks (change-keys.ts gathers it). */
+  private onChange(change: ResourceChange): void {
+    for (const effect of this.changes.effectsOf(change)) {
+      switch (effect.kind) {
+        case 'wake':
+          if (effect.ifKnown !== true || this.policies.has(effect.key)) this.trigger(effect.key);
+          break;
+        case 'policy':
+          this.onPolicy(effect.object);
+          break;
+        case 'forget':
+          this.forget(effect.key);
+          break;
+        case 'planGone':
+          this.planWrites.deleted(effect.namespace, effect.name);
+          break;
+        case 'planSeen':
+          this.review.onPlan(effect.object);
+          break;
+        case 'secret':
+          for (const [key, state] of this.policies) {
+            if (!key.startsWith(`${effect.namespace}/`)) continue;
+            const seen = state.secrets.get(effect.name);
+            if (seen !== undefined && seen !== effect.version) this.trigger(key);
+          }
+          break;
       }
     }
   }
 
-  /** A decision on a candidate's plan wakes the candidate's policy (the candidate pass runs in its slot). */
-  private triggerCandidateParent(namespace: string, candidateUid: string | undefined): void {
-    if (candidateUid === undefined) return;
-    const candidate = this.deps.cache
-      .list('postgrespolicycandidate', namespace)
-      .find((c) => (c.metadata as { uid?: string }).uid === candidateUid) as
-      { spec?: { policyRef?: { name?: string } } } | undefined;
-    const parent = candidate?.spec?.policyRef?.name;
-    if (parent !== undefined) this.trigger(policyKey(namespace, parent));
-  }
-
   private onPolicy(object: AnyCached): void {
-    const key = this.objectKey(object);
+    const key = policyKey(object.metadata.namespace, object.metadata.name);
     const signature = policySignature(object);
     const state = this.policies.get(key);
     if (state !== undefined && state.signature === signature) return;
