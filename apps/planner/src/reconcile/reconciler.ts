@@ -39,6 +39,7 @@ import { ConvergedMemo, type ConvergedMemoSettings } from './converged-memo.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
 import { wakeAfterResult } from './after-result.js';
 import { CommandSink } from './command-sink.js';
+import { LIVE_PLAN_WAIT_MS, newPolicyState, resultPending, type PolicyState } from './policy-state.js';
 import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
@@ -93,15 +94,6 @@ export interface ReconcilerDeps {
 /** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
 export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 12, fullAfterMs: 3_600_000 };
 
-/** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
-const RESULT_WAIT_MS = 30_000;
-/**
- * How long a pass defers to a plan an executor has not reported on while the cache shows it queued or running
- * (Approved or Applying). A fleet's backlog can hold a request, or its result, longer than
- * {@link RESULT_WAIT_MS}; planning again then supersedes a plan that is about to run or has just committed
- * ("nothing left to apply"). A killed executor's request is redelivered and reported by another one.
- */
-const LIVE_PLAN_WAIT_MS = 600_000;
 /**
  * How long a write of ours (a policy status, a created plan, a handled result) may stay invisible in the
  * cache before we stop overlaying it. Not a guess at the cache's lag: held access goes as soon as the cache
@@ -116,36 +108,6 @@ const APPLIED_SNAPSHOT_TTL_MS = 30_000;
 const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
-
-/** The part of a cached plan the result hold reads. */
-type CachedPlan = { readonly status?: { readonly phase?: string; readonly applyingSince?: string | null } };
-
-interface PolicyState {
-  signature: string;
-  uid: string | undefined;
-  /** Secret name -> resourceVersion read by the last pass ('' = absent). */
-  secrets: Map<string, string>;
-  timer: NodeJS.Timeout | undefined;
-  /** The last True/False Ready we wrote (an Unknown while applying keeps it), for the Recovered Event. */
-  settled: 'True' | 'False' | undefined;
-  /** Plans sent for execution whose result has not been handled yet, with the send time. */
-  awaiting: Map<string, number>;
-  /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
-  deferred: boolean;
-  /**
-   * The plan an Applied result just reported, with the digest of the inputs its execution was requested
-   * with: the next pass may verify from its post-apply snapshot while those inputs still hold.
-   */
-  verifyPlan: { readonly name: string; readonly inputs: string | undefined } | undefined;
-  /** Plan name -> digest of the inputs its execution was requested with ({@link executionInputs}). */
-  requestedInputs: Map<string, string | null>;
-  /**
-   * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
-   * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
-   * by JetStream), so asking again needs a new key.
-   */
-  skipped: Map<string, number>;
-}
 
 /** The reconcile loop of one planner replica. */
 export class Reconciler {
@@ -316,18 +278,7 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined && state.signature === signature) return;
     if (state === undefined) {
-      this.policies.set(key, {
-        signature,
-        uid: (object.metadata as { uid?: string }).uid,
-        secrets: new Map(),
-        timer: undefined,
-        awaiting: new Map(),
-        deferred: false,
-        verifyPlan: undefined,
-        requestedInputs: new Map(),
-        skipped: new Map(),
-        settled: undefined,
-      });
+      this.policies.set(key, newPolicyState(signature, object.metadata.uid));
     } else {
       state.signature = signature;
     }
@@ -423,7 +374,7 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
-    if (this.resultPending(state, namespace)) {
+    if (resultPending(state, namespace, this.deps.cache, this.now())) {
       // The result handler wakes the policy; this timer only covers a result that never comes.
       state.deferred = true;
       this.requeueMs(key, RESULT_RECHECK_MS);
@@ -526,32 +477,6 @@ export class Reconciler {
         `candidates of ${namespace}/${name}: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-  }
-
-  /**
-   * True while a plan we sent for execution has no handled result yet: while the cache shows it queued or
-   * running (Approved, Applying) or not at all, at most {@link LIVE_PLAN_WAIT_MS}, else {@link RESULT_WAIT_MS},
-   * counted from when it was sent or started `Applying`, whichever is later.
-   * Planning then would read the database after (or while) the executor applied the plan but the plan and
-   * policy status from before: it would supersede the applied plan as "nothing left to apply", or plan the
-   * applied password again. The executor re-checks the fresh plan and policy under its lock, so an edit or
-   * a denial meanwhile is not lost; the result handler wakes the policy.
-   */
-  private resultPending(state: PolicyState, namespace: string): boolean {
-    for (const [planName, sentAt] of state.awaiting) {
-      const status = (
-        this.deps.cache.get('postgrespolicyplan', namespace, planName) as CachedPlan | undefined
-      )?.status;
-      const applyingSince = Date.parse(status?.applyingSince ?? '');
-      const since = Number.isFinite(applyingSince) ? Math.max(sentAt, applyingSince) : sentAt;
-      // Not in the cache yet (a busy planner's cache can trail its own writes by tens of seconds), queued or
-      // running: the executor has not reported; only a phase the cache already shows as settled lifts it sooner.
-      const phase = status?.phase;
-      const live = phase === undefined || phase === 'Approved' || phase === 'Applying';
-      const limit = live ? LIVE_PLAN_WAIT_MS : RESULT_WAIT_MS;
-      if (this.now() - since > limit) state.awaiting.delete(planName);
-    }
-    return state.awaiting.size > 0;
   }
 
   /** Sends the decision's steps in order; each publish is acked by JetStream before the next. */
@@ -701,7 +626,8 @@ export class Reconciler {
       const wake = wakeAfterResult({
         phase: result.phase,
         requeueAfterSeconds: decision.requeueAfterSeconds,
-        deferredPassFree: () => state?.deferred === true && !this.resultPending(state, namespace),
+        deferredPassFree: () =>
+          state?.deferred === true && !resultPending(state, namespace, this.deps.cache, this.now()),
         hasCandidates: () => this.candidates.candidatesOf(policy).length > 0,
       });
       if (wake.kind === 'now') this.trigger(key);
