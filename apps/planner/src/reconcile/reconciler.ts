@@ -16,7 +16,6 @@ import {
 } from '@rolepolicy/contracts';
 import type { MembershipEdge } from '@rolepolicy/policy';
 import {
-  decideAfterExecution,
   cachedPlan,
   cachedPolicy,
   decideReconcile,
@@ -30,15 +29,14 @@ import {
   type PlanningOutcome,
   type PostgresPolicy,
   type PostgresPolicyPlan,
-  type PostgresPolicyPlanStatus,
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '../lifecycle/index.js';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo, type ConvergedMemoSettings } from './converged-memo.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
-import { wakeAfterResult } from './after-result.js';
 import { CommandSink } from './command-sink.js';
+import { handleResult, type ResultContext } from './result-handling.js';
 import { LIVE_PLAN_WAIT_MS, newPolicyState, resultPending, type PolicyState } from './policy-state.js';
 import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
@@ -46,12 +44,11 @@ import { AppliedSnapshots } from './applied-snapshots.js';
 import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
-import { planEventsOf, planExecutionEvent, policyStatusEvents, type PlanEvent } from './plan-events.js';
-import { reportOf } from './execution-results.js';
+import { planEventsOf, policyStatusEvents, type PlanEvent } from './plan-events.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
 import { ReviewRecorder } from './review-recording.js';
 import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
-import { controllerUid, policySignature, versionOf } from './triggers.js';
+import { policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
 
@@ -130,6 +127,7 @@ export class Reconciler {
   private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
   private readonly sink: CommandSink;
   private readonly inspection: Inspection;
+  private readonly results: ResultContext;
   /** The injected clock (epoch ms). */
   private readonly now: () => number;
   private readonly peers: PeerClaims;
@@ -186,6 +184,21 @@ export class Reconciler {
       nextSequence: () => this.sink.nextSequence(),
       now: this.now,
     });
+    this.results = {
+      cache: deps.cache,
+      log: deps.log,
+      now: this.now,
+      runInSlot: (key, task) => this.queue.run(key, task),
+      state: (key) => this.policies.get(key),
+      trigger: (key) => this.trigger(key),
+      requeue: (key, seconds) => this.requeue(key, seconds),
+      currentPolicy: (namespace, name) => this.currentPolicy(namespace, name),
+      currentPlans: (namespace) => this.currentPlans(namespace),
+      resultHandled: (namespace, name, status) => this.planWrites.resultHandled(namespace, name, status),
+      writeStatus: (policy, status) => this.writeStatus(policy, status),
+      recordEvent: (event, policy) => this.recordEvent(event, policy),
+      hasCandidates: (policy) => this.candidates.candidatesOf(policy).length > 0,
+    };
     this.candidates = new CandidatePlanner({
       cache: deps.cache,
       nats: deps.nats,
@@ -328,11 +341,6 @@ export class Reconciler {
       .map((o) => cachedPlan(o))
       .filter((p): p is PostgresPolicyPlan => p !== null);
     return this.planWrites.plans(namespace, cached);
-  }
-
-  private rememberHandledResult(result: ExecuteResultV1): void {
-    const status = terminalPlanStatus(result);
-    if (status !== null) this.planWrites.resultHandled(result.plan.namespace, result.plan.name, status);
   }
 
   /**
@@ -555,97 +563,8 @@ export class Reconciler {
     return this.sink.send(command);
   }
 
-  /** Records an executor result on the policy (the executor itself writes the plan's phase). */
-  async handleResult(result: ExecuteResultV1): Promise<void> {
-    const namespace = result.plan.namespace;
-    const planObject = this.deps.cache.get('postgrespolicyplan', namespace, result.plan.name);
-    const ownerName =
-      result.policy?.name ??
-      this.deps.cache
-        .list('postgrespolicy', namespace)
-        .find(
-          (p) =>
-            planObject !== undefined && (p.metadata as { uid?: string }).uid === controllerUid(planObject),
-        )?.metadata.name;
-    if (ownerName === undefined) return;
-    const key = policyKey(namespace, ownerName);
-    await this.queue.run(key, async () => {
-      const report = reportOf(result);
-      if (report === 'ignore') return;
-      const state = this.policies.get(key);
-      state?.awaiting.delete(result.plan.name);
-      // A request asked again (after Skipped or Superseded) records its inputs anew.
-      const requestedInputs = state?.requestedInputs.get(result.plan.name) ?? undefined;
-      state?.requestedInputs.delete(result.plan.name);
-      if (report === 'reconcile') {
-        state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
-        this.trigger(key);
-        return;
-      }
-      if (result.phase === 'Superseded') {
-        // The executor refuses without writing the plan: the next pass either supersedes it from its own
-        // reading or asks again, under a new key, a little later (never in a tight loop).
-        state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
-      } else {
-        state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
-        this.rememberHandledResult(result);
-        if (state !== undefined) {
-          state.verifyPlan =
-            result.phase === 'Applied' ? { name: result.plan.name, inputs: requestedInputs } : undefined;
-        }
-      }
-      const policy = this.currentPolicy(namespace, ownerName);
-      if (policy === null) return;
-      if (result.policy?.uid !== undefined && result.policy.uid !== policy.metadata.uid) return;
-      const plan = this.currentPlans(namespace).find((p) => p.metadata.name === result.plan.name) ?? null;
-      if (plan === null) {
-        this.trigger(key);
-        return;
-      }
-      const decision = decideAfterExecution({
-        policy,
-        plan,
-        report,
-        now: new Date(this.now()).toISOString(),
-        jitter: Math.random(),
-      });
-      if (decision.status !== null) await this.writeStatus(policy, decision.status);
-      const executionEvent = planExecutionEvent(result);
-      if (executionEvent !== undefined) await this.recordEvent(executionEvent, policy);
-      this.deps.log.log(
-        logRecord(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`, {
-          kind: 'PostgresPolicyPlan',
-          namespace,
-          name: result.plan.name,
-          plan: result.plan.name,
-          digest: result.executedDigest ?? result.approvedDigest,
-          phase: result.phase,
-          reason: result.reason,
-        }),
-      );
-      const wake = wakeAfterResult({
-        phase: result.phase,
-        requeueAfterSeconds: decision.requeueAfterSeconds,
-        deferredPassFree: () =>
-          state?.deferred === true && !resultPending(state, namespace, this.deps.cache, this.now()),
-        hasCandidates: () => this.candidates.candidatesOf(policy).length > 0,
-      });
-      if (wake.kind === 'now') this.trigger(key);
-      else {
-        if (wake.resumeDeferred && state !== undefined) state.deferred = false;
-        this.requeue(key, wake.seconds);
-      }
-    });
+  /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */
+  handleResult(result: ExecuteResultV1): Promise<void> {
+    return handleResult(this.results, result);
   }
-}
-
-/** The plan status a terminal result stands for (the executor writes it), or null for other phases. */
-function terminalPlanStatus(result: ExecuteResultV1): PostgresPolicyPlanStatus | null {
-  if (result.phase === 'Applied') {
-    return { phase: 'Applied', ...(result.appliedAt === undefined ? {} : { appliedAt: result.appliedAt }) };
-  }
-  if (result.phase === 'Failed') {
-    return { phase: 'Failed', ...(result.failedAt === undefined ? {} : { failedAt: result.failedAt }) };
-  }
-  return null;
 }
