@@ -2,6 +2,8 @@
 // its own) and Kubernetes Events (best effort). The reconciler decides; this carries out.
 import { randomUUID } from 'node:crypto';
 import {
+  SUBJECTS,
+  executeRequestContract,
   k8sCommandContract,
   k8sCommandSubject,
   policyOrderingKey,
@@ -9,7 +11,11 @@ import {
   type JetStreamPublisher,
   type K8sCommandV1,
 } from '@rolepolicy/contracts';
-import type { PostgresPolicy } from '../lifecycle/index.js';
+import { toExecuteRequestMessage, type PostgresPolicy } from '../lifecycle/index.js';
+import type { Prepared } from './prepare.js';
+
+/** The request a decision's `requestExecution` step carries. */
+type ExecutionRequest = Parameters<typeof toExecuteRequestMessage>[0];
 import type { UnkeyedCommand } from './gateway-commands.js';
 import type { PlanEvent } from './plan-events.js';
 
@@ -41,6 +47,36 @@ export class CommandSink {
         cause: error,
       });
     }
+  }
+
+  /**
+   * Asks the executors to run a plan. A request asked again after Skipped or Superseded (`retry` > 0)
+   * needs a new idempotency key: the spent one, and its result's, are deduplicated by JetStream.
+   */
+  async requestExecution(
+    request: ExecutionRequest,
+    retry: number,
+    policy: PostgresPolicy,
+    prepared: Prepared,
+  ): Promise<void> {
+    const keyed =
+      retry === 0 ? request : { ...request, idempotencyKey: `${request.idempotencyKey}/retry-${retry}` };
+    const message = toExecuteRequestMessage(keyed, {
+      target: prepared.target,
+      content: policy.spec,
+      mode: prepared.desired.reconciliation_mode,
+      allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
+      requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
+      approvedIdentity: request.approvedIdentity,
+      passwordSources: prepared.passwordSources,
+      appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
+    });
+    await this.publisher.publish(
+      executeRequestContract,
+      SUBJECTS.executeRequest,
+      message,
+      message.idempotencyKey,
+    );
   }
 
   /**

@@ -1,18 +1,16 @@
-// The planner's reconcile loop: cache changes and timers wake a policy, one pass per policy at a time
-// (one planner replica is assumed), and each pass resolves, inspects, plans, decides and sends the
-// decision's steps as ordered gateway commands. Execution results become policy status here too.
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+// The planner's reconcile loop, in the leading replica (ADR 0011): cache changes and timers wake a policy,
+// one pass per policy at a time. A pass gathers (change-keys.ts, policy-state.ts), inspects
+// (inspection.ts), decides (the pure lifecycle) and carries out the decision's steps as ordered gateway
+// commands (command-sink.ts); execution results are recorded in result-handling.ts.
+import type { Subscription } from '@nats-io/transport-node';
 import {
   SUBJECTS,
   appliedSnapshotContract,
   decodePayload,
-  executeRequestContract,
   OwnWrites,
   type AnyCached,
   type ResourceChange,
   type ExecuteResultV1,
-  type JetStreamPublisher,
-  type ResourceCache,
 } from '@rolepolicy/contracts';
 import type { MembershipEdge } from '@rolepolicy/policy';
 import {
@@ -23,9 +21,7 @@ import {
   reconcilingStatus,
   sameStatus,
   settledReady,
-  toExecuteRequestMessage,
   type ConflictVerdict,
-  type LifecycleSettings,
   type PlanningOutcome,
   type PostgresPolicy,
   type PostgresPolicyPlan,
@@ -33,7 +29,7 @@ import {
   type ReconcileDecision,
 } from '../lifecycle/index.js';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
-import { ConvergedMemo, type ConvergedMemoSettings } from './converged-memo.js';
+import { ConvergedMemo } from './converged-memo.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
 import { CommandSink } from './command-sink.js';
 import { handleResult, type ResultContext } from './result-handling.js';
@@ -41,55 +37,20 @@ import { LIVE_PLAN_WAIT_MS, newPolicyState, resultPending, type PolicyState } fr
 import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
-import { commandsOf, policyStatusCommand, type UnkeyedCommand } from './gateway-commands.js';
-import { logRecord, type LogRecord } from '@rolepolicy/runtime';
+import { commandsOf, policyStatusCommand } from './gateway-commands.js';
+import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from './keyed-queue.js';
-import { planEventsOf, policyStatusEvents, type PlanEvent } from './plan-events.js';
+import { planEventsOf, policyStatusEvents } from './plan-events.js';
 import { preparePolicy, secretsNamedBy, type NotPrepared, type Prepared } from './prepare.js';
 import { ReviewRecorder } from './review-recording.js';
-import { PeerClaims, readPolicySecrets, secretReadError, type SecretReader } from './secret-reads.js';
+import { PeerClaims, readPolicySecrets, secretReadError } from './secret-reads.js';
 import { policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner } from '../candidates/candidate-planner.js';
-import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
+import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
 
-/** What the reconciler needs from the service. */
-export interface ReconcilerDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange' | 'sync'>;
-  readonly nats: NatsConnection;
-  readonly publisher: Pick<JetStreamPublisher, 'publish'>;
-  /**
-   * Secret values, through the k8s-gateway (never the resource stream). The planner creates no Secret: a
-   * generated password's Secret is created by the executor when an approved plan runs.
-   */
-  readonly secrets: SecretReader;
-  readonly settings: LifecycleSettings;
-  readonly inspectTimeoutMs: number;
-  /** The inspectors' public key every request's connection is sealed to (INSPECT_SEAL_PUBLIC_KEY). */
-  readonly inspectSealKey: string;
-  /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */
-  readonly log: {
-    log(m: string | LogRecord): void;
-    warn(m: string | LogRecord): void;
-    error(m: string | LogRecord): void;
-  };
-  /** Candidate expiry, budget and retention (defaults: DEFAULT_CANDIDATE_SETTINGS). */
-  readonly candidateSettings?: CandidateSettings;
-  /** Called for each inspection made for candidates (metrics, the candidates bench). */
-  readonly onCandidateInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
-  /** Called after each decided pass with its kind and duration (event to last command sent). */
-  readonly observe?: (decision: string, seconds: number) => void;
-  /** Called when a pass verified convergence from a post-apply snapshot instead of an inspection. */
-  readonly onAppliedSnapshotUsed?: () => void;
-  /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
-  readonly convergedMemo?: ConvergedMemoSettings;
-  /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
-  readonly onOwnWriteExpired?: (store: string) => void;
-  /** The clock (epoch ms) every decision of the reconciler reads; default `Date.now`. */
-  readonly now?: () => number;
-}
+import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.js';
 
-/** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
-export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 12, fullAfterMs: 3_600_000 };
+export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 
 /**
  * How long a write of ours (a policy status, a created plan, a handled result) may stay invisible in the
@@ -163,7 +124,7 @@ export class Reconciler {
       inspectTimeoutMs: deps.inspectTimeoutMs,
       inspectSealKey: deps.inspectSealKey,
     });
-    this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
+    this.review = new ReviewRecorder({ send: (command) => this.sink.send(command), log: deps.log });
     this.inspection = new Inspection({
       cache: deps.cache,
       nats: deps.nats,
@@ -196,15 +157,15 @@ export class Reconciler {
       currentPlans: (namespace) => this.currentPlans(namespace),
       resultHandled: (namespace, name, status) => this.planWrites.resultHandled(namespace, name, status),
       writeStatus: (policy, status) => this.writeStatus(policy, status),
-      recordEvent: (event, policy) => this.recordEvent(event, policy),
+      recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
       hasCandidates: (policy) => this.candidates.candidatesOf(policy).length > 0,
     };
     this.candidates = new CandidatePlanner({
       cache: deps.cache,
       nats: deps.nats,
       secrets: deps.secrets,
-      send: (command) => this.send(command),
-      recordEvent: (event, policy) => this.recordEvent(event, policy),
+      send: (command) => this.sink.send(command),
+      recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
       planCreated: (plan) => this.planWrites.planCreated(plan),
       settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
       inspectTimeoutMs: deps.inspectTimeoutMs,
@@ -321,10 +282,6 @@ export class Reconciler {
     state.timer.unref();
   }
 
-  private requeueMs(key: string, ms: number): void {
-    this.requeue(key, ms / 1000);
-  }
-
   /** The policy as the next decision must see it: the cache, with our own newer status write on top. */
   private currentPolicy(namespace: string, name: string): PostgresPolicy | null {
     const object = this.deps.cache.get('postgrespolicy', namespace, name);
@@ -385,7 +342,7 @@ export class Reconciler {
     if (resultPending(state, namespace, this.deps.cache, this.now())) {
       // The result handler wakes the policy; this timer only covers a result that never comes.
       state.deferred = true;
-      this.requeueMs(key, RESULT_RECHECK_MS);
+      this.requeue(key, RESULT_RECHECK_MS / 1000);
       return;
     }
     state.deferred = false;
@@ -504,26 +461,7 @@ export class Reconciler {
         if (prepared === null) continue;
         const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
         const retry = state?.skipped.get(step.request.planName) ?? 0;
-        const request =
-          retry === 0
-            ? step.request
-            : { ...step.request, idempotencyKey: `${step.request.idempotencyKey}/retry-${retry}` };
-        const message = toExecuteRequestMessage(request, {
-          target: prepared.target,
-          content: policy.spec,
-          mode: prepared.desired.reconciliation_mode,
-          allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
-          requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
-          approvedIdentity: step.request.approvedIdentity,
-          passwordSources: prepared.passwordSources,
-          appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
-        });
-        await this.deps.publisher.publish(
-          executeRequestContract,
-          SUBJECTS.executeRequest,
-          message,
-          message.idempotencyKey,
-        );
+        await this.sink.requestExecution(step.request, retry, policy, prepared);
         state?.awaiting.set(step.request.planName, this.now());
         state?.requestedInputs.set(step.request.planName, executionInputs(policy, prepared));
         continue;
@@ -533,18 +471,14 @@ export class Reconciler {
         await this.writeStatus(policy, step.status);
         continue;
       }
-      for (const command of commandsOf(step, policy)) await this.send(command);
-      for (const planEvent of planEventsOf(step, policy)) await this.recordEvent(planEvent, policy);
+      for (const command of commandsOf(step, policy)) await this.sink.send(command);
+      for (const planEvent of planEventsOf(step, policy)) await this.sink.recordEvent(planEvent, policy);
     }
-  }
-
-  private recordEvent(event: PlanEvent, policy: PostgresPolicy): Promise<void> {
-    return this.sink.recordEvent(event, policy);
   }
 
   private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
     const base = this.currentPolicy(policy.metadata.namespace, policy.metadata.name) ?? policy;
-    await this.send(policyStatusCommand(base, status));
+    await this.sink.send(policyStatusCommand(base, status));
     const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
     const settled = settledReady(base.status, state?.settled);
     if (state !== undefined) {
@@ -556,11 +490,7 @@ export class Reconciler {
       state.settled = settledReady(status, settled);
     }
     for (const policyEvent of policyStatusEvents(base, status, settled))
-      await this.recordEvent(policyEvent, base);
-  }
-
-  private send(command: UnkeyedCommand): Promise<void> {
-    return this.sink.send(command);
+      await this.sink.recordEvent(policyEvent, base);
   }
 
   /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */
