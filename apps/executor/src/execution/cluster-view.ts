@@ -68,6 +68,17 @@ function readFailure(what: string, error: unknown): never {
   throw error;
 }
 
+// Policies and plans are read in the lifecycle's shape, as the planner reads them (uid, generation there).
+function policyIn(cache: ResourceCache, namespace: string, name: string): PostgresPolicy | undefined {
+  const object = cache.get('postgrespolicy', namespace, name);
+  return (object && cachedPolicy(object)) ?? undefined;
+}
+
+function planIn(cache: ResourceCache, namespace: string, name: string): PostgresPolicyPlan | undefined {
+  const object = cache.get('postgrespolicyplan', namespace, name);
+  return (object && cachedPlan(object)) ?? undefined;
+}
+
 /**
  * A {@link ClusterView} over a started cache following `postgrespolicy` and `postgrespolicyplan`, reading
  * Secret values through `secrets`.
@@ -76,16 +87,8 @@ export function cacheClusterView(
   cache: ResourceCache,
   secrets: SecretReader & Pick<SecretAccessClient, 'generate'>,
 ): ClusterView {
-  // Read in the lifecycle's shape, as the planner reads them (uid and generation always there).
-  const policyOf = (namespace: string, name: string): PostgresPolicy | undefined => {
-    const object = cache.get('postgrespolicy', namespace, name);
-    return (object && cachedPolicy(object)) ?? undefined;
-  };
-  const planOf = (namespace: string, name: string): PostgresPolicyPlan | undefined => {
-    const object = cache.get('postgrespolicyplan', namespace, name);
-    return (object && cachedPlan(object)) ?? undefined;
-  };
-
+  const policyOf = (namespace: string, name: string) => policyIn(cache, namespace, name);
+  const planOf = (namespace: string, name: string) => planIn(cache, namespace, name);
   return {
     changed: (timeoutMs) =>
       new Promise<void>((resolve) => {
