@@ -20,19 +20,13 @@ import {
   type ScopedExecuteResultV1,
 } from '@rolepolicy/contracts';
 import { API_VERSION } from '@rolepolicy/kube';
-import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
+import { EPHEMERAL_REQUEST_ORIGIN, type ScopeOperation } from '@rolepolicy/policy';
 import { KeyedQueue } from '../../../planner/src/reconcile/keyed-queue.js';
 import type { SecretReader } from '../../../planner/src/reconcile/secret-reads.js';
-import {
-  accessPolicyStatus,
-  validateAccessPolicy,
-  type ClusterLimits,
-  type HoldingRequest,
-} from '../lifecycle/access-policy.js';
+import { validateAccessPolicy, type ClusterLimits } from '../lifecycle/access-policy.js';
 import { auditRecord, transitionEvent, type AuditRecord } from '../lifecycle/audit.js';
 import { revocationDueAt } from '../lifecycle/clock.js';
 import { decideRequest, REQUEST_FINALIZER, type RequestAction } from '../lifecycle/request-machine.js';
-import { sameJson } from '../lifecycle/same.js';
 import { resolveRequest, type FingerprintRead } from '../lifecycle/resolution.js';
 import { errorText, planNameOf, planStatusOfResult, scopedPlanObject } from '../lifecycle/scoped-plan.js';
 import { targetView, type TargetView } from '../lifecycle/target.js';
@@ -53,9 +47,13 @@ import { sweepRequests } from './sweep.js';
 import { TargetFinalizers } from './target-finalizer.js';
 import { Slots } from '@rolepolicy/runtime';
 import type { TimerJob } from './queues.js';
+import {
+  ACCESS_POLICY_FINALIZER,
+  accessPolicyPass,
+  type AccessPolicyPassContext,
+} from './access-policy-pass.js';
 
-/** Finalizer of an access policy: its deletion first deletes (and so revokes) its requests. */
-export const ACCESS_POLICY_FINALIZER = 'rolepolicy.io/ephemeral-access-policy';
+export { ACCESS_POLICY_FINALIZER };
 
 /** What the loop needs. */
 export interface SchedulerDeps {
@@ -85,8 +83,6 @@ const RETRY_PASS_MS = 15_000;
 const RESEND_MS = 120_000;
 /** A Blocked scoped request is asked again after this long. */
 const BLOCKED_RETRY_MS = 30_000;
-/** How often an access policy being deleted re-issues the deletes of its requests. */
-const DELETE_RETRY_MS = 10_000;
 
 type EphemeralAccessRequest = Cached<'ephemeralaccessrequest'>;
 type PostgresPolicy = Cached<'postgrespolicy'>;
@@ -113,7 +109,8 @@ export class AccessScheduler {
   /** Last time a scoped request for a plan was sent. */
   private readonly lastSent = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
-  private readonly lastDeletes = new Map<string, number>();
+  /** What an access policy's pass reads and does (access-policy-pass.ts). */
+  private readonly accessPolicyContext: AccessPolicyPassContext;
   private readonly targets: TargetFinalizers;
   private readonly fingerprints: FingerprintCache;
   /** Passes that run at once (each may read Secrets and send commands); the rest wait their turn. */
@@ -128,6 +125,21 @@ export class AccessScheduler {
       ...(deps.onOwnWriteExpired ? { onExpired: deps.onOwnWriteExpired } : {}),
     };
     this.statusWrites = new OwnWrites({ store: 'access-scheduler-status', ...own });
+    this.accessPolicyContext = {
+      limits: deps.limits,
+      now: () => this.now(),
+      policies: (ns) => deps.cache.list('postgrespolicy', ns),
+      requestsOf: (ns, name, uid) => this.requestsOf(ns, name, uid),
+      plan: (ns, name) => this.plan(ns, name),
+      send: (command, owner) => this.send(command, owner),
+      statusWritten: (policy) =>
+        this.statusWrites.record(
+          eapKey(policy.metadata.namespace, policy.metadata.name),
+          true,
+          policy.metadata.resourceVersion,
+        ),
+      lastDeletes: new Map(),
+    };
     this.planCreates = new OwnWrites({ store: 'access-scheduler-plan-create', ...own });
     this.planStatusWrites = new OwnWrites({
       store: 'access-scheduler-plan-status',
@@ -684,78 +696,8 @@ export class AccessScheduler {
     if (this.stopped) return;
     const object = this.deps.cache.get('ephemeralaccesspolicy', ns, name);
     if (object === undefined) return;
-    const key = eapKey(ns, name);
-    if (this.awaitingOwnWrite(key, object)) return;
-    const policy = object;
-    const now = this.now();
-    const ref: Ref = { kind: 'EphemeralAccessPolicy', namespace: ns, name, uid: policy.metadata.uid };
-    const finalizers = policy.metadata.finalizers ?? [];
-    const requests = this.requestsOf(ns, name, policy.metadata.uid).filter(
-      (r) =>
-        r.status?.resolvedAccess == null || r.status.resolvedAccess.accessPolicyUid === policy.metadata.uid,
-    );
-    if (policy.metadata.deletionTimestamp !== undefined) {
-      if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) return;
-      if (requests.length === 0) {
-        await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, false), ref);
-        return;
-      }
-      // Deleting the requests revokes what they hold (their finalizers), then this finalizer goes.
-      for (const r of requests) {
-        const rKey = `${ns}/${r.metadata.name}`;
-        if (
-          r.metadata.deletionTimestamp !== undefined ||
-          now - (this.lastDeletes.get(rKey) ?? 0) < DELETE_RETRY_MS
-        )
-          continue;
-        this.lastDeletes.set(rKey, now);
-        await this.send(
-          deleteCommand({
-            kind: 'EphemeralAccessRequest',
-            namespace: ns,
-            name: r.metadata.name ?? '',
-            uid: r.metadata.uid,
-          }),
-          ref,
-        );
-      }
-      return;
-    }
-    const targetObject = this.deps.cache
-      .list('postgrespolicy', ns)
-      .find((p) => p.metadata.name === policy.spec.postgresPolicyRef.name);
-    const target = targetObject === undefined ? null : targetView(targetObject);
-    const holding: HoldingRequest[] = [];
-    for (const r of requests) {
-      const resolved = r.status?.resolvedAccess;
-      if (resolved == null || target === null) continue;
-      const plan = this.plan(ns, planNameOf(r, 'Activate'));
-      if (!hasActivationAnchor(r, plan, target.uid)) continue;
-      holding.push({
-        name: r.metadata.name ?? '',
-        uid: r.metadata.uid ?? '',
-        subject: r.spec.subject.role,
-        roles: resolved.memberships.map((m) => m.role),
-      });
-    }
-    const status = accessPolicyStatus({
-      policy,
-      target,
-      limits: this.deps.limits,
-      holding,
-      now: timestamp(now),
-    });
-    if (!sameJson(policy.status, status)) {
-      await this.send(
-        statusCommand(ref, replacingPatch(policy.status, status), policy.metadata.resourceVersion),
-        ref,
-      );
-      this.statusWrites.record(key, true, policy.metadata.resourceVersion);
-    }
-    // After the status write: the gateway applies one access policy's commands in order, so this does not make it stale.
-    if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) {
-      await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, true), ref);
-    }
+    if (this.awaitingOwnWrite(eapKey(ns, name), object)) return;
+    await accessPolicyPass(this.accessPolicyContext, object);
   }
 
   /**
