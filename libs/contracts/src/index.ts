@@ -24,6 +24,8 @@ export * from './cache/resource-cache.js';
 export * from './cache/decision-admission-watch.js';
 export * from './cache/resync.js';
 export * from './cache/shared-request.js';
+export * from './cache/own-writes.js';
+export * from './cache/cached-kinds.js';
 export * from './transport/backoff.js';
 export * from './transport/outcome.js';
 export * from './transport/jetstream.context.js';

@@ -24,7 +24,7 @@ export * from './password-secret.js';
 export * from './kube-bridge.js';
 export * from './policy-events.js';
 export { newestFirst, sameEffects, toMillis } from './decision-context.js';
-export * from './ephemeral-overlay.js';
+export * from './held-access.js';
 export * from './policy-secrets.js';
 export * from './condition-reasons.js';
 export * from './origin-verdict.js';

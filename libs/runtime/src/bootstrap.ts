@@ -66,6 +66,7 @@ export async function startService<S extends EnvSpec>(
   options: StartOptions = {},
 ): Promise<INestApplication> {
   const config = loadConfig(def.envSpec, options.env ?? process.env);
+  // Cast: every service's env spec extends the base spec, which TypeScript cannot see through the generic.
   const base = config as unknown as BaseConfig;
   const natsProblems = natsConfigProblems(base);
   if (natsProblems.length > 0) throw new ConfigError(natsProblems);

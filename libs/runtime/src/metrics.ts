@@ -10,6 +10,8 @@ export type ServiceMetrics = {
   readonly retried: Counter<'consumer' | 'subject'>;
   readonly deadLettered: Counter<'consumer' | 'reason'>;
   readonly ignored: Counter<'consumer'>;
+  /** Own writes the cache never showed, dropped by their fallback (libs/contracts own-writes.ts). */
+  readonly ownWritesExpired: Counter<'store'>;
   /** Feed for {@link JetStreamServer}'s `observe` option. */
   readonly observe: OutcomeObserver;
 };
@@ -53,6 +55,12 @@ export function createServiceMetrics(service: string): ServiceMetrics {
     labelNames: ['consumer'] as const,
     registers: [registry],
   });
+  const ownWritesExpired = new Counter({
+    name: 'rp_own_writes_expired_total',
+    help: 'Own writes dropped after their expiry because the resource cache never showed them, by store',
+    labelNames: ['store'] as const,
+    registers: [registry],
+  });
   const observe = (outcome: MessageOutcome): void => {
     switch (outcome.kind) {
       case 'handled':
@@ -73,5 +81,5 @@ export function createServiceMetrics(service: string): ServiceMetrics {
       }
     }
   };
-  return { registry, handled, retried, deadLettered, ignored, observe };
+  return { registry, handled, retried, deadLettered, ignored, ownWritesExpired, observe };
 }

@@ -1,7 +1,7 @@
 // Derives notifications from the objects the scheduler already follows (plans, policies, access requests and the
 // notifications ConfigMaps), level-triggered: on every change and on each periodic rebuild it computes what each
 // object shows now and queues one delivery per occurrence and sink; the occurrence id collapses repeats.
-import type { ResourceCache, ResourceChange } from '@rolepolicy/contracts';
+import type { Cached, ResourceCache, ResourceChange } from '@rolepolicy/contracts';
 import {
   NOTIFICATIONS_CONFIGMAP,
   describeSinkProblems,
@@ -14,6 +14,13 @@ import {
 } from '@rolepolicy/policy';
 import { NotificationDeliveries, type DeliveryJob } from '../scheduler/queues.js';
 import { sinkNamespaces, sinkOf, type PublishedConfigMap } from './sinks.js';
+
+/** Objects the API server stored carry a uid (the occurrences' ids are built on it); others are skipped. */
+function fromTheApi<T extends { readonly metadata: { readonly uid?: string | undefined } }>(
+  object: T,
+): object is T & { readonly metadata: { readonly uid: string } } {
+  return typeof object.metadata.uid === 'string';
+}
 
 /** What the notifier needs. */
 export interface NotifierDeps {
@@ -61,14 +68,13 @@ export class Notifier {
 
   /** Looks at every plan and request again (after a Redis loss, a ConfigMap fix, a missed queueing). */
   rebuild(): void {
-    for (const plan of this.deps.cache.list('postgrespolicyplan')) this.plan(plan as unknown as PlanLike);
-    for (const request of this.deps.cache.list('ephemeralaccessrequest'))
-      this.request(request as unknown as RequestLike);
+    for (const plan of this.deps.cache.list('postgrespolicyplan')) this.plan(plan);
+    for (const request of this.deps.cache.list('ephemeralaccessrequest')) this.request(request);
     let valid = 0;
     let invalid = 0;
     for (const cm of this.deps.cache.list('configmap')) {
       if (cm.metadata.name !== NOTIFICATIONS_CONFIGMAP) continue;
-      if (this.checkConfigMap(cm as unknown as PublishedConfigMap)) valid++;
+      if (this.checkConfigMap(cm)) valid++;
       else invalid++;
     }
     this.deps.observeSinks?.(valid, invalid);
@@ -77,30 +83,28 @@ export class Notifier {
   private onChange(change: ResourceChange): void {
     switch (change.kind) {
       case 'postgrespolicyplan':
-        if (change.object) this.plan(change.object as unknown as PlanLike);
+        if (change.object) this.plan(change.object);
         else this.derived.delete(`plan/${change.namespace}/${change.name}`);
         return;
       case 'postgrespolicy':
         // Its status may now name a pending plan, with the warnings.
         for (const plan of this.deps.cache.list('postgrespolicyplan', change.namespace))
-          if ((plan as unknown as PlanLike).spec?.policyRef?.name === change.name)
-            this.plan(plan as unknown as PlanLike);
+          if (plan.spec?.policyRef?.name === change.name) this.plan(plan);
         return;
       case 'ephemeralaccessrequest':
-        if (change.object) this.request(change.object as unknown as RequestLike);
+        if (change.object) this.request(change.object);
         else this.deleted(change.namespace, change.name);
         return;
       case 'configmap':
-        if (change.object && change.name === NOTIFICATIONS_CONFIGMAP)
-          this.checkConfigMap(change.object as unknown as PublishedConfigMap);
+        if (change.object && change.name === NOTIFICATIONS_CONFIGMAP) this.checkConfigMap(change.object);
         return;
       default:
         return;
     }
   }
 
-  private plan(plan: PlanLike): void {
-    if (plan.metadata === undefined || plan.spec === undefined) return;
+  private plan(plan: PlanLike | Cached<'postgrespolicyplan'>): void {
+    if (plan.metadata === undefined || plan.spec === undefined || !fromTheApi(plan)) return;
     const policy = this.deps.cache.get(
       'postgrespolicy',
       plan.metadata.namespace,
@@ -116,8 +120,8 @@ export class Notifier {
     this.queue(occurrences, `plan/${plan.metadata.namespace}/${plan.metadata.name}`, latestRecorded(plan));
   }
 
-  private request(request: RequestLike): void {
-    if (request.metadata === undefined || request.spec === undefined) return;
+  private request(request: RequestLike | Cached<'ephemeralaccessrequest'>): void {
+    if (request.metadata === undefined || request.spec === undefined || !fromTheApi(request)) return;
     const key = `${request.metadata.namespace}/${request.metadata.name}`;
     if (request.status?.activatedAt) this.holders.set(key, request);
     else this.holders.delete(key);
@@ -220,7 +224,7 @@ export class Notifier {
 const TIME_FIELDS = ['computedAt', 'applyingSince', 'appliedAt', 'failedAt', 'activatedAt', 'endedAt'];
 
 /** The latest time an object records (status times and condition transition times), as epoch ms. */
-export function latestRecorded(object: { readonly status?: object | undefined }): number | undefined {
+export function latestRecorded(object: { readonly status?: object | null | undefined }): number | undefined {
   const status = (object.status ?? {}) as Record<string, unknown>;
   const times: unknown[] = TIME_FIELDS.map((f) => status[f]);
   const conditions = Array.isArray(status['conditions'])

@@ -99,7 +99,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
         const type = job.occurrence.type;
         if (outcome.kind === 'delivered') {
           const sink = this.cache?.get('configmap', job.sinkNamespace, NOTIFICATIONS_CONFIGMAP);
-          const parsed = sink === undefined ? undefined : sinkOf(sink as unknown as PublishedConfigMap);
+          const parsed = sink === undefined ? undefined : sinkOf(sink);
           const format = parsed?.ok === true ? parsed.sink.format : 'cloudevents';
           this.notificationMetrics.delivered.inc({ type, format });
           this.notificationMetrics.latency.observe(outcome.latencyMs / 1000);
@@ -180,6 +180,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
           observeRevocationLag: (seconds) => this.metrics.revocationLag.observe(seconds),
           observeRevokeDispatch: (seconds) => this.metrics.revokeDispatch.observe(seconds),
           decisionsUnauthenticated: () => !(this.decisions?.state ?? DECISIONS_NOT_REPORTED).authenticated,
+          onOwnWriteExpired: (store) => this.serviceMetrics.ownWritesExpired.inc({ store }),
         });
         this.timers.start();
         this.scheduler.start();

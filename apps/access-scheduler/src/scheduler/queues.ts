@@ -49,6 +49,16 @@ const COUNT_TIMEOUT_MS = 1_000;
 /** Job counts of one queue. */
 export type QueueCounts = Readonly<Record<'waiting' | 'delayed' | 'active' | 'failed', number>>;
 
+/** BullMQ's counts (keyed by the states asked for) as {@link QueueCounts}; a state it left out counts 0. */
+function countsOf(counts: Readonly<Record<string, number>>): QueueCounts {
+  return {
+    waiting: counts['waiting'] ?? 0,
+    delayed: counts['delayed'] ?? 0,
+    active: counts['active'] ?? 0,
+    failed: counts['failed'] ?? 0,
+  };
+}
+
 /** The two timer queues and their worker. */
 export class AccessTimers {
   private readonly connection: Redis;
@@ -114,7 +124,7 @@ export class AccessTimers {
         setTimeout(() => resolve(undefined), COUNT_TIMEOUT_MS).unref(),
       );
       const counts = await Promise.race([counting.catch(() => undefined), timeout]);
-      return counts === undefined ? undefined : (counts as unknown as QueueCounts);
+      return counts === undefined ? undefined : countsOf(counts);
     };
     const [approval, expiry] = await Promise.all([one('approval'), one('expiry')]);
     return { approval, expiry };
@@ -251,7 +261,7 @@ export class NotificationDeliveries {
       setTimeout(() => resolve(undefined), COUNT_TIMEOUT_MS).unref(),
     );
     const counts = await Promise.race([counting.catch(() => undefined), timeout]);
-    return counts === undefined ? undefined : (counts as unknown as QueueCounts);
+    return counts === undefined ? undefined : countsOf(counts);
   }
 
   /** Closes the worker, the queue and the connections. */

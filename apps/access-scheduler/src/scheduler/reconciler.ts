@@ -8,7 +8,10 @@ import {
   scopedExecuteRequestContract,
   scopedRequestSubject,
   scopedRevokeRequestContract,
-  type CachedObject,
+  OwnWrites,
+  type AnyCached,
+  type Cached,
+  type CachedMeta,
   type JetStreamPublisher,
   type K8sCommandV1,
   type ResourceCache,
@@ -16,26 +19,14 @@ import {
   type ScopedExecuteRequestV1,
   type ScopedExecuteResultV1,
 } from '@rolepolicy/contracts';
-import {
-  API_VERSION,
-  type EphemeralAccessPolicy,
-  type EphemeralAccessRequest,
-  type PostgresPolicy,
-  type PostgresPolicyPlan,
-} from '@rolepolicy/kube';
-import { EPHEMERAL_REQUEST_ORIGIN, hasActivationAnchor, type ScopeOperation } from '@rolepolicy/policy';
+import { API_VERSION } from '@rolepolicy/kube';
+import { EPHEMERAL_REQUEST_ORIGIN, type ScopeOperation } from '@rolepolicy/policy';
 import { KeyedQueue } from '@rolepolicy/runtime';
 import type { SecretReader } from '@rolepolicy/contracts';
-import {
-  accessPolicyStatus,
-  validateAccessPolicy,
-  type ClusterLimits,
-  type HoldingRequest,
-} from '../lifecycle/access-policy.js';
+import { validateAccessPolicy, type ClusterLimits } from '../lifecycle/access-policy.js';
 import { auditRecord, transitionEvent, type AuditRecord } from '../lifecycle/audit.js';
 import { revocationDueAt } from '../lifecycle/clock.js';
 import { decideRequest, REQUEST_FINALIZER, type RequestAction } from '../lifecycle/request-machine.js';
-import { sameJson } from '../lifecycle/same.js';
 import { resolveRequest, type FingerprintRead } from '../lifecycle/resolution.js';
 import { errorText, planNameOf, planStatusOfResult, scopedPlanObject } from '../lifecycle/scoped-plan.js';
 import { targetView, type TargetView } from '../lifecycle/target.js';
@@ -56,9 +47,13 @@ import { sweepRequests } from './sweep.js';
 import { TargetFinalizers } from './target-finalizer.js';
 import { Slots } from '@rolepolicy/runtime';
 import type { TimerJob } from './queues.js';
+import {
+  ACCESS_POLICY_FINALIZER,
+  accessPolicyPass,
+  type AccessPolicyPassContext,
+} from './access-policy-pass.js';
 
-/** Finalizer of an access policy: its deletion first deletes (and so revokes) its requests. */
-export const ACCESS_POLICY_FINALIZER = 'rolepolicy.io/ephemeral-access-policy';
+export { ACCESS_POLICY_FINALIZER };
 
 /** What the loop needs. */
 export interface SchedulerDeps {
@@ -78,21 +73,23 @@ export interface SchedulerDeps {
   readonly now?: () => number;
   /** Whether no admission policy authenticates decisions (ADR 0026); absent: not reported. */
   readonly decisionsUnauthenticated?: () => boolean;
+  /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
+  readonly onOwnWriteExpired?: (store: string) => void;
 }
 
-/** How long a write of ours may stay invisible in the cache before a pass reads past it. */
-const OVERLAY_TTL_MS = 30_000;
+/** How long a write of ours may stay invisible in the cache before a pass reads past it (own-writes fallback). */
+const OWN_WRITE_EXPIRY_MS = 30_000;
 /** A pass that waits on something (a plan to appear, a report) looks again after this long. */
 const RETRY_PASS_MS = 15_000;
 /** A scoped request without a report is sent again after this long (the executor's ack wait). */
 const RESEND_MS = 120_000;
 /** A Blocked scoped request is asked again after this long. */
 const BLOCKED_RETRY_MS = 30_000;
-/** How often an access policy being deleted re-issues the deletes of its requests. */
-const DELETE_RETRY_MS = 10_000;
 
-type Meta = { uid?: string; resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[] };
-const meta = (o: CachedObject): Meta => o.metadata as Meta;
+type EphemeralAccessRequest = Cached<'ephemeralaccessrequest'>;
+type PostgresPolicy = Cached<'postgrespolicy'>;
+type PostgresPolicyPlan = Cached<'postgrespolicyplan'>;
+const meta = (o: AnyCached): CachedMeta => o.metadata;
 const reqKey = (ns: string, name: string) => `request/${ns}/${name}`;
 const eapKey = (ns: string, name: string) => `accesspolicy/${ns}/${name}`;
 const targetKey = (ns: string, uid: string) => `target/${ns}/${uid}`;
@@ -105,16 +102,20 @@ export class AccessScheduler {
   private readonly queue: KeyedQueue;
   private readonly session = randomUUID().slice(0, 8);
   private sequence = 0;
-  /** Our status writes the cache has not shown yet: key -> resourceVersion they were based on. */
-  private readonly pendingWrites = new Map<string, { rv: string; at: number }>();
+  /** Our status writes on requests and access policies the cache has not shown yet (a newer version). */
+  private readonly statusWrites: OwnWrites<true>;
   /** Plans we created or re-armed, not shown by the cache yet. */
-  private readonly createdPlans = new Map<string, number>();
-  /** Plan statuses we wrote from results, until the cache shows them. */
-  private readonly planOverlay = new Map<string, { status: Record<string, unknown>; at: number }>();
+  private readonly planCreates: OwnWrites<true, PostgresPolicyPlan>;
+  /**
+   * Plan statuses we wrote from results, until the cache shows them. Written without a version condition,
+   * so the cache shows one by content: the phase we wrote.
+   */
+  private readonly planStatusWrites: OwnWrites<Record<string, unknown>, PostgresPolicyPlan>;
   /** Last time a scoped request for a plan was sent. */
   private readonly lastSent = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
-  private readonly lastDeletes = new Map<string, number>();
+  /** What an access policy's pass reads and does (access-policy-pass.ts). */
+  private readonly accessPolicyContext: AccessPolicyPassContext;
   private readonly targets: TargetFinalizers;
   private readonly fingerprints: FingerprintCache;
   /** Passes that run at once (each may read Secrets and send commands); the rest wait their turn. */
@@ -123,9 +124,36 @@ export class AccessScheduler {
   private stopped = false;
 
   constructor(private readonly deps: SchedulerDeps) {
+    const own = {
+      expiryMs: OWN_WRITE_EXPIRY_MS,
+      now: () => this.now(),
+      ...(deps.onOwnWriteExpired ? { onExpired: deps.onOwnWriteExpired } : {}),
+    };
+    this.statusWrites = new OwnWrites({ store: 'access-scheduler-status', ...own });
+    this.accessPolicyContext = {
+      limits: deps.limits,
+      now: () => this.now(),
+      policies: (ns) => deps.cache.list('postgrespolicy', ns),
+      requestsOf: (ns, name, uid) => this.requestsOf(ns, name, uid),
+      plan: (ns, name) => this.plan(ns, name),
+      send: (command, owner) => this.send(command, owner),
+      statusWritten: (policy) =>
+        this.statusWrites.record(
+          eapKey(policy.metadata.namespace, policy.metadata.name),
+          true,
+          policy.metadata.resourceVersion,
+        ),
+      lastDeletes: new Map(),
+    };
+    this.planCreates = new OwnWrites({ store: 'access-scheduler-plan-create', ...own });
+    this.planStatusWrites = new OwnWrites({
+      store: 'access-scheduler-plan-status',
+      ...own,
+      shows: (cached, write) => cached.status?.phase === write.value['phase'],
+    });
     this.fingerprints = new FingerprintCache(
       deps.secrets,
-      (ns, name) => (deps.cache.get('secret', ns, name)?.metadata as Meta | undefined)?.resourceVersion ?? '',
+      (ns, name) => deps.cache.get('secret', ns, name)?.metadata.resourceVersion ?? '',
     );
     this.targets = new TargetFinalizers({
       cache: deps.cache,
@@ -176,7 +204,7 @@ export class AccessScheduler {
     for (const o of this.deps.cache.list('ephemeralaccesspolicy'))
       this.triggerAccessPolicy(o.metadata.namespace ?? '', o.metadata.name);
     for (const o of this.deps.cache.list('ephemeralaccessrequest')) {
-      const phase = (o as unknown as EphemeralAccessRequest).status?.phase ?? 'Pending';
+      const phase = o.status?.phase ?? 'Pending';
       phases[phase] = (phases[phase] ?? 0) + 1;
       this.triggerRequest(o.metadata.namespace ?? '', o.metadata.name);
     }
@@ -196,8 +224,8 @@ export class AccessScheduler {
    */
   private sweep(): void {
     const requests = sweepRequests(
-      this.deps.cache.list('ephemeralaccesspolicy') as unknown as Parameters<typeof sweepRequests>[0],
-      (ns, name) => this.deps.cache.get('postgrespolicy', ns, name) as never,
+      this.deps.cache.list('ephemeralaccesspolicy'),
+      (ns, name) => this.deps.cache.get('postgrespolicy', ns, name),
       this.now(),
     );
     for (const message of requests) {
@@ -237,8 +265,7 @@ export class AccessScheduler {
    * or deleted while holding. Such a pass takes the next free slot ahead of the others (ADR 0013).
    */
   private due(ns: string, name: string): boolean {
-    const request = this.deps.cache.get('ephemeralaccessrequest', ns, name) as unknown as
-      EphemeralAccessRequest | undefined;
+    const request = this.deps.cache.get('ephemeralaccessrequest', ns, name);
     const phase = request?.status?.phase;
     if (phase !== 'Applying' && phase !== 'Active' && phase !== 'Revoking') return false;
     if (phase === 'Revoking' || request!.metadata.deletionTimestamp !== undefined) return true;
@@ -275,8 +302,7 @@ export class AccessScheduler {
     switch (change.kind) {
       case 'ephemeralaccessrequest': {
         this.triggerRequest(ns, change.name);
-        const policy = (change.object as unknown as EphemeralAccessRequest | undefined)?.spec?.accessPolicyRef
-          ?.name;
+        const policy = change.object?.spec?.accessPolicyRef?.name;
         if (policy !== undefined) this.triggerAccessPolicy(ns, policy);
         else
           for (const o of this.deps.cache.list('ephemeralaccesspolicy', ns))
@@ -285,19 +311,14 @@ export class AccessScheduler {
       }
       case 'ephemeralaccesspolicy':
         this.triggerAccessPolicy(ns, change.name);
-        for (const r of this.requestsOf(
-          ns,
-          change.name,
-          meta(change.object ?? ({ metadata: {} } as CachedObject)).uid,
-        )) {
+        for (const r of this.requestsOf(ns, change.name, change.object?.metadata.uid)) {
           this.triggerRequest(ns, r.metadata.name ?? '');
         }
         return;
       case 'postgrespolicy':
         if (change.object !== undefined) this.triggerTarget(ns, meta(change.object).uid ?? '');
         for (const o of this.deps.cache.list('ephemeralaccesspolicy', ns)) {
-          const eap = o as unknown as EphemeralAccessPolicy;
-          if (eap.spec.postgresPolicyRef.name !== change.name) continue;
+          if (o.spec.postgresPolicyRef.name !== change.name) continue;
           this.triggerAccessPolicy(ns, o.metadata.name);
           // Only a request still being resolved or activated reads its target; an Active or Revoking one
           // does not (the planner writes the target's status after every overlay change: no fan-out then).
@@ -309,7 +330,7 @@ export class AccessScheduler {
         }
         return;
       case 'postgrespolicyplan': {
-        const origin = (change.object as unknown as PostgresPolicyPlan | undefined)?.spec?.origin;
+        const origin = change.object?.spec?.origin;
         if (origin?.kind === EPHEMERAL_REQUEST_ORIGIN) this.triggerRequest(ns, origin.name);
         else if (change.type === 'delete')
           for (const r of this.deps.cache.list('ephemeralaccessrequest', ns))
@@ -325,7 +346,6 @@ export class AccessScheduler {
   private requestsOf(ns: string, name: string, uid: string | undefined): EphemeralAccessRequest[] {
     return this.deps.cache
       .list('ephemeralaccessrequest', ns)
-      .map((o) => o as unknown as EphemeralAccessRequest)
       .filter(
         (r) =>
           r.spec.accessPolicyRef.name === name ||
@@ -335,28 +355,19 @@ export class AccessScheduler {
 
   /** A plan as the cache has it, with a status we wrote from a result on top until the cache shows it. */
   private plan(ns: string, name: string): PostgresPolicyPlan | undefined {
-    const cached = this.deps.cache.get('postgrespolicyplan', ns, name) as unknown as
-      PostgresPolicyPlan | undefined;
-    const key = `${ns}/${name}`;
-    const overlay = this.planOverlay.get(key);
-    if (overlay === undefined || cached === undefined) return cached;
-    if (cached.status?.phase === overlay.status['phase'] || this.now() - overlay.at > OVERLAY_TTL_MS) {
-      this.planOverlay.delete(key);
-      return cached;
-    }
+    const cached = this.deps.cache.get('postgrespolicyplan', ns, name);
+    if (cached === undefined) return cached;
+    const written = this.planStatusWrites.pending(`${ns}/${name}`, cached);
+    if (written === undefined) return cached;
     return {
       ...cached,
-      status: { ...(cached.status ?? {}), ...overlay.status } as PostgresPolicyPlan['status'],
+      status: { ...(cached.status ?? {}), ...written.value } as PostgresPolicyPlan['status'],
     };
   }
 
   /** True while our last write to the object is not visible yet (the pass would decide on old state). */
-  private awaitingOwnWrite(key: string, object: CachedObject): boolean {
-    const pending = this.pendingWrites.get(key);
-    if (pending === undefined) return false;
-    if (pending.rv === meta(object).resourceVersion && this.now() - pending.at < OVERLAY_TTL_MS) return true;
-    this.pendingWrites.delete(key);
-    return false;
+  private awaitingOwnWrite(key: string, object: AnyCached): boolean {
+    return this.statusWrites.pending(key, { metadata: meta(object) }) !== undefined;
   }
 
   private fingerprint(target: PostgresPolicy): Promise<FingerprintRead> {
@@ -369,12 +380,11 @@ export class AccessScheduler {
     if (object === undefined) return;
     const key = reqKey(ns, name);
     if (this.awaitingOwnWrite(key, object)) return;
-    const request = object as unknown as EphemeralAccessRequest;
+    const request = object;
     const now = this.now();
     const accessPolicy =
-      (this.deps.cache.get('ephemeralaccesspolicy', ns, request.spec.accessPolicyRef.name) as unknown as
-        EphemeralAccessPolicy | undefined) ?? null;
-    const policies = this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[];
+      this.deps.cache.get('ephemeralaccesspolicy', ns, request.spec.accessPolicyRef.name) ?? null;
+    const policies = this.deps.cache.list('postgrespolicy', ns);
     const resolved = request.status?.resolvedAccess ?? null;
     const phase = request.status?.phase ?? 'Pending';
     // A target being deleted takes no new access; one resolved before keeps it until revoked (snapshotTarget).
@@ -438,7 +448,7 @@ export class AccessScheduler {
         statusCommand(ref, replacingPatch(request.status, decision.status), request.metadata.resourceVersion),
         ref,
       );
-      this.pendingWrites.set(key, { rv: request.metadata.resourceVersion ?? '', at: now });
+      this.statusWrites.record(key, true, request.metadata.resourceVersion);
     }
     if (decision.transition !== null) {
       await this.send(
@@ -490,9 +500,9 @@ export class AccessScheduler {
         return;
       case 'createPlan': {
         const name = planNameOf(request, action.operation);
-        const created = this.createdPlans.get(`${ns}/${name}`);
-        if (created !== undefined && now - created < OVERLAY_TTL_MS) return;
-        const fresh = this.plan(ns, name) === undefined;
+        const existing = this.plan(ns, name);
+        if (this.planCreates.pending(`${ns}/${name}`, existing) !== undefined) return;
+        const fresh = existing === undefined;
         const view = this.planTarget(target, activationPlan);
         if (view === null) {
           this.deps.log.warn(
@@ -508,8 +518,8 @@ export class AccessScheduler {
           timestamp(now),
         );
         await this.send(createPlanCommand(ns, name, built.object, built.status), ref);
-        this.createdPlans.set(`${ns}/${name}`, now);
-        this.planOverlay.delete(`${ns}/${name}`);
+        this.planCreates.record(`${ns}/${name}`, true, existing?.metadata.resourceVersion);
+        this.planStatusWrites.forget(`${ns}/${name}`);
         this.lastSent.delete(`${ns}/${name}`);
         // A new revoke plan: ask the executor at once; a revoke does not wait for its plan, which is only its
         // record (ADR 0013). An activation is sent once the cache shows its plan (the provenance anchor): sent
@@ -587,7 +597,7 @@ export class AccessScheduler {
     const last = this.lastSent.get(key);
     if (last !== undefined && now - last < (this.deps.resendMs ?? RESEND_MS)) return;
     const resolved = request.status!.resolvedAccess!;
-    const policyName = createdFor ?? (plan as unknown as PostgresPolicyPlan).spec.policyRef.name;
+    const policyName = createdFor ?? plan!.spec.policyRef.name;
     const uid = plan === undefined || createdFor !== undefined ? undefined : meta(plan).uid;
     const idempotencyKey = `${request.metadata.uid}/${operation}/${resolved.bundleHash}`;
     const message: ScopedExecuteRequestV1 = {
@@ -639,11 +649,7 @@ export class AccessScheduler {
     if (operation === 'Sweep') return this.handleSweepResult(result);
     const ns = result.request.namespace;
     const now = this.now();
-    const requestObject = this.deps.cache.get(
-      'ephemeralaccessrequest',
-      ns,
-      result.request.name,
-    ) as unknown as EphemeralAccessRequest | undefined;
+    const requestObject = this.deps.cache.get('ephemeralaccessrequest', ns, result.request.name);
     const sameRequest = requestObject !== undefined && requestObject.metadata.uid === result.request.uid;
     const requestRef: Ref = {
       kind: 'EphemeralAccessRequest',
@@ -683,12 +689,13 @@ export class AccessScheduler {
         ),
         requestRef,
       );
-      this.planOverlay.set(`${ns}/${result.plan.name}`, { status: patch, at: now });
+      // Shown by content (the phase), so the version it was based on does not matter.
+      this.planStatusWrites.record(`${ns}/${result.plan.name}`, patch, undefined);
     }
     this.deps.log.log(
       `scoped ${result.operation} ${ns}/${result.plan.name}: ${result.outcome} (${result.reason})`,
     );
-    this.pendingWrites.delete(reqKey(ns, result.request.name));
+    this.statusWrites.forget(reqKey(ns, result.request.name));
     this.triggerRequest(ns, result.request.name);
   }
 
@@ -703,78 +710,8 @@ export class AccessScheduler {
     if (this.stopped) return;
     const object = this.deps.cache.get('ephemeralaccesspolicy', ns, name);
     if (object === undefined) return;
-    const key = eapKey(ns, name);
-    if (this.awaitingOwnWrite(key, object)) return;
-    const policy = object as unknown as EphemeralAccessPolicy;
-    const now = this.now();
-    const ref: Ref = { kind: 'EphemeralAccessPolicy', namespace: ns, name, uid: policy.metadata.uid };
-    const finalizers = policy.metadata.finalizers ?? [];
-    const requests = this.requestsOf(ns, name, policy.metadata.uid).filter(
-      (r) =>
-        r.status?.resolvedAccess == null || r.status.resolvedAccess.accessPolicyUid === policy.metadata.uid,
-    );
-    if (policy.metadata.deletionTimestamp !== undefined) {
-      if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) return;
-      if (requests.length === 0) {
-        await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, false), ref);
-        return;
-      }
-      // Deleting the requests revokes what they hold (their finalizers), then this finalizer goes.
-      for (const r of requests) {
-        const rKey = `${ns}/${r.metadata.name}`;
-        if (
-          r.metadata.deletionTimestamp !== undefined ||
-          now - (this.lastDeletes.get(rKey) ?? 0) < DELETE_RETRY_MS
-        )
-          continue;
-        this.lastDeletes.set(rKey, now);
-        await this.send(
-          deleteCommand({
-            kind: 'EphemeralAccessRequest',
-            namespace: ns,
-            name: r.metadata.name ?? '',
-            uid: r.metadata.uid,
-          }),
-          ref,
-        );
-      }
-      return;
-    }
-    const targetObject = (this.deps.cache.list('postgrespolicy', ns) as unknown as PostgresPolicy[]).find(
-      (p) => p.metadata.name === policy.spec.postgresPolicyRef.name,
-    );
-    const target = targetObject === undefined ? null : targetView(targetObject);
-    const holding: HoldingRequest[] = [];
-    for (const r of requests) {
-      const resolved = r.status?.resolvedAccess;
-      if (resolved == null || target === null) continue;
-      const plan = this.plan(ns, planNameOf(r, 'Activate'));
-      if (!hasActivationAnchor(r as never, plan as never, target.uid)) continue;
-      holding.push({
-        name: r.metadata.name ?? '',
-        uid: r.metadata.uid ?? '',
-        subject: r.spec.subject.role,
-        roles: resolved.memberships.map((m) => m.role),
-      });
-    }
-    const status = accessPolicyStatus({
-      policy,
-      target,
-      limits: this.deps.limits,
-      holding,
-      now: timestamp(now),
-    });
-    if (!sameJson(policy.status, status)) {
-      await this.send(
-        statusCommand(ref, replacingPatch(policy.status, status), policy.metadata.resourceVersion),
-        ref,
-      );
-      this.pendingWrites.set(key, { rv: policy.metadata.resourceVersion ?? '', at: now });
-    }
-    // After the status write: the gateway applies one access policy's commands in order, so this does not make it stale.
-    if (!finalizers.includes(ACCESS_POLICY_FINALIZER)) {
-      await this.send(finalizerCommand(ref, ACCESS_POLICY_FINALIZER, true), ref);
-    }
+    if (this.awaitingOwnWrite(eapKey(ns, name), object)) return;
+    await accessPolicyPass(this.accessPolicyContext, object);
   }
 
   /**

@@ -1,7 +1,7 @@
 // Keeps the finalizer of each target PostgresPolicy in step with the requests holding access on it (ADR 0020):
 // reads the cache, decides with the pure target guard, and sends the change once until the cache shows it.
 import type { ResourceCache } from '@rolepolicy/contracts';
-import type { EphemeralAccessRequest, PostgresPolicy, PostgresPolicyPlan } from '@rolepolicy/kube';
+import type { PostgresPolicyPlan } from '@rolepolicy/kube';
 import { planNameOf } from '../lifecycle/scoped-plan.js';
 import { holdsTarget, TARGET_FINALIZER, targetFinalizerChange } from '../lifecycle/target-guard.js';
 import { finalizerCommand, type Ref, type UnkeyedCommand } from './commands.js';
@@ -26,13 +26,10 @@ export class TargetFinalizers {
 
   /** Adds or removes the finalizer of the policy with `uid` in `namespace` as its holders need. */
   async sync(namespace: string, uid: string): Promise<void> {
-    const policy = (this.deps.cache.list('postgrespolicy', namespace) as unknown as PostgresPolicy[]).find(
-      (p) => p.metadata.uid === uid,
-    );
+    const policy = this.deps.cache.list('postgrespolicy', namespace).find((p) => p.metadata.uid === uid);
     if (policy === undefined) return;
     const held = this.deps.cache
       .list('ephemeralaccessrequest', namespace)
-      .map((o) => o as unknown as EphemeralAccessRequest)
       .some(
         (r) =>
           r.status?.resolvedAccess != null &&

@@ -16,6 +16,8 @@ import {
 } from '@rolepolicy/kube';
 import {
   buildGeneratedSecretTemplate,
+  cachedPlan,
+  cachedPolicy,
   type PostgresPolicy,
   type PostgresPolicyPlan,
 } from '@rolepolicy/plan-lifecycle';
@@ -71,6 +73,17 @@ function readFailure(what: string, error: unknown): never {
   throw error;
 }
 
+// Policies and plans are read in the lifecycle's shape, as the planner reads them (uid, generation there).
+function policyIn(cache: ResourceCache, namespace: string, name: string): PostgresPolicy | undefined {
+  const object = cache.get('postgrespolicy', namespace, name);
+  return (object && cachedPolicy(object)) ?? undefined;
+}
+
+function planIn(cache: ResourceCache, namespace: string, name: string): PostgresPolicyPlan | undefined {
+  const object = cache.get('postgrespolicyplan', namespace, name);
+  return (object && cachedPlan(object)) ?? undefined;
+}
+
 /**
  * A {@link ClusterView} over a started cache following `postgrespolicy` and `postgrespolicyplan`, reading
  * Secret values through `secrets`.
@@ -79,9 +92,8 @@ export function cacheClusterView(
   cache: ResourceCache,
   secrets: SecretReader & Pick<SecretAccessClient, 'generate'>,
 ): ClusterView {
-  const policyOf = (namespace: string, name: string): PostgresPolicy | undefined =>
-    cache.get('postgrespolicy', namespace, name) as unknown as PostgresPolicy | undefined;
-
+  const policyOf = (namespace: string, name: string) => policyIn(cache, namespace, name);
+  const planOf = (namespace: string, name: string) => planIn(cache, namespace, name);
   return {
     changed: (timeoutMs) =>
       new Promise<void>((resolve) => {
@@ -98,7 +110,7 @@ export function cacheClusterView(
       const current = policyOf(namespace, policy);
       return {
         policy: current,
-        plan: cache.get('postgrespolicyplan', namespace, plan) as unknown as PostgresPolicyPlan | undefined,
+        plan: planOf(namespace, plan),
         ...(current ? { target: connectionTarget(namespace, current.spec.connection as Connection) } : {}),
       };
     },

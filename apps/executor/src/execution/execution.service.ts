@@ -23,7 +23,6 @@ import {
   SUBJECTS,
   executeResultContract,
   scopeDigest,
-  type AppliedSnapshotV1,
   type ExecuteRequestV1,
   type ExecuteRequestV2,
   type ExecuteResultV1,
@@ -34,6 +33,7 @@ import {
   scramSha256Verifier,
   type Change,
   type ManagedScope,
+  type TargetIdentityReading,
 } from '@rolepolicy/policy';
 import type { Kysely } from 'kysely';
 import { logRecord } from '@rolepolicy/runtime';
@@ -68,7 +68,7 @@ import {
   type Expanded,
   type PlanningInputs,
 } from './replan.js';
-import { withPolicyOverlay } from './replan-overlay.js';
+import { withPolicyHeldAccess } from './replan-held-access.js';
 import { resultFor, type ResultFacts } from './result.js';
 import {
   PasswordSourceChangedError,
@@ -79,6 +79,15 @@ import {
 import { isMissingGenerated } from '@rolepolicy/kube';
 
 /** Handles execution requests; one instance per executor replica. */
+/** What the executor read under the lock: the catalog, the fresh plan and policy, the plan re-made. */
+type LockedRead = {
+  readonly snapshot: Awaited<ReturnType<typeof inspect>>;
+  readonly fresh: FreshState;
+  readonly plan: ReturnType<typeof replan>['plan'];
+  readonly digest: ReturnType<typeof replan>['digest'];
+  readonly observed: TargetIdentityReading;
+};
+
 @Injectable()
 export class ExecutionService {
   private readonly logger = new Logger('Execution');
@@ -265,8 +274,9 @@ export class ExecutionService {
   }
 
   /**
-   * While the lock is held: re-inspect, re-plan, judge the fresh plan and policy (a denial, suspend or edit
-   * since the request, or while this replica waited, stops the SQL here), decide, write Applying and run.
+   * While the lock is held: gather (re-inspect, re-plan, read the fresh plan and policy), decide (a denial,
+   * suspend or edit since the request, or while this replica waited, stops the SQL here), then carry out
+   * (write Applying and hand over the statements to run).
    */
   private async underLock(
     request: ExecuteRequestV2,
@@ -274,32 +284,52 @@ export class ExecutionService {
     prepared: Extract<Prepared, { ok: true }>,
     probe: ReturnType<LockHolderProbe['around']> | undefined,
   ): Promise<LockedDecision<ResultFacts>> {
+    const read = await this.lockedRead(request, connection, prepared);
+    if (!read.ok) return { run: false, result: read.facts };
+    const stop = this.lockedVerdict(request, prepared, read);
+    if (stop !== null) return { run: false, result: stop };
+    return this.lockedRun(request, connection, prepared, read, probe);
+  }
+
+  /** Gather under the lock: the catalog now, the fresh plan and policy, and the plan re-made from them. */
+  private async lockedRead(
+    request: ExecuteRequestV2,
+    connection: CatalogConnection,
+    prepared: Extract<Prepared, { ok: true }>,
+  ): Promise<{ ok: false; facts: ResultFacts } | ({ ok: true } & LockedRead)> {
     const { inputs, expanded } = prepared;
     const snapshot = await inspect(connection.db, expanded.scope, connection.target);
     const fresh = await this.freshState(request);
-    // Memberships that anchored ephemeral access holds, composed as the planner did (replan-overlay.ts).
-    const overlaid = withPolicyOverlay(
+    // Memberships that anchored ephemeral access holds, composed as the planner did (replan-held-access.ts).
+    const held = withPolicyHeldAccess(
       this.cluster?.cache ?? null,
       { namespace: request.policy.namespace, uid: fresh.policy?.metadata.uid },
       expanded,
       snapshot.identity.logical_fingerprint,
       snapshot.memberships,
     );
-    if (!overlaid.ok) return { run: false, result: overlaid.facts };
-    const { plan, digest } = replan(request, overlaid.expanded, snapshot, inputs);
+    if (!held.ok) return { ok: false, facts: held.facts };
+    const { plan, digest } = replan(request, held.expanded, snapshot, inputs);
     const observed = { physical: snapshot.identity.physical, logical: snapshot.identity.logical_fingerprint };
+    return { ok: true, snapshot, fresh, plan, digest, observed };
+  }
+
+  /** Decide under the lock: the facts that stop the run, or null to execute. */
+  private lockedVerdict(
+    request: ExecuteRequestV2,
+    prepared: Extract<Prepared, { ok: true }>,
+    { fresh, plan, digest, observed }: LockedRead,
+  ): ResultFacts | null {
     if (this.cluster !== null) {
-      const changed = changedWhileWaiting(request, fresh, inputs);
-      if (changed !== undefined) return { run: false, result: changed };
+      const changed = changedWhileWaiting(request, fresh, prepared.inputs);
+      if (changed !== undefined) return changed;
       const verdict = freshVerdict(request, fresh, {
         changeDigest: digest.digest,
         changeDigestEncoding: digest.encoding,
         changeCount: plan.changes.length,
         observed,
       });
-      if (verdict.kind !== 'proceed') {
-        return { run: false, result: { ...verdictFacts(verdict), recomputedDigest: digest.digest } };
-      }
+      if (verdict.kind !== 'proceed') return { ...verdictFacts(verdict), recomputedDigest: digest.digest };
     }
     const decision = decideExecution(request, {
       changeDigest: digest.digest,
@@ -309,7 +339,17 @@ export class ExecutionService {
       ownerTransferBlocked: plan.ownerTransferBlocked,
       observed,
     });
-    if (decision.kind !== 'execute') return { run: false, result: refusal(decision, digest.digest) };
+    return decision.kind === 'execute' ? null : refusal(decision, digest.digest);
+  }
+
+  /** Carry out under the lock: passwords, SQL, Applying written and reported before any statement. */
+  private async lockedRun(
+    request: ExecuteRequestV2,
+    connection: CatalogConnection,
+    { expanded }: Extract<Prepared, { ok: true }>,
+    { snapshot, fresh, plan, digest }: LockedRead,
+    probe: ReturnType<LockHolderProbe['around']> | undefined,
+  ): Promise<LockedDecision<ResultFacts>> {
     let passwords: Record<string, string>;
     let generated: Record<string, string>;
     try {
@@ -368,7 +408,7 @@ export class ExecutionService {
       scopeDigest: scopeDigest(scope),
       readAt,
       fingerprint: read.fingerprint,
-      snapshot: read.snapshot as unknown as AppliedSnapshotV1['snapshot'],
+      snapshot: { ...read.snapshot },
     });
   }
 

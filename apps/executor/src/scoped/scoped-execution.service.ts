@@ -32,8 +32,6 @@ import {
   NO_PRIVILEGED_NAMESPACES,
   renderSql,
   scopedChanges,
-  type AnchorRequest,
-  type HolderRequest,
   type PolicyContent,
   type PrivilegedNamespaces,
 } from '@rolepolicy/policy';
@@ -50,18 +48,11 @@ import {
 } from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
-import { guardActivate, type GuardedAccessPolicy, type GuardedRequest } from './activate-guard.js';
+import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
 import { runSweep } from './sweep-execution.js';
-import {
-  isPlanRequest,
-  verifyScoped,
-  type PlanRequest,
-  type ScopedPlanObject,
-  type ScopedRequestObject,
-  type ScopedState,
-} from './scoped-verify.js';
+import { isPlanRequest, verifyScoped, type PlanRequest, type ScopedState } from './scoped-verify.js';
 
 /**
  * Seam for an in-process per-database mutex (the dispatch layer's): when provided, every scoped execution
@@ -184,16 +175,15 @@ export class ScopedExecutionService {
   private async state(request: PlanRequest, cluster: ExecutionCluster, synced = true): Promise<ScopedState> {
     if (synced) await cluster.cache.sync();
     const ns = request.plan.namespace;
-    const get = <T>(kind: 'postgrespolicyplan' | 'ephemeralaccessrequest' | 'postgrespolicy', name: string) =>
-      cluster.cache.get(kind, ns, name) as unknown as T | undefined;
-    const object = get<ScopedRequestObject>('ephemeralaccessrequest', request.request.name);
-    const activation = object === undefined ? undefined : activationPlanName(object as AnchorRequest);
+    const object = cluster.cache.get('ephemeralaccessrequest', ns, request.request.name);
+    const activation = object === undefined ? undefined : activationPlanName(object);
+    const policy = cluster.cache.get('postgrespolicy', ns, request.policy.name);
     return {
-      plan: get<ScopedPlanObject>('postgrespolicyplan', request.plan.name),
+      plan: cluster.cache.get('postgrespolicyplan', ns, request.plan.name),
       request: object,
-      policy: get<PostgresPolicy>('postgrespolicy', request.policy.name),
+      policy,
       activationPlan:
-        activation === undefined ? undefined : get<ScopedPlanObject>('postgrespolicyplan', activation),
+        activation === undefined ? undefined : cluster.cache.get('postgrespolicyplan', ns, activation),
     };
   }
 
@@ -380,7 +370,7 @@ export class ScopedExecutionService {
           'ephemeralaccesspolicy',
           request.plan.namespace,
           guarded.spec?.accessPolicyRef?.name ?? '',
-        ) as unknown as GuardedAccessPolicy | undefined,
+        ),
         operator: this.config?.EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES ?? NO_PRIVILEGED_NAMESPACES,
         connection,
       });
@@ -394,11 +384,8 @@ export class ScopedExecutionService {
     const requestUid = request.request.uid!;
     const others = anchoredRequests({
       policyUid: request.policy.uid!,
-      requests: cluster.cache.list(
-        'ephemeralaccessrequest',
-        request.request.namespace,
-      ) as unknown as HolderRequest[],
-      planNamed: (name) => cluster.cache.get('postgrespolicyplan', request.plan.namespace, name) as never,
+      requests: cluster.cache.list('ephemeralaccessrequest', request.request.namespace),
+      planNamed: (name) => cluster.cache.get('postgrespolicyplan', request.plan.namespace, name),
     }).filter((holder) => holder.uid !== requestUid);
     const computed = scopedChanges({
       operation: request.operation,

@@ -20,11 +20,10 @@ import {
   renderSql,
   sweepChanges,
   sweepEscapeCheck,
-  type HolderRequest,
   type PolicyContent,
   type SweepInput,
 } from '@rolepolicy/policy';
-import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
+import { cachedPolicy, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { connectionTarget } from '../execution/cluster-view.js';
 import type { ExecutionCluster } from '../execution/execution-cluster.js';
 import type { ScopedFacts } from './scoped-result.js';
@@ -37,14 +36,6 @@ export interface SweepDeps {
   readonly tls: DatabaseTls;
   /** The per-database mutex of this replica (a sweep waits its turn: it is a backstop, not a revocation). */
   readonly serialize: <T>(databaseKey: string, task: () => Promise<T>) => Promise<T>;
-}
-
-/** An access policy as the sweep reads it. */
-interface SweptAccessPolicy {
-  readonly spec?: {
-    readonly postgresPolicyRef?: { readonly name?: string };
-    readonly memberships?: readonly { readonly role?: string }[];
-  };
 }
 
 type Plan =
@@ -64,8 +55,8 @@ const nothing = (reason: string, message: string): Plan => ({
  */
 function sweepPlan(message: ScopedExecuteRequestV1, cluster: ExecutionCluster): Plan {
   const ns = message.policy.namespace;
-  const policy = cluster.cache.get('postgrespolicy', ns, message.policy.name) as unknown as
-    PostgresPolicy | undefined;
+  const object = cluster.cache.get('postgrespolicy', ns, message.policy.name);
+  const policy = object === undefined ? undefined : (cachedPolicy(object) ?? undefined);
   const name = `policy ${ns}/${message.policy.name}`;
   if (policy === undefined) return nothing('PolicyGone', `${name} no longer exists`);
   if (message.policy.uid === undefined || policy.metadata.uid !== message.policy.uid) {
@@ -86,15 +77,16 @@ function sweepPlan(message: ScopedExecuteRequestV1, cluster: ExecutionCluster): 
   }
   const roles = expansion.desired.roles;
   const managed = new Set(roles.filter((r) => !r.external).map((r) => r.name));
-  const named = (cluster.cache.list('ephemeralaccesspolicy', ns) as unknown as SweptAccessPolicy[])
+  const named = cluster.cache
+    .list('ephemeralaccesspolicy', ns)
     .filter((p) => p.spec?.postgresPolicyRef?.name === policy.metadata.name)
     .flatMap((p) => (p.spec?.memberships ?? []).map((m) => m.role ?? ''));
   const bundleRoles = [...new Set(named.filter((r) => managed.has(r)))].sort(compareCodePoints);
   if (bundleRoles.length === 0) return nothing('NoBundleRoles', `no access policy names a role of ${name}`);
   const holders = anchoredRequests({
     policyUid: message.policy.uid,
-    requests: cluster.cache.list('ephemeralaccessrequest', ns) as unknown as HolderRequest[],
-    planNamed: (planName) => cluster.cache.get('postgrespolicyplan', ns, planName) as never,
+    requests: cluster.cache.list('ephemeralaccessrequest', ns),
+    planNamed: (planName) => cluster.cache.get('postgrespolicyplan', ns, planName),
   });
   return {
     ok: true,

@@ -245,6 +245,7 @@ function autoApprovable(plan: unknown, namespace: string, lookup: ObjectLookup):
   const policy = lookup('PostgresPolicy', namespace, owner['name']);
   const meta = isObject(policy) && isObject(policy['metadata']) ? policy['metadata'] : {};
   if (policy === undefined || meta['uid'] !== owner['uid']) return false;
+  // Cast: the stored spec was validated by the API server against the CRD schema this type comes from.
   return executionGate(specOf(policy) as unknown as PostgresPolicySpec) === 'auto';
 }
 

@@ -40,6 +40,7 @@ export function withConnectionReuse(kc: KubeConfig): KubeConfig {
     const fresh = context.getAgent();
     if (fresh === undefined || (fresh.constructor !== https.Agent && fresh.constructor !== http.Agent))
       return;
+    // Cast: Node's agents keep their constructor options in `options`, which @types/node does not declare.
     const options = (fresh as unknown as { options?: AgentOptions }).options;
     if (options === undefined) return;
     const key = agentKey(fresh, options);

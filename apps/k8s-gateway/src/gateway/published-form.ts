@@ -57,7 +57,7 @@ export function publishedForm(
   object: KubernetesObject,
   fingerprintKey: Uint8Array,
 ): KubernetesObject {
-  const source = object as unknown as Json;
+  const source: Json = { ...object };
   const metadata = isObject(source['metadata']) ? source['metadata'] : {};
   if (kind === 'Secret' || kind === 'ConfigMap') {
     const values = valuesOf(source);
@@ -84,5 +84,6 @@ export function publishedForm(
       };
     }
   }
+  // Cast: `out` is the API's object with value fields replaced, a JSON object of the same kind.
   return out as unknown as KubernetesObject;
 }

@@ -4,9 +4,8 @@
 // command sink. It has no way to request execution or create a Secret.
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { CachedObject, ResourceCache } from '@rolepolicy/contracts';
-import { managedScopePayload } from '@rolepolicy/contracts';
-import type * as Kube from '@rolepolicy/kube';
+import type { AnyCached, ResourceCache } from '@rolepolicy/contracts';
+import { OwnWrites, managedScopePayload } from '@rolepolicy/contracts';
 import type { SecretLike, SecretLookup } from '@rolepolicy/kube';
 import { unionScopes, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
 import { requestSnapshot } from '@rolepolicy/contracts';
@@ -31,7 +30,7 @@ import {
   type CandidatePassInput,
   type PolicyGate,
 } from './lifecycle.js';
-import { withOverlay } from './overlay.js';
+import { withHeldAccess } from './held-access.js';
 import { recognisePromotion, type PromotionRecognition } from './promotion.js';
 import {
   CANDIDATE_KIND,
@@ -64,6 +63,10 @@ export interface CandidatePlannerDeps {
   readonly log: { log(m: string): void; warn(m: string): void };
   /** Counts inspections (metrics and the bench). */
   readonly onInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
+  /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
+  readonly onOwnWriteExpired?: (store: string) => void;
+  /** The clock (epoch ms) of every decision here; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** The policy's candidate pass input besides what the reconciler already has. */
@@ -75,7 +78,7 @@ export interface CandidatePassContext {
    * Seam for ephemeral access (issue 13): membership edges of active ephemeral requests on this policy.
    * Candidates are planned with the edges whose roles they declare, so a proposal never revokes live access.
    */
-  readonly overlay: readonly MembershipEdge[];
+  readonly heldAccess: readonly MembershipEdge[];
 }
 
 /** Candidates may be planned only while the policy converged with no plan of its own waiting. */
@@ -99,7 +102,7 @@ export function policyGate(decision: ReconcileDecision): PolicyGate {
 let sequence = 0;
 
 /** The uid of the candidate controlling a plan (its controller ownerReference), if any. */
-export function candidateControllerUid(object: CachedObject): string | undefined {
+export function candidateControllerUid(object: AnyCached): string | undefined {
   const refs = (
     object.metadata as { ownerReferences?: { uid: string; kind: string; controller?: boolean }[] }
   ).ownerReferences;
@@ -121,32 +124,34 @@ export class CandidatePlanner {
    * otherwise put the old conditions back. Dropped once the cache shows a newer version of the candidate, or
    * after {@link OWN_WRITE_TTL_MS} (a write the gateway never applied must not hide the stored status).
    */
-  private readonly written = new Map<
-    string,
-    { readonly baseVersion: string; readonly status: CandidateStatus; readonly at: number }
-  >();
+  private readonly written: OwnWrites<CandidateStatus, Candidate>;
 
-  constructor(private readonly deps: CandidatePlannerDeps) {}
+  /** The injected clock (epoch ms). */
+  private readonly now: () => number;
+
+  constructor(private readonly deps: CandidatePlannerDeps) {
+    this.now = deps.now ?? Date.now;
+    this.written = new OwnWrites({
+      store: 'candidate-status',
+      expiryMs: OWN_WRITE_TTL_MS,
+      onExpired: deps.onOwnWriteExpired,
+      now: this.now,
+    });
+  }
 
   /** Candidates in the policy's namespace that name it in `spec.policyRef`. */
   candidatesOf(policy: PostgresPolicy): Candidate[] {
     return this.deps.cache
       .list('postgrespolicycandidate', policy.metadata.namespace)
-      .map((o: CachedObject) => fromKubeCandidate(o as unknown as Kube.PostgresPolicyCandidate))
+      .map((o) => fromKubeCandidate(o))
       .filter((c): c is Candidate => c !== null && c.spec.policyRef?.name === policy.metadata.name)
       .map((c) => this.withOwnWrite(c));
   }
 
   /** The candidate as this planner last wrote it while the cache still shows the version it was read at. */
   private withOwnWrite(candidate: Candidate): Candidate {
-    const own = this.written.get(candidate.metadata.uid);
-    if (own === undefined) return candidate;
-    const expired = Date.now() - own.at > OWN_WRITE_TTL_MS;
-    if (expired || own.baseVersion !== (candidate.metadata.resourceVersion ?? '')) {
-      this.written.delete(candidate.metadata.uid);
-      return candidate;
-    }
-    return { ...candidate, status: own.status };
+    const own = this.written.pending(candidate.metadata.uid, candidate);
+    return own === undefined ? candidate : { ...candidate, status: own.value };
   }
 
   /** Sends one step's commands and Events, remembering a status write for {@link withOwnWrite}. */
@@ -154,13 +159,11 @@ export class CandidatePlanner {
     for (const command of candidateCommandsOf(step, policy)) await this.deps.send(command);
     for (const event of candidateEventsOf(step)) await this.deps.recordEvent(event, policy);
     if (step.kind === 'writeCandidateStatus') {
+      // A step computed from our own write carries the cached version that write was based on.
       const { metadata } = step.candidate;
-      const known = this.written.get(metadata.uid);
-      // A step computed from our own overlay keeps the version the overlay was based on.
-      const baseVersion = known?.baseVersion ?? metadata.resourceVersion ?? '';
-      this.written.set(metadata.uid, { baseVersion, status: step.status, at: Date.now() });
+      this.written.record(metadata.uid, step.status, metadata.resourceVersion);
     }
-    if (step.kind === 'deleteCandidate') this.written.delete(step.candidate.metadata.uid);
+    if (step.kind === 'deleteCandidate') this.written.forget(step.candidate.metadata.uid);
   }
 
   /** Promotion recognition for the policy's decision (its reports are sent right away). */
@@ -170,7 +173,7 @@ export class CandidatePlanner {
   ): Promise<PromotionRecognition> {
     const candidates = this.candidatesOf(policy);
     if (candidates.length === 0) return { handOver: null, previous: null, reports: [] };
-    const recognition = recognisePromotion(policy, candidates, plans, new Date().toISOString());
+    const recognition = recognisePromotion(policy, candidates, plans, new Date(this.now()).toISOString());
     for (const step of recognition.reports) await this.sendStep(step, policy);
     return recognition;
   }
@@ -185,10 +188,10 @@ export class CandidatePlanner {
       gate: policyGate(context.decision),
       candidates,
       plans: context.plans,
-      now: new Date().toISOString(),
+      now: new Date(this.now()).toISOString(),
       settings: this.deps.settings,
     };
-    const outcomes = await this.outcomes(policy, plannable(input), context.overlay);
+    const outcomes = await this.outcomes(policy, plannable(input), context.heldAccess);
     const steps = decideCandidates(input, outcomes);
     for (const step of steps) {
       await this.sendStep(step, policy);
@@ -204,14 +207,14 @@ export class CandidatePlanner {
   private async outcomes(
     policy: PostgresPolicy,
     candidates: readonly Candidate[],
-    overlay: readonly MembershipEdge[],
+    heldAccess: readonly MembershipEdge[],
   ): Promise<Map<string, CandidateOutcome>> {
     const out = new Map<string, CandidateOutcome>();
     const shared: { candidate: Candidate; prepared: Prepared }[] = [];
     const previews: { candidate: Candidate; prepared: Prepared }[] = [];
     const secrets = await this.readSecrets(policy, candidates);
     for (const candidate of candidates) {
-      const prepared = this.prepare(policy, candidate, overlay, secrets);
+      const prepared = this.prepare(policy, candidate, heldAccess, secrets);
       if (!prepared.ok) out.set(candidate.metadata.name, prepared.outcome);
       else if (previewTarget(candidate) === null) shared.push({ candidate, prepared: prepared.prepared });
       else previews.push({ candidate, prepared: prepared.prepared });
@@ -237,7 +240,7 @@ export class CandidatePlanner {
           policy.status?.applied_password_source_versions ?? {},
           policy.spec.allow_schema_owner_transfers === true,
           prepared.desired.memberships.length,
-          overlay,
+          heldAccess,
         ]);
         const known = this.memo.get(candidate.metadata.uid);
         const outcome =
@@ -292,7 +295,7 @@ export class CandidatePlanner {
   private prepare(
     policy: PostgresPolicy,
     candidate: Candidate,
-    overlay: readonly MembershipEdge[],
+    heldAccess: readonly MembershipEdge[],
     secrets: Awaited<ReturnType<CandidatePlanner['readSecrets']>>,
   ): { ok: true; prepared: Prepared } | { ok: false; outcome: CandidateOutcome } {
     const view = candidateView(policy, candidate);
@@ -308,7 +311,7 @@ export class CandidatePlanner {
           outcome: { kind: 'failed', reason: prepared.error.reason, message: prepared.error.message },
         };
       }
-      return { ok: true, prepared: { ...prepared, desired: withOverlay(prepared.desired, overlay) } };
+      return { ok: true, prepared: { ...prepared, desired: withHeldAccess(prepared.desired, heldAccess) } };
     } catch (error) {
       const failure = secretReadError(error);
       return { ok: false, outcome: { kind: 'failed', reason: failure.reason, message: failure.message } };
@@ -321,7 +324,7 @@ export class CandidatePlanner {
     scope: Prepared['scope'],
     kind: 'shared' | 'preview',
   ): Promise<{ ok: true; snapshot: CatalogSnapshot; at: string } | { ok: false; outcome: CandidateOutcome }> {
-    const at = new Date().toISOString();
+    const at = new Date(this.now()).toISOString();
     this.deps.onInspection?.(kind);
     sequence += 1;
     try {
@@ -329,7 +332,7 @@ export class CandidatePlanner {
         this.deps.nats,
         {
           v: 1,
-          requestId: `${policy.metadata.uid}.candidates.${Date.now()}.${sequence}`,
+          requestId: `${policy.metadata.uid}.candidates.${this.now()}.${sequence}`,
           source: {
             apiVersion: API_VERSION,
             kind: 'PostgresPolicy',

@@ -42,8 +42,8 @@ export function fromKubeCandidate(object: Kube.PostgresPolicyCandidate): Candida
   if (!name || !namespace || !uid || generation === undefined || !object.spec) return null;
   return {
     metadata: { ...object.metadata, name, namespace, uid, generation },
-    spec: object.spec as unknown as CandidateSpec,
-    ...(object.status ? { status: object.status as unknown as CandidateStatus } : {}),
+    spec: object.spec,
+    ...(object.status ? { status: object.status } : {}),
   };
 }
 

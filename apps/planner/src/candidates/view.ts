@@ -17,6 +17,8 @@ export function candidateView(policy: PostgresPolicy, candidate: Candidate): Pos
   if (target != null) {
     spec['connection'] = { secretRef: { name: target.secretName }, secretKey: target.key };
   }
+  // Cast: the policy's spec with the candidate's content fields put in by name; both were validated
+  // against the same content schema by the API server, which TypeScript cannot follow through the loop.
   return { ...policy, spec: spec as unknown as PostgresPolicySpec };
 }
 

@@ -112,18 +112,18 @@ function createConfigMap(configMap: ConfigMap): UnkeyedCommand {
     v: 1,
     command: 'apply-resource',
     target: configMapRef(metadata.namespace, metadata.name),
-    object: configMap as unknown as Json,
+    // A spread copy is a plain object type, which TypeScript lets stand for a JSON object.
+    object: { ...configMap },
   };
 }
 
 function createPlan(plan: PostgresPolicyPlan): UnkeyedCommand {
-  const kube = toKubePlan(plan) as unknown as Json & { status?: Json | null };
-  const { status, ...object } = kube;
+  const { status, ...object } = toKubePlan(plan);
   return {
     v: 1,
     command: 'apply-resource',
     target: planRef(plan.metadata.namespace, plan.metadata.name),
     object,
-    ...(status ? { status } : {}),
+    ...(status ? { status: { ...status } } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // Which ephemeral access changes wake which policy: a request whose phase, target or bundle changed wakes
 // its target policy (by uid), a scoped plan whose phase changed wakes the policy it names, so the overlay
 // is recomposed soon after access starts or ends instead of at the next interval.
-import type { CachedObject } from '@rolepolicy/contracts';
+import type { AnyCached } from '@rolepolicy/contracts';
 
 type RequestLike = {
   readonly status?: {
@@ -17,7 +17,7 @@ type PlanLike = {
 /** What a change must alter to wake a policy, and which policy. */
 function wakeOf(
   kind: string,
-  object: CachedObject,
+  object: AnyCached,
 ): { signature: string; policy: { uid: string } | { name: string } } | null {
   if (kind === 'ephemeralaccessrequest') {
     const status = (object as RequestLike).status;
@@ -51,9 +51,9 @@ export class EphemeralTriggers {
       readonly kind: string;
       readonly namespace: string;
       readonly name: string;
-      readonly object?: CachedObject;
+      readonly object?: AnyCached;
     },
-    policies: (namespace: string) => readonly CachedObject[],
+    policies: (namespace: string) => readonly AnyCached[],
   ): string | undefined {
     if (change.kind !== 'ephemeralaccessrequest' && change.kind !== 'postgrespolicyplan') return undefined;
     const key = `${change.kind}/${change.namespace}/${change.name}`;

@@ -245,6 +245,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       ...(histogram ? { observe: (decision, seconds) => histogram.observe({ decision }, seconds) } : {}),
       onAppliedSnapshotUsed: () => this.appliedSnapshotsUsed?.inc(),
       decisions: () => this.decisions?.state ?? DECISIONS_NOT_REPORTED,
+      onOwnWriteExpired: (store) => this.metrics.ownWritesExpired.inc({ store }),
     });
     this.reconciler = reconciler;
     reconciler.start();

@@ -1,32 +1,19 @@
-// The planner's reconcile loop: cache changes and timers wake a policy, one pass per policy at a time
-// (only the leading replica runs one, ADR 0011), and each pass resolves, inspects, plans, decides and sends the
-// decision's steps as ordered gateway commands. Execution results become policy status here too.
-import { randomUUID } from 'node:crypto';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+// The planner's reconcile loop, in the leading replica (ADR 0011): cache changes and timers wake a policy,
+// one pass per policy at a time. A pass gathers (change-keys.ts, policy-state.ts), inspects
+// (inspection.ts), decides (the pure lifecycle) and carries out the decision's steps as ordered gateway
+// commands (command-sink.ts); execution results are recorded in result-handling.ts.
+import type { Subscription } from '@nats-io/transport-node';
 import {
   SUBJECTS,
   appliedSnapshotContract,
   decodePayload,
-  executeRequestContract,
-  k8sCommandContract,
-  k8sCommandSubject,
-  managedScopePayload,
-  policyOrderingKey,
-  recordEvent,
-  scopeDigest,
-  type CachedObject,
+  OwnWrites,
+  type AnyCached,
+  type ResourceChange,
   type ExecuteResultV1,
-  type JetStreamPublisher,
-  type K8sCommandV1,
-  type ResourceCache,
 } from '@rolepolicy/contracts';
-import type * as Kube from '@rolepolicy/kube';
-import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge } from '@rolepolicy/policy';
-import type { ReviewFacts } from '@rolepolicy/review';
-import { requestSnapshotUnlessUnchanged } from '@rolepolicy/contracts';
+import type { MembershipEdge } from '@rolepolicy/policy';
 import {
-  API_VERSION,
-  decideAfterExecution,
   cachedPlan,
   cachedPolicy,
   decideReconcile,
@@ -34,94 +21,41 @@ import {
   reconcilingStatus,
   sameStatus,
   settledReady,
-  toExecuteRequestMessage,
   type ConflictVerdict,
-  type DecisionAuthentication,
-  type LifecycleSettings,
   type PlanningOutcome,
   type PostgresPolicy,
   type PostgresPolicyPlan,
-  type PostgresPolicyPlanStatus,
   type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '@rolepolicy/plan-lifecycle';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
-import { ConvergedMemo, planningInputsDigest, type ConvergedMemoSettings } from './converged-memo.js';
-import { EPHEMERAL_ACCESS_CONFLICT, policyOverlay } from '@rolepolicy/plan-lifecycle';
-import { PlanOverlay } from './plan-overlay.js';
+import { ConvergedMemo } from './converged-memo.js';
+import { OwnPlanWrites } from './own-plan-writes.js';
+import { CommandSink } from './command-sink.js';
+import { handleResult, type ResultContext } from './result-handling.js';
+import { LIVE_PLAN_WAIT_MS, newPolicyState, resultPending, type PolicyState } from './policy-state.js';
+import { ChangeKeys, policyKey } from './change-keys.js';
+import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
-import { EphemeralTriggers } from './ephemeral-triggers.js';
-import { commandsOf, policyStatusCommand, type UnkeyedCommand } from '../planning/gateway-commands.js';
-import { logRecord, type LogRecord } from '@rolepolicy/runtime';
+import { commandsOf, policyStatusCommand } from '../planning/gateway-commands.js';
+import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue } from '@rolepolicy/runtime';
-import {
-  planEventsOf,
-  planExecutionEvent,
-  policyStatusEvents,
-  type PlanEvent,
-} from '../planning/plan-events.js';
-import { reportOf } from './execution-results.js';
-import { inspectFailure, planFromSnapshot, type PlanningInput } from '../planning/planning.js';
-import { fingerprintPays, preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
-import { ReviewRecorder, reviewQueryOf } from './review-recording.js';
-import { PeerClaims } from './peer-claims.js';
-import type { SecretReader } from '@rolepolicy/contracts';
+import { planEventsOf, policyStatusEvents } from '../planning/plan-events.js';
+import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
-import { controllerUid, planSignature, policySignature, versionOf } from './triggers.js';
-import { CandidatePlanner, candidateControllerUid } from '../candidates/candidate-planner.js';
-import { DEFAULT_CANDIDATE_SETTINGS, type CandidateSettings } from '../candidates/resources.js';
+import { ReviewRecorder } from './review-recording.js';
+import { PeerClaims } from './peer-claims.js';
+import { policySignature, versionOf } from './triggers.js';
+import { CandidatePlanner } from '../candidates/candidate-planner.js';
+import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
 
-/** What the reconciler needs from the service. */
-export interface ReconcilerDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange' | 'sync'>;
-  readonly nats: NatsConnection;
-  readonly publisher: Pick<JetStreamPublisher, 'publish'>;
-  /**
-   * Secret values, through the k8s-gateway (never the resource stream). The planner creates no Secret: a
-   * generated password's Secret is created by the executor when an approved plan runs.
-   */
-  readonly secrets: SecretReader;
-  readonly settings: LifecycleSettings;
-  readonly inspectTimeoutMs: number;
-  /** The inspectors' public key every request's connection is sealed to (INSPECT_SEAL_PUBLIC_KEY). */
-  readonly inspectSealKey: string;
-  /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */
-  readonly log: {
-    log(m: string | LogRecord): void;
-    warn(m: string | LogRecord): void;
-    error(m: string | LogRecord): void;
-  };
-  /** Candidate expiry, budget and retention (defaults: DEFAULT_CANDIDATE_SETTINGS). */
-  readonly candidateSettings?: CandidateSettings;
-  /** Called for each inspection made for candidates (metrics, the candidates bench). */
-  readonly onCandidateInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
-  /** Called after each decided pass with its kind and duration (event to last command sent). */
-  readonly observe?: (decision: string, seconds: number) => void;
-  /** Called when a pass verified convergence from a post-apply snapshot instead of an inspection. */
-  readonly onAppliedSnapshotUsed?: () => void;
-  /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
-  readonly convergedMemo?: ConvergedMemoSettings;
-  /** Whether decisions are authenticated (ADR 0026); absent: not reported (pending plans left as they are). */
-  readonly decisions?: () => DecisionAuthentication;
-}
+import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.js';
 
-/** Default bounds of the fingerprint path (PLANNER_FULL_INSPECTION_EVERY / _AFTER_SECONDS). */
-export const DEFAULT_CONVERGED_MEMO: ConvergedMemoSettings = { fullEveryPasses: 12, fullAfterMs: 3_600_000 };
+export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 
-/** Delay of the pass after an executor refused a plan as superseded (its reading differs from ours). */
-const SUPERSEDED_RECHECK_SECONDS = 2;
-/** How long a pass defers to a pending execution result before planning anyway (once the plan runs). */
-const RESULT_WAIT_MS = 30_000;
-/**
- * How long a pass defers to a plan an executor has not reported on while the cache shows it queued or running
- * (Approved or Applying). A fleet's backlog can hold a request, or its result, longer than
- * {@link RESULT_WAIT_MS}; planning again then supersedes a plan that is about to run or has just committed
- * ("nothing left to apply"). A killed executor's request is redelivered and reported by another one.
- */
-const LIVE_PLAN_WAIT_MS = 600_000;
 /**
  * How long a write of ours (a policy status, a created plan, a handled result) may stay invisible in the
- * cache before we stop overlaying it. Not a guess at the cache's lag: an overlay goes as soon as the cache
+ * cache before we stop overlaying it. Not a guess at the cache's lag: held access goes as soon as the cache
  * shows the write, and this only bounds memory. This replica (while it leads) is the one writer of policy
  * status and of the plans it creates; deciding on a cache older than our own writes superseded applied plans
  * when this was 30 s.
@@ -134,70 +68,53 @@ const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
 
-/** The part of a cached plan the result hold reads. */
-type CachedPlan = { readonly status?: { readonly phase?: string; readonly applyingSince?: string | null } };
-
-interface PolicyState {
-  signature: string;
-  uid: string | undefined;
-  /** Secret name -> resourceVersion read by the last pass ('' = absent). */
-  secrets: Map<string, string>;
-  timer: NodeJS.Timeout | undefined;
-  /** The status we last wrote, until the cache shows it. */
-  written: { status: PostgresPolicyStatus; at: number } | undefined;
-  /** The last True/False Ready we wrote (an Unknown while applying keeps it), for the Recovered Event. */
-  settled: 'True' | 'False' | undefined;
-  /** Plans sent for execution whose result has not been handled yet, with the send time. */
-  awaiting: Map<string, number>;
-  /** A pass was put off while a result was awaited: the result handler runs it instead of a later timer. */
-  deferred: boolean;
-  /**
-   * The plan an Applied result just reported, with the digest of the inputs its execution was requested
-   * with: the next pass may verify from its post-apply snapshot while those inputs still hold.
-   */
-  verifyPlan: { readonly name: string; readonly inputs: string | undefined } | undefined;
-  /** Plan name -> digest of the inputs its execution was requested with ({@link Reconciler.executionInputs}). */
-  requestedInputs: Map<string, string | null>;
-  /**
-   * Plan name -> how many of its execution requests came back Skipped or Superseded while the plan may
-   * still be actionable. Such a request is spent (its idempotency key, and the result's, are deduplicated
-   * by JetStream), so asking again needs a new key.
-   */
-  skipped: Map<string, number>;
-}
-
-const policyKey = (namespace: string, name: string): string => `${namespace}/${name}`;
-
-/** The reconcile loop of the leading planner replica (planner-host.ts starts it for each leader term). */
+/** The reconcile loop of one planner replica. */
 export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
-  private readonly planSignatures = new Map<string, string>();
+  /** Gathers which policies a cache change concerns (change-keys.ts). */
+  private readonly changes: ChangeKeys;
   /** Post-apply snapshots from the executors, for the verification pass (ADR 0017). */
   private readonly appliedSnapshots = new AppliedSnapshots(
     APPLIED_SNAPSHOT_TTL_MS,
     APPLIED_SNAPSHOT_MAX_KEPT,
   );
   private appliedSubscription: Subscription | undefined;
-  /** Plans we created and results we handled, on top of the cache until it shows them (plan-overlay.ts). */
-  private readonly planOverlay = new PlanOverlay(OVERLAY_CAP_MS);
-  private readonly session = randomUUID().slice(0, 8);
+  /** Plans we created and results we handled, on top of the cache until it shows them (own-plan-writes.ts). */
+  private readonly planWrites: OwnPlanWrites;
+  /**
+   * Per policy key: the status we last wrote, until the cache shows it. The gateway applies a policy status
+   * unconditionally, so the cache shows it by content (the same status), not by a newer version.
+   */
+  private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
+  private readonly sink: CommandSink;
+  private readonly inspection: Inspection;
+  private readonly results: ResultContext;
+  /** The injected clock (epoch ms). */
+  private readonly now: () => number;
   private readonly peers: PeerClaims;
   private readonly proof: ConflictProof;
   private readonly review: ReviewRecorder;
-  private readonly ephemeral = new EphemeralTriggers();
-  /** Per policy key: the ephemeral access overlay edges of its last planned pass. */
-  private readonly overlays = new Map<string, readonly MembershipEdge[]>();
+  /** Per policy key: held access edges of its last planned pass. */
+  private readonly heldAccessByPolicy = new Map<string, readonly MembershipEdge[]>();
   private readonly candidates: CandidatePlanner;
   /** Per policy key: the last full pass that found nothing to change (the fingerprint path's reference). */
   private readonly converged: ConvergedMemo;
-  /** Candidate key -> signature (uid, generation, deletion): the candidate's own status writes never wake. */
-  private readonly candidateSignatures = new Map<string, string>();
-  private sequence = 0;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
   constructor(private readonly deps: ReconcilerDeps) {
+    this.now = deps.now ?? Date.now;
+    this.sink = new CommandSink(deps.publisher, deps.log);
+    this.changes = new ChangeKeys(deps.cache);
+    this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, this.now, deps.onOwnWriteExpired);
+    this.statusWrites = new OwnWrites({
+      store: 'planner-policy-status',
+      expiryMs: OVERLAY_CAP_MS,
+      now: this.now,
+      onExpired: deps.onOwnWriteExpired,
+      shows: (cached, write) => sameStatus(cached.status, write.value),
+    });
     this.converged = new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
     this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
       versionOf(deps.cache.get('secret', namespace, name)),
@@ -208,19 +125,56 @@ export class Reconciler {
       inspectTimeoutMs: deps.inspectTimeoutMs,
       inspectSealKey: deps.inspectSealKey,
     });
-    this.review = new ReviewRecorder({ send: (command) => this.send(command), log: deps.log });
+    this.review = new ReviewRecorder({ send: (command) => this.sink.send(command), log: deps.log });
+    this.inspection = new Inspection({
+      cache: deps.cache,
+      nats: deps.nats,
+      inspectTimeoutMs: deps.inspectTimeoutMs,
+      inspectSealKey: deps.inspectSealKey,
+      ...(deps.onAppliedSnapshotUsed ? { onAppliedSnapshotUsed: deps.onAppliedSnapshotUsed } : {}),
+      converged: this.converged,
+      appliedSnapshots: this.appliedSnapshots,
+      proof: this.proof,
+      review: this.review,
+      heldAccess: this.heldAccessByPolicy,
+      takeVerifyPlan: (key) => {
+        const state = this.policies.get(key);
+        const verify = state?.verifyPlan;
+        if (state !== undefined) state.verifyPlan = undefined;
+        return verify;
+      },
+      nextSequence: () => this.sink.nextSequence(),
+      now: this.now,
+    });
+    this.results = {
+      cache: deps.cache,
+      log: deps.log,
+      now: this.now,
+      runInSlot: (key, task) => this.queue.run(key, task),
+      state: (key) => this.policies.get(key),
+      trigger: (key) => this.trigger(key),
+      requeue: (key, seconds) => this.requeue(key, seconds),
+      currentPolicy: (namespace, name) => this.currentPolicy(namespace, name),
+      currentPlans: (namespace) => this.currentPlans(namespace),
+      resultHandled: (namespace, name, status) => this.planWrites.resultHandled(namespace, name, status),
+      writeStatus: (policy, status) => this.writeStatus(policy, status),
+      recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
+      hasCandidates: (policy) => this.candidates.candidatesOf(policy).length > 0,
+    };
     this.candidates = new CandidatePlanner({
       cache: deps.cache,
       nats: deps.nats,
       secrets: deps.secrets,
-      send: (command) => this.send(command),
-      recordEvent: (event, policy) => this.recordEvent(event, policy),
-      planCreated: (plan) => this.planOverlay.planCreated(plan),
+      send: (command) => this.sink.send(command),
+      recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
+      planCreated: (plan) => this.planWrites.planCreated(plan),
       settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
       inspectTimeoutMs: deps.inspectTimeoutMs,
       inspectSealKey: deps.inspectSealKey,
       log: deps.log,
       ...(deps.onCandidateInspection ? { onInspection: deps.onCandidateInspection } : {}),
+      ...(deps.onOwnWriteExpired ? { onOwnWriteExpired: deps.onOwnWriteExpired } : {}),
+      now: this.now,
     });
     this.queue = new KeyedQueue((key, error) =>
       deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
@@ -237,9 +191,7 @@ export class Reconciler {
         if (decoded.ok) this.appliedSnapshots.put(decoded.value);
       },
     });
-    for (const plan of this.deps.cache.list('postgrespolicyplan')) {
-      this.planSignatures.set(this.objectKey(plan), planSignature(plan));
-    }
+    this.changes.seedPlans(this.deps.cache.list('postgrespolicyplan'));
     for (const policy of this.deps.cache.list('postgrespolicy')) this.onPolicy(policy);
   }
 
@@ -253,11 +205,11 @@ export class Reconciler {
   }
 
   /**
-   * The ephemeral access overlay edges (admin false) the policy's last planned pass added to its desired
+   * The held access edges (admin false) the policy's last planned pass added to its desired
    * memberships; candidate planning in the parent's context adds the same so it never revokes held access.
    */
-  overlayEdges(namespace: string, name: string): readonly MembershipEdge[] {
-    return this.overlays.get(policyKey(namespace, name)) ?? [];
+  heldEdges(namespace: string, name: string): readonly MembershipEdge[] {
+    return this.heldAccessByPolicy.get(policyKey(namespace, name)) ?? [];
   }
 
   /** Resolves when no pass is running or queued (tests). */
@@ -265,90 +217,43 @@ export class Reconciler {
     return this.queue.idle();
   }
 
-  private objectKey(object: CachedObject): string {
-    return policyKey(object.metadata.namespace ?? '', object.metadata.name);
-  }
-
-  private onChange(change: {
-    type: 'upsert' | 'delete';
-    kind: string;
-    namespace: string;
-    name: string;
-    object?: CachedObject;
-  }): void {
-    const key = policyKey(change.namespace, change.name);
-    // Ephemeral access starting or ending recomposes the target policy's overlay (ephemeral-triggers.ts).
-    const woken = this.ephemeral.wake(change, (ns) => this.deps.cache.list('postgrespolicy', ns));
-    if (woken !== undefined && this.policies.has(woken)) this.trigger(woken);
-    if (change.kind === 'postgrespolicy') {
-      if (change.type === 'delete' || change.object === undefined) this.forget(key);
-      else this.onPolicy(change.object);
-    } else if (change.kind === 'postgrespolicyplan') {
-      if (change.type === 'delete' || change.object === undefined) {
-        this.planSignatures.delete(key);
-        this.planOverlay.deleted(change.namespace, change.name);
-        return;
-      }
-      const signature = planSignature(change.object);
-      const previous = this.planSignatures.get(key);
-      this.planSignatures.set(key, signature);
-      this.review.onPlan(change.object);
-      if (previous === signature) return;
-      const owner = controllerUid(change.object);
-      const policy = this.deps.cache
-        .list('postgrespolicy', change.namespace)
-        .find((p) => (p.metadata as { uid?: string }).uid === owner);
-      if (policy !== undefined) this.trigger(this.objectKey(policy));
-      else this.triggerCandidateParent(change.namespace, candidateControllerUid(change.object));
-    } else if (change.kind === 'postgrespolicycandidate') {
-      const signature =
-        change.type === 'delete' || change.object === undefined ? '' : policySignature(change.object);
-      if (this.candidateSignatures.get(key) === signature) return;
-      if (signature === '') this.candidateSignatures.delete(key);
-      else this.candidateSignatures.set(key, signature);
-      const parent = (change.object as { spec?: { policyRef?: { name?: string } } } | undefined)?.spec
-        ?.policyRef?.name;
-      if (parent !== undefined) this.trigger(policyKey(change.namespace, parent));
-    } else if (change.kind === 'secret') {
-      const version = change.type === 'delete' ? '' : versionOf(change.object);
-      for (const [key2, state] of this.policies) {
-        if (!key2.startsWith(`${change.namespace}/`)) continue;
-        const seen = state.secrets.get(change.name);
-        if (seen !== undefined && seen !== version) this.trigger(key2);
+  /** Carries out what a cache change asks (change-keys.ts gathers it). */
+  private onChange(change: ResourceChange): void {
+    for (const effect of this.changes.effectsOf(change)) {
+      switch (effect.kind) {
+        case 'wake':
+          if (effect.ifKnown !== true || this.policies.has(effect.key)) this.trigger(effect.key);
+          break;
+        case 'policy':
+          this.onPolicy(effect.object);
+          break;
+        case 'forget':
+          this.forget(effect.key);
+          break;
+        case 'planGone':
+          this.planWrites.deleted(effect.namespace, effect.name);
+          break;
+        case 'planSeen':
+          this.review.onPlan(effect.object);
+          break;
+        case 'secret':
+          for (const [key, state] of this.policies) {
+            if (!key.startsWith(`${effect.namespace}/`)) continue;
+            const seen = state.secrets.get(effect.name);
+            if (seen !== undefined && seen !== effect.version) this.trigger(key);
+          }
+          break;
       }
     }
   }
 
-  /** A decision on a candidate's plan wakes the candidate's policy (the candidate pass runs in its slot). */
-  private triggerCandidateParent(namespace: string, candidateUid: string | undefined): void {
-    if (candidateUid === undefined) return;
-    const candidate = this.deps.cache
-      .list('postgrespolicycandidate', namespace)
-      .find((c) => (c.metadata as { uid?: string }).uid === candidateUid) as
-      { spec?: { policyRef?: { name?: string } } } | undefined;
-    const parent = candidate?.spec?.policyRef?.name;
-    if (parent !== undefined) this.trigger(policyKey(namespace, parent));
-  }
-
-  private onPolicy(object: CachedObject): void {
-    const key = this.objectKey(object);
+  private onPolicy(object: AnyCached): void {
+    const key = policyKey(object.metadata.namespace, object.metadata.name);
     const signature = policySignature(object);
     const state = this.policies.get(key);
     if (state !== undefined && state.signature === signature) return;
     if (state === undefined) {
-      this.policies.set(key, {
-        signature,
-        uid: (object.metadata as { uid?: string }).uid,
-        secrets: new Map(),
-        timer: undefined,
-        written: undefined,
-        awaiting: new Map(),
-        deferred: false,
-        verifyPlan: undefined,
-        requestedInputs: new Map(),
-        skipped: new Map(),
-        settled: undefined,
-      });
+      this.policies.set(key, newPolicyState(signature, object.metadata.uid));
     } else {
       state.signature = signature;
     }
@@ -359,7 +264,8 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
-    this.overlays.delete(key);
+    this.statusWrites.forget(key);
+    this.heldAccessByPolicy.delete(key);
     this.converged.forget(key);
   }
 
@@ -382,37 +288,22 @@ export class Reconciler {
     state.timer.unref();
   }
 
-  private requeueMs(key: string, ms: number): void {
-    this.requeue(key, ms / 1000);
-  }
-
   /** The policy as the next decision must see it: the cache, with our own newer status write on top. */
   private currentPolicy(namespace: string, name: string): PostgresPolicy | null {
     const object = this.deps.cache.get('postgrespolicy', namespace, name);
     if (object === undefined) return null;
-    const policy = cachedPolicy(object as unknown as Kube.PostgresPolicy);
+    const policy = cachedPolicy(object);
     if (policy === null) return null;
-    const state = this.policies.get(policyKey(namespace, name));
-    const written = state?.written;
-    if (written === undefined || state === undefined) return policy;
-    if (sameStatus(policy.status, written.status) || Date.now() - written.at > OVERLAY_CAP_MS) {
-      state.written = undefined;
-      return policy;
-    }
-    return { ...policy, status: written.status };
+    const written = this.statusWrites.pending(policyKey(namespace, name), policy);
+    return written === undefined ? policy : { ...policy, status: written.value };
   }
 
   private currentPlans(namespace: string): PostgresPolicyPlan[] {
     const cached = this.deps.cache
       .list('postgrespolicyplan', namespace)
-      .map((o) => cachedPlan(o as unknown as Kube.PostgresPolicyPlan))
+      .map((o) => cachedPlan(o))
       .filter((p): p is PostgresPolicyPlan => p !== null);
-    return this.planOverlay.plans(namespace, cached);
-  }
-
-  private rememberHandledResult(result: ExecuteResultV1): void {
-    const status = terminalPlanStatus(result);
-    if (status !== null) this.planOverlay.resultHandled(result.plan.namespace, result.plan.name, status);
+    return this.planWrites.plans(namespace, cached);
   }
 
   /**
@@ -422,7 +313,7 @@ export class Reconciler {
   private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ProvenVerdict> {
     const peers = this.deps.cache
       .list('postgrespolicy')
-      .map((o) => cachedPolicy(o as unknown as Kube.PostgresPolicy))
+      .map((o) => cachedPolicy(o))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
       .filter((p) => p.metadata.deletionTimestamp === undefined);
     const claims = await this.peers.of(peers, policy.metadata.uid);
@@ -454,10 +345,10 @@ export class Reconciler {
     const policy = this.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
-    if (this.resultPending(state, namespace)) {
+    if (resultPending(state, namespace, this.deps.cache, this.now())) {
       // The result handler wakes the policy; this timer only covers a result that never comes.
       state.deferred = true;
-      this.requeueMs(key, RESULT_RECHECK_MS);
+      this.requeue(key, RESULT_RECHECK_MS / 1000);
       return;
     }
     state.deferred = false;
@@ -487,9 +378,9 @@ export class Reconciler {
       if (!prepared.ok) {
         outcome = { kind: 'failed', error: prepared.error };
       } else {
-        const early = reconcilingStatus(policy, new Date().toISOString());
+        const early = reconcilingStatus(policy, new Date(this.now()).toISOString());
         if (early !== null) await this.writeStatus(policy, early);
-        outcome = await this.inspectAndPlan(policy, prepared);
+        outcome = await this.inspection.inspectAndPlan(policy, prepared);
       }
     }
     const latest = this.currentPolicy(namespace, name);
@@ -509,7 +400,7 @@ export class Reconciler {
       plans,
       conflict,
       outcome,
-      now: new Date().toISOString(),
+      now: new Date(this.now()).toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
       ...(this.deps.decisions ? { decisions: this.deps.decisions() } : {}),
@@ -538,7 +429,7 @@ export class Reconciler {
 
   /**
    * The policy's candidates, planned after its own pass in the same queue slot (docs/candidates.md, section 2). A
-   * failure here is logged and never fails the policy's pass. `overlay`: the membership edges of active
+   * failure here is logged and never fails the policy's pass. `heldAccess`: the membership edges of active
    * ephemeral requests on this policy, composed in its own pass (ADR 0008).
    */
   private async candidatePass(decided: PostgresPolicy, decision: ReconcileDecision): Promise<void> {
@@ -551,242 +442,13 @@ export class Reconciler {
         policy,
         decision,
         plans: this.currentPlans(namespace),
-        overlay: this.overlayEdges(namespace, name),
+        heldAccess: this.heldEdges(namespace, name),
       });
     } catch (error) {
       this.deps.log.warn(
         `candidates of ${namespace}/${name}: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-  }
-
-  /**
-   * True while a plan we sent for execution has no handled result yet: while the cache shows it queued or
-   * running (Approved, Applying) or not at all, at most {@link LIVE_PLAN_WAIT_MS}, else {@link RESULT_WAIT_MS},
-   * counted from when it was sent or started `Applying`, whichever is later.
-   * Planning then would read the database after (or while) the executor applied the plan but the plan and
-   * policy status from before: it would supersede the applied plan as "nothing left to apply", or plan the
-   * applied password again. The executor re-checks the fresh plan and policy under its lock, so an edit or
-   * a denial meanwhile is not lost; the result handler wakes the policy.
-   */
-  private resultPending(state: PolicyState, namespace: string): boolean {
-    for (const [planName, sentAt] of state.awaiting) {
-      const status = (
-        this.deps.cache.get('postgrespolicyplan', namespace, planName) as CachedPlan | undefined
-      )?.status;
-      const applyingSince = Date.parse(status?.applyingSince ?? '');
-      const since = Number.isFinite(applyingSince) ? Math.max(sentAt, applyingSince) : sentAt;
-      // Not in the cache yet (a busy planner's cache can trail its own writes by tens of seconds), queued or
-      // running: the executor has not reported; only a phase the cache already shows as settled lifts it sooner.
-      const phase = status?.phase;
-      const live = phase === undefined || phase === 'Approved' || phase === 'Applying';
-      const limit = live ? LIVE_PLAN_WAIT_MS : RESULT_WAIT_MS;
-      if (Date.now() - since > limit) state.awaiting.delete(planName);
-    }
-    return state.awaiting.size > 0;
-  }
-
-  /**
-   * Digest of what an execution depends on besides the catalog: policy uid and spec, target reference and
-   * the resolved connection, scope, password sources. In memory only (it covers credentials); null when it
-   * cannot be encoded.
-   */
-  private executionInputs(policy: PostgresPolicy, prepared: Prepared): string | null {
-    try {
-      return sha256Digest(
-        canonicalJson({
-          uid: policy.metadata.uid,
-          spec: policy.spec,
-          target: prepared.target,
-          connection: prepared.connection,
-          scope: prepared.scope,
-          passwordSources: prepared.passwordSources,
-        }),
-      );
-    } catch {
-      return null;
-    }
-  }
-
-  /** Every planning input but the snapshot, with `desired` as composed with the ephemeral overlay. */
-  private planningInputs(
-    policy: PostgresPolicy,
-    prepared: Prepared,
-    desired: Prepared['desired'],
-  ): Omit<PlanningInput, 'snapshot' | 'snapshotRequestedAt'> {
-    return {
-      namespace: policy.metadata.namespace,
-      spec: policy.spec,
-      desired,
-      scope: prepared.scope,
-      target: prepared.target,
-      connection: prepared.connection,
-      passwordSources: prepared.passwordSources,
-      appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
-      allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
-    };
-  }
-
-  /**
-   * The fingerprint path (docs/planner.md §1): when the last full pass found nothing to change and every
-   * planning input (overlay included) is the same, the inspector is asked to confirm the catalog
-   * fingerprint only. Null: the pass is full.
-   */
-  private fingerprintShortcut(
-    key: string,
-    policy: PostgresPolicy,
-    prepared: Prepared,
-  ): { fingerprint: string; inputs: string; edges: readonly MembershipEdge[] } | null {
-    const usable = this.converged.usable(key, Date.now());
-    if (usable === null) return null;
-    const ref = { namespace: policy.metadata.namespace, uid: policy.metadata.uid };
-    const overlay = policyOverlay(this.deps.cache, ref, prepared.desired, usable.logicalFingerprint);
-    if (!overlay.ok) return null;
-    const inputs = planningInputsDigest(ref.uid, this.planningInputs(policy, prepared, overlay.desired));
-    if (inputs === null || !this.converged.matches(key, inputs)) return null;
-    return { fingerprint: usable.fingerprint, inputs, edges: overlay.edges };
-  }
-
-  /**
-   * The pass right after an Applied result, from the executor's post-apply snapshot of the same plan,
-   * target and scope (ADR 0017), when it finds nothing left to change: convergence verified without a new
-   * session. Anything else (changes left, nothing received, a mismatch) is null: the pass inspects.
-   */
-  private verifiedByAppliedSnapshot(
-    key: string,
-    policy: PostgresPolicy,
-    prepared: Prepared,
-  ): PlanningOutcome | null {
-    const state = this.policies.get(key);
-    const verify = state?.verifyPlan;
-    if (state === undefined || verify === undefined) return null;
-    state.verifyPlan = undefined;
-    // A Secret rotated, or the spec edited, since the execution was requested: the executor's read says
-    // nothing about the connection and content this pass must check (a dead port must fail here).
-    if (verify.inputs === undefined || verify.inputs !== this.executionInputs(policy, prepared)) {
-      this.appliedSnapshots.take(key, null);
-      return null;
-    }
-    const applied = this.appliedSnapshots.take(key, {
-      uid: policy.metadata.uid,
-      plan: verify.name,
-      target: prepared.target,
-      scopeDigest: scopeDigest(prepared.scope),
-    });
-    if (applied === null) return null;
-    // The executor's session used this very connection (the inputs above cover it): it reached the database.
-    this.proof.noteReached(policy.metadata.uid, prepared.connection);
-    const outcome = this.planFromRead(policy, prepared, applied, applied.readAt);
-    if (outcome.kind === 'computed' && outcome.plan.changeCount === 0) {
-      this.deps.onAppliedSnapshotUsed?.();
-      return outcome;
-    }
-    this.converged.forget(key);
-    return null;
-  }
-
-  private async inspectAndPlan(policy: PostgresPolicy, prepared: Prepared): Promise<PlanningOutcome> {
-    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
-    const verified = this.verifiedByAppliedSnapshot(key, policy, prepared);
-    if (verified !== null) return verified;
-    const snapshotRequestedAt = new Date().toISOString();
-    const shortcut = this.fingerprintShortcut(key, policy, prepared);
-    let result;
-    try {
-      result = await requestSnapshotUnlessUnchanged(
-        this.deps.nats,
-        {
-          v: 1,
-          requestId: `${policy.metadata.uid}.${policy.metadata.generation}.${this.nextSequence()}`,
-          source: {
-            apiVersion: API_VERSION,
-            kind: 'PostgresPolicy',
-            namespace: policy.metadata.namespace,
-            name: policy.metadata.name,
-            uid: policy.metadata.uid,
-          },
-          generation: policy.metadata.generation,
-          connection: prepared.connection as never,
-          scope: managedScopePayload(prepared.scope),
-          review: reviewQueryOf(prepared.desired),
-          withFingerprint: fingerprintPays(policy),
-          ...(shortcut === null ? {} : { unlessFingerprint: shortcut.fingerprint }),
-        },
-        { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
-      );
-    } catch (error) {
-      const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      return {
-        kind: 'failed',
-        error: {
-          class: 'transient',
-          reason: 'DatabaseInspectionFailed',
-          message: `no inspector answered: ${text}`,
-        },
-      };
-    }
-    if (!result.ok) {
-      this.converged.forget(key);
-      return { kind: 'failed', error: inspectFailure(result.error, prepared.connection) };
-    }
-    this.proof.noteReached(policy.metadata.uid, prepared.connection);
-    if ('unchanged' in result) {
-      const reused =
-        shortcut === null
-          ? null
-          : this.converged.confirm(key, shortcut.inputs, result.fingerprint, snapshotRequestedAt);
-      if (reused !== null) {
-        this.overlays.set(key, shortcut!.edges);
-        return reused;
-      }
-      // Never expected (`unchanged` only answers the fingerprint we sent): forget it and read in full.
-      this.converged.forget(key);
-      return this.inspectAndPlan(policy, prepared);
-    }
-    return this.planFromRead(policy, prepared, result, snapshotRequestedAt);
-  }
-
-  /**
-   * The outcome of a pass from a catalog read (the inspector's reply, or a post-apply snapshot): the
-   * ephemeral overlay composed from it, planning, and the convergence recorded for the fingerprint path.
-   */
-  private planFromRead(
-    policy: PostgresPolicy,
-    prepared: Prepared,
-    result: { snapshot: CatalogSnapshot; fingerprint?: string | null; reviewFacts?: ReviewFacts },
-    snapshotRequestedAt: string,
-  ): PlanningOutcome {
-    const key = policyKey(policy.metadata.namespace, policy.metadata.name);
-    // Memberships that anchored ephemeral access holds join the desired state; a conflict blocks the pass.
-    const overlay = policyOverlay(
-      this.deps.cache,
-      { namespace: policy.metadata.namespace, uid: policy.metadata.uid },
-      prepared.desired,
-      result.snapshot.identity.logical_fingerprint,
-      result.snapshot.memberships,
-    );
-    if (!overlay.ok) {
-      this.overlays.delete(key);
-      this.converged.forget(key);
-      return {
-        kind: 'failed',
-        error: { class: 'permanent', reason: EPHEMERAL_ACCESS_CONFLICT, message: overlay.message },
-      };
-    }
-    this.overlays.set(key, overlay.edges);
-    const inputs = this.planningInputs(policy, prepared, overlay.desired);
-    const planning = { ...inputs, snapshot: result.snapshot, snapshotRequestedAt };
-    this.review.noteInspection(key, planning, result.reviewFacts ?? null);
-    const outcome = planFromSnapshot(planning);
-    this.converged.record(
-      key,
-      planningInputsDigest(policy.metadata.uid, inputs),
-      result.fingerprint ?? undefined,
-      result.snapshot.identity.logical_fingerprint,
-      outcome,
-      Date.now(),
-    );
-    return outcome;
   }
 
   /** Sends the decision's steps in order; each publish is acked by JetStream before the next. */
@@ -806,185 +468,40 @@ export class Reconciler {
         if (prepared === null) continue;
         const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
         const retry = state?.skipped.get(step.request.planName) ?? 0;
-        const request =
-          retry === 0
-            ? step.request
-            : { ...step.request, idempotencyKey: `${step.request.idempotencyKey}/retry-${retry}` };
-        const message = toExecuteRequestMessage(request, {
-          target: prepared.target,
-          content: policy.spec,
-          mode: prepared.desired.reconciliation_mode,
-          allowSchemaOwnerTransfers: policy.spec.allow_schema_owner_transfers === true,
-          requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
-          approvedIdentity: step.request.approvedIdentity,
-          passwordSources: prepared.passwordSources,
-          appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
-        });
-        await this.deps.publisher.publish(
-          executeRequestContract,
-          SUBJECTS.executeRequest,
-          message,
-          message.idempotencyKey,
-        );
-        state?.awaiting.set(step.request.planName, Date.now());
-        state?.requestedInputs.set(step.request.planName, this.executionInputs(policy, prepared));
+        await this.sink.requestExecution(step.request, retry, policy, prepared);
+        state?.awaiting.set(step.request.planName, this.now());
+        state?.requestedInputs.set(step.request.planName, executionInputs(policy, prepared));
         continue;
       }
-      if (step.kind === 'createPlan') this.planOverlay.planCreated(step.plan);
+      if (step.kind === 'createPlan') this.planWrites.planCreated(step.plan);
       if (step.kind === 'writePolicyStatus') {
         await this.writeStatus(policy, step.status);
         continue;
       }
-      for (const command of commandsOf(step, policy)) await this.send(command);
-      for (const planEvent of planEventsOf(step, policy)) await this.recordEvent(planEvent, policy);
+      for (const command of commandsOf(step, policy)) await this.sink.send(command);
+      for (const planEvent of planEventsOf(step, policy)) await this.sink.recordEvent(planEvent, policy);
     }
-  }
-
-  /**
-   * Best effort, like client-go's recorder: an Event that cannot be sent never fails the pass. In the
-   * policy's ordering (ADR 0016), so an Event about a plan created in this pass follows the plan's create.
-   */
-  private async recordEvent({ regarding, event }: PlanEvent, policy: PostgresPolicy): Promise<void> {
-    await recordEvent(this.deps.publisher, regarding, event, {
-      sender: 'planner',
-      orderingKey: policyOrderingKey(policy.metadata.namespace, policy.metadata.name),
-      onError: (error) =>
-        this.deps.log.warn(
-          `Event ${event.reason} for ${regarding.kind} ${regarding.namespace}/${regarding.name} not sent: ${error.message}`,
-        ),
-    });
   }
 
   private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
     const base = this.currentPolicy(policy.metadata.namespace, policy.metadata.name) ?? policy;
-    await this.send(policyStatusCommand(base, status));
+    await this.sink.send(policyStatusCommand(base, status));
     const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
     const settled = settledReady(base.status, state?.settled);
     if (state !== undefined) {
-      state.written = { status, at: Date.now() };
+      this.statusWrites.record(
+        policyKey(policy.metadata.namespace, policy.metadata.name),
+        status,
+        base.metadata.resourceVersion,
+      );
       state.settled = settledReady(status, settled);
     }
     for (const policyEvent of policyStatusEvents(base, status, settled))
-      await this.recordEvent(policyEvent, base);
+      await this.sink.recordEvent(policyEvent, base);
   }
 
-  private nextSequence(): string {
-    this.sequence += 1;
-    return `${this.session}-${this.sequence}`;
+  /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */
+  handleResult(result: ExecuteResultV1): Promise<void> {
+    return handleResult(this.results, result);
   }
-
-  /** Publishes one gateway command with a unique idempotency key (JetStream dedupes publish retries only). */
-  private async send(command: UnkeyedCommand): Promise<void> {
-    const idempotencyKey = `planner/${command.target.namespace}/${command.target.name}/${command.command}/${this.nextSequence()}`;
-    const full = { ...command, idempotencyKey } as K8sCommandV1;
-    try {
-      await this.deps.publisher.publish(
-        k8sCommandContract,
-        k8sCommandSubject('planner', command.command),
-        full,
-        idempotencyKey,
-      );
-    } catch (error) {
-      // Names only (never object contents): which write could not be sent.
-      const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
-      throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`, {
-        cause: error,
-      });
-    }
-  }
-
-  /** Records an executor result on the policy (the executor itself writes the plan's phase). */
-  async handleResult(result: ExecuteResultV1): Promise<void> {
-    const namespace = result.plan.namespace;
-    const planObject = this.deps.cache.get('postgrespolicyplan', namespace, result.plan.name);
-    const ownerName =
-      result.policy?.name ??
-      this.deps.cache
-        .list('postgrespolicy', namespace)
-        .find(
-          (p) =>
-            planObject !== undefined && (p.metadata as { uid?: string }).uid === controllerUid(planObject),
-        )?.metadata.name;
-    if (ownerName === undefined) return;
-    const key = policyKey(namespace, ownerName);
-    await this.queue.run(key, async () => {
-      const report = reportOf(result);
-      if (report === 'ignore') return;
-      const state = this.policies.get(key);
-      state?.awaiting.delete(result.plan.name);
-      // A request asked again (after Skipped or Superseded) records its inputs anew.
-      const requestedInputs = state?.requestedInputs.get(result.plan.name) ?? undefined;
-      state?.requestedInputs.delete(result.plan.name);
-      if (report === 'reconcile') {
-        state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
-        this.trigger(key);
-        return;
-      }
-      if (result.phase === 'Superseded') {
-        // The executor refuses without writing the plan: the next pass either supersedes it from its own
-        // reading or asks again, under a new key, a little later (never in a tight loop).
-        state?.skipped.set(result.plan.name, (state.skipped.get(result.plan.name) ?? 0) + 1);
-      } else {
-        state?.skipped.delete(result.plan.name); // the plan is terminal now: never requested again
-        this.rememberHandledResult(result);
-        if (state !== undefined) {
-          state.verifyPlan =
-            result.phase === 'Applied' ? { name: result.plan.name, inputs: requestedInputs } : undefined;
-        }
-      }
-      const policy = this.currentPolicy(namespace, ownerName);
-      if (policy === null) return;
-      if (result.policy?.uid !== undefined && result.policy.uid !== policy.metadata.uid) return;
-      const plan = this.currentPlans(namespace).find((p) => p.metadata.name === result.plan.name) ?? null;
-      if (plan === null) {
-        this.trigger(key);
-        return;
-      }
-      const decision = decideAfterExecution({
-        policy,
-        plan,
-        report,
-        now: new Date().toISOString(),
-        jitter: Math.random(),
-      });
-      if (decision.status !== null) await this.writeStatus(policy, decision.status);
-      const executionEvent = planExecutionEvent(result);
-      if (executionEvent !== undefined) await this.recordEvent(executionEvent, policy);
-      this.deps.log.log(
-        logRecord(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`, {
-          kind: 'PostgresPolicyPlan',
-          namespace,
-          name: result.plan.name,
-          plan: result.plan.name,
-          digest: result.executedDigest ?? result.approvedDigest,
-          phase: result.phase,
-          reason: result.reason,
-        }),
-      );
-      if (result.phase === 'Superseded') this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
-      else if (decision.requeueAfterSeconds === 0) this.trigger(key);
-      // A pass put off while this result was awaited (a Secret deleted, a force-reconcile request, an edit
-      // the executor refused) runs shortly, not at the interval; it reads this result's plan phase and policy
-      // status through the read-your-writes overlays even before the cache shows them.
-      else if (state?.deferred === true && !this.resultPending(state, namespace)) {
-        state.deferred = false;
-        this.requeue(key, SUPERSEDED_RECHECK_SECONDS);
-      }
-      // With candidates, a full pass follows: it stamps a promoted content, records the promotion and
-      // plans the candidates that waited for the policy to converge.
-      else if (this.candidates.candidatesOf(policy).length > 0) this.trigger(key);
-      else this.requeue(key, decision.requeueAfterSeconds);
-    });
-  }
-}
-
-/** The plan status a terminal result stands for (the executor writes it), or null for other phases. */
-function terminalPlanStatus(result: ExecuteResultV1): PostgresPolicyPlanStatus | null {
-  if (result.phase === 'Applied') {
-    return { phase: 'Applied', ...(result.appliedAt === undefined ? {} : { appliedAt: result.appliedAt }) };
-  }
-  if (result.phase === 'Failed') {
-    return { phase: 'Failed', ...(result.failedAt === undefined ? {} : { failedAt: result.failedAt }) };
-  }
-  return null;
 }

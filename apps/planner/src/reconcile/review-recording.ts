@@ -1,7 +1,7 @@
 // Records the review artifact of every durable plan the planner creates (issue 14): built from the pass's
 // own inspection (snapshot and review facts of one transaction), annotated on the plan, and written as a
 // ConfigMap owned by the plan once the API server has given the plan its uid (see docs/review.md).
-import type { CachedObject, InspectRequestV1 } from '@rolepolicy/contracts';
+import type { AnyCached, InspectRequestV1 } from '@rolepolicy/contracts';
 import { computePlan, contentDigest, type DesiredState } from '@rolepolicy/policy';
 import {
   buildReviewArtifact,
@@ -115,7 +115,7 @@ export class ReviewRecorder {
   }
 
   /** A plan seen in the cache: writes its pending review ConfigMap, owned by it, through the gateway. */
-  onPlan(object: CachedObject): void {
+  onPlan(object: AnyCached): void {
     const where = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
     const entry = this.pending.get(where);
     const uid = (object.metadata as { uid?: string }).uid;
@@ -128,7 +128,7 @@ export class ReviewRecorder {
         v: 1,
         command: 'apply-resource',
         target: { apiVersion: 'v1', kind: 'ConfigMap', namespace, name },
-        object: configMap as unknown as Record<string, unknown>,
+        object: { ...configMap },
       })
       .catch((error: unknown) =>
         this.deps.log.warn(

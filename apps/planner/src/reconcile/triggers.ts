@@ -1,6 +1,6 @@
 // Which cache changes wake which policy (anti self-wake): a policy on generation, deletion or the
 // force-reconcile annotation; a plan on its Approved/Denied decision; a Secret a policy read.
-import type { CachedObject } from '@rolepolicy/contracts';
+import type { AnyCached } from '@rolepolicy/contracts';
 import { RECONCILE_REQUESTED_AT_ANNOTATION } from '@rolepolicy/plan-lifecycle';
 
 type Meta = {
@@ -16,12 +16,12 @@ type Meta = {
   }[];
 };
 
-function meta(object: CachedObject): Meta {
+function meta(object: AnyCached): Meta {
   return object.metadata as Meta;
 }
 
 /** What a policy event must change to start a reconcile (status writes change none of it). */
-export function policySignature(object: CachedObject): string {
+export function policySignature(object: AnyCached): string {
   const m = meta(object);
   return JSON.stringify([
     m.uid ?? null,
@@ -36,7 +36,7 @@ export function policySignature(object: CachedObject): string {
  * changes do not: the executor writes them and reports each on `rp.execute.result`, and a pass woken by
  * the phase alone could run before that report and plan the applied effects (e.g. a password) again.
  */
-export function planSignature(object: CachedObject): string {
+export function planSignature(object: AnyCached): string {
   const status = (object as { status?: { conditions?: { type: string; status: string }[] } }).status;
   const decision = (type: string): string | null =>
     status?.conditions?.find((c) => c.type === type)?.status ?? null;
@@ -44,11 +44,11 @@ export function planSignature(object: CachedObject): string {
 }
 
 /** The uid of the policy controlling a plan (its controller ownerReference), if any. */
-export function controllerUid(object: CachedObject): string | undefined {
+export function controllerUid(object: AnyCached): string | undefined {
   return meta(object).ownerReferences?.find((o) => o.controller === true && o.kind === 'PostgresPolicy')?.uid;
 }
 
 /** The resourceVersion of a cached object ('' when absent). */
-export function versionOf(object: CachedObject | undefined): string {
+export function versionOf(object: AnyCached | undefined): string {
   return object === undefined ? '' : (meta(object).resourceVersion ?? '');
 }

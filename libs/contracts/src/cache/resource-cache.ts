@@ -5,126 +5,44 @@ import {
   DeliverPolicy,
   jetstream,
   jetstreamManager,
-  type Consumer,
   type ConsumerInfo,
-  type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
 import { decodePayload, encodePayload } from '../contract.js';
-import { resourceEventContract, type ResourceEventV1 } from '../messages/resource-event.js';
+import { resourceEventContract } from '../messages/resource-event.js';
 import { resyncMarkerContract, type ResyncMarkerV1 } from '../messages/resync-marker.js';
 import { resyncReplyContract, resyncRequestContract } from '../messages/resync-request.js';
 import { RESYNC_TOKEN, SUBJECT_ROOT, parseResourceSubject, type ResourceKindToken } from '../subjects.js';
-import {
-  applyMarker,
-  collectChunk,
-  olderThanMarker,
-  type CompleteMarker,
-  type MarkerAssembly,
-} from './resync.js';
+import { applyMarker, collectChunk, olderThanMarker } from './resync.js';
 import { STREAMS } from '../topology.js';
 import { SharedRequest } from './shared-request.js';
+import {
+  caughtUpWith,
+  type Followed,
+  type Listener,
+  type RefreshOptions,
+  type ResourceCacheOptions,
+  type ResourceChange,
+  type WireChange,
+  type CachedObject,
+} from './cache-types.js';
 
-/** A Kubernetes object as published in a resource event (Secrets included: never log one). */
-export type CachedObject = ResourceEventV1['object'];
-
-/** What changed in the cache; `object` is absent on `delete`. */
-export type ResourceChange = {
-  readonly type: 'upsert' | 'delete';
-  readonly kind: ResourceKindToken;
-  readonly namespace: string;
-  readonly name: string;
-  readonly object?: CachedObject;
-};
-
-/** Options of {@link ResourceCache.start}. */
-export type ResourceCacheOptions = {
-  /** Kinds to follow; one ordered consumer per kind on `<root>.resource.<kind>.>`. */
-  readonly kinds: readonly ResourceKindToken[];
-  /** Stream holding the events; default `RP_RESOURCES` (sandboxes pass their own). */
-  readonly stream?: string;
-  /** Subject root; default `rp` (sandboxes pass e.g. `sbx_<id>`). */
-  readonly subjectRoot?: string;
-  /** Where warnings go; default a Nest logger named `ResourceCache`. Never receives object contents. */
-  readonly logger?: Pick<Logger, 'warn' | 'log'>;
-  /** Lifetime of each pull request before it is renewed (nats.js default 30 s; at least 1 s). */
-  readonly pullExpiresMs?: number;
-};
-
-/** Options of {@link ResourceCache.refresh}. */
-export type RefreshOptions = {
-  /** How long to keep asking while no gateway answers (it may be starting too); default 10 s. */
-  readonly waitMs?: number;
-  /** Timeout of one request, and of catching up afterwards; default 5 s. */
-  readonly timeoutMs?: number;
-};
-
-type Listener = (change: ResourceChange) => void;
-
-/** Per kind: its current consumer and message stream, and the stream sequence of the last event applied. */
-type Followed = {
-  consumer: Consumer | undefined;
-  messages: ConsumerMessages | undefined;
-  /** Stream sequence of the last event applied. */
-  appliedSeq: number;
-  /** Consumer name and delivery sequence of the last event applied. */
-  appliedConsumer: string;
-  appliedDelivery: number;
-  /** Bumped on every (re)subscription, so only the current consumer's end triggers a resubscribe. */
-  generation: number;
-  /** Chunks of the resync marker being received. */
-  marker: MarkerAssembly | undefined;
-  /** Uids the last complete marker dropped: a late event about one of them is older than the marker. */
-  dropped: ReadonlySet<string>;
-  /** The last complete marker, against which later events are checked for being older. */
-  lastMarker: CompleteMarker | undefined;
-  /**
-   * Upserts that looked older than the last marker, by key. Most are stale; but a new API's objects can
-   * carry lower resourceVersions than the old API's marker, so the next marker applies those it lists.
-   */
-  held: Map<string, CachedObject>;
-  /** The server's view of the kind's current consumer, shared by the {@link ResourceCache.sync} waiters. */
-  progress: SharedRequest<ConsumerInfo | undefined>;
-};
-
-/** What a kind has applied: the consumer and delivery sequence of its last event. */
-type Applied = Pick<Followed, 'appliedConsumer' | 'appliedDelivery'>;
+export {
+  caughtUpWith,
+  type CachedObject,
+  type RefreshOptions,
+  type ResourceCacheOptions,
+  type ResourceChange,
+} from './cache-types.js';
+import type { Cached } from './cached-kinds.js';
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /** Between two looks at the server's view while a first delivery has not said it is complete. */
 const CONFIRM_INTERVAL_MS = 250;
-
-/**
- * True when everything consumer `name` delivered (`delivered` messages) has been applied. The iterator
- * yields in delivery order, so anything a replaced consumer delivered was applied before this consumer's
- * deliveries. (nats.js's `getPending()` is no help here: it stays above zero after a batch that carried a
- * status callback, which left a quiet kind "not caught up" until its next event.)
- */
-function appliedAll(state: Applied, name: string, delivered: number): boolean {
-  return delivered === 0 || (state.appliedConsumer === name && state.appliedDelivery >= delivered);
-}
-
-/**
- * True when the consumer has delivered everything of its kind up to stream sequence `target` and all of it
- * is applied. The server's pending count says so when it reaches zero; its scan position says so too, and
- * is what counts when the pending count is one too many (see {@link ResourceCache} `confirmCaughtUp`).
- */
-export function caughtUpWith(
-  state: Applied,
-  info: {
-    readonly name: string;
-    readonly num_pending: number;
-    readonly delivered: { readonly stream_seq: number; readonly consumer_seq: number };
-  },
-  target: number,
-): boolean {
-  if (!appliedAll(state, info.name, info.delivered.consumer_seq)) return false;
-  return info.num_pending === 0 || info.delivered.stream_seq >= target;
-}
 
 /**
  * Read-only view of the cluster objects the k8s-gateway publishes, kept current from JetStream.
@@ -235,14 +153,16 @@ export class ResourceCache {
   }
 
   /** The latest object of that kind, namespace and name, or undefined when absent or deleted. */
-  get(kind: ResourceKindToken, namespace: string, name: string): CachedObject | undefined {
-    return this.objects.get(kind)?.get(key(namespace, name));
+  get<K extends ResourceKindToken>(kind: K, namespace: string, name: string): Cached<K> | undefined {
+    return this.objects.get(kind)?.get(key(namespace, name)) as Cached<K> | undefined;
   }
 
   /** Every cached object of a kind, optionally in one namespace. */
-  list(kind: ResourceKindToken, namespace?: string): readonly CachedObject[] {
+  list<K extends ResourceKindToken>(kind: K, namespace?: string): readonly Cached<K>[] {
     const all = [...(this.objects.get(kind)?.values() ?? [])];
-    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+    return (
+      namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace)
+    ) as Cached<K>[];
   }
 
   /**
@@ -506,11 +426,11 @@ export class ResourceCache {
     } else {
       byName.set(key(namespace, name), event.object);
     }
-    const change: ResourceChange =
+    this.notify(
       event.type === 'delete'
         ? { type: 'delete', kind, namespace, name }
-        : { type: 'upsert', kind, namespace, name, object: event.object };
-    this.notify(change);
+        : { type: 'upsert', kind, namespace, name, object: event.object },
+    );
     return key(namespace, name);
   }
 
@@ -560,7 +480,12 @@ export class ResourceCache {
     }
   }
 
-  private notify(change: ResourceChange): void {
+  /**
+   * Tells the listeners. Typed by kind here, once: every object was decoded against the resource-event
+   * contract and filed under the kind of its subject (cached-kinds.ts says what that guarantees).
+   */
+  private notify(wire: WireChange): void {
+    const change = wire as ResourceChange;
     for (const listener of this.listeners) {
       try {
         listener(change);

@@ -78,6 +78,8 @@ export async function requestSnapshotUnlessUnchanged(
   const reply = decoded.value;
   if (reply.status === 'unchanged') return { ok: true, unchanged: true, fingerprint: reply.fingerprint };
   if (reply.status === 'error') return { ok: false, error: reply.error };
+  // Casts below: the reply contract checks the envelope; the snapshot and review facts are the
+  // inspector's own typed values, sent as read (their digests, not their shapes, are what is trusted).
   const extras = {
     ...(reply.reviewFacts === undefined ? {} : { reviewFacts: reply.reviewFacts as unknown as ReviewFacts }),
     ...(reply.fingerprint === undefined ? {} : { fingerprint: reply.fingerprint }),

@@ -23,10 +23,34 @@ export const ResourceEventV1 = Type.Object(
       {
         apiVersion: Type.String({ minLength: 1 }),
         kind: Type.String({ minLength: 1 }),
+        // The metadata fields services read, checked once here so the cache can hand out typed objects.
         metadata: Type.Object({
           name: Type.String({ minLength: 1 }),
           namespace: Type.String({ minLength: 1 }),
+          uid: Type.Optional(Type.String()),
+          resourceVersion: Type.Optional(Type.String()),
+          generation: Type.Optional(Type.Integer()),
+          creationTimestamp: Type.Optional(Type.String()),
+          deletionTimestamp: Type.Optional(Type.String()),
+          labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+          annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+          finalizers: Type.Optional(Type.Array(Type.String())),
+          ownerReferences: Type.Optional(
+            Type.Array(
+              Type.Object({
+                apiVersion: Type.String(),
+                kind: Type.String(),
+                name: Type.String(),
+                uid: Type.String(),
+                controller: Type.Optional(Type.Boolean()),
+                blockOwnerDeletion: Type.Optional(Type.Boolean()),
+              }),
+            ),
+          ),
         }),
+        /** rolepolicy.io kinds: what the API server validated against the CRD schema (libs/kube). */
+        spec: Type.Optional(Type.Object({})),
+        status: Type.Optional(Type.Union([Type.Object({}), Type.Null()])),
         data: Type.Optional(Type.Never()),
         stringData: Type.Optional(Type.Never()),
         binaryData: Type.Optional(Type.Never()),

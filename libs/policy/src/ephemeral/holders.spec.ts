@@ -1,5 +1,5 @@
 import { BUNDLE_ENCODING, bundleHash, type BundleMembership } from './bundle.js';
-import { anchoredRequests, OVERLAY_PHASES, type HolderRequest } from './holders.js';
+import { anchoredRequests, COMPOSED_PHASES, type HolderRequest } from './holders.js';
 import { scopedPlanName } from './naming.js';
 import type { AnchorPlan } from './provenance.js';
 
@@ -128,7 +128,7 @@ describe('anchoredRequests (the provenance anchor)', () => {
     const ended = request('e', 'Ended');
     const plans = [activationPlan(revoking, 'Applied'), activationPlan(ended, 'Applied')];
     expect(holders([revoking, ended], plans)).toEqual(['r']);
-    expect(holders([revoking, ended], plans, OVERLAY_PHASES)).toEqual([]);
+    expect(holders([revoking, ended], plans, COMPOSED_PHASES)).toEqual([]);
   });
 
   it('carries the verified memberships and fingerprint of each holder', () => {

@@ -1,7 +1,7 @@
 // Which requests hold access on a policy, read from the requests and plans a service sees: each must carry
 // its provenance anchor (hasActivationAnchor), so a forged request status is never composed or counted. Pure.
 import { compareCodePoints } from '../canonical-order.js';
-import type { AnchoredRequest } from './overlay.js';
+import type { AnchoredRequest } from './held-access.js';
 import {
   activationPlanName,
   hasActivationAnchor,
@@ -10,8 +10,8 @@ import {
   type AnchorRequest,
 } from './provenance.js';
 
-/** Phases whose requests are composed into the policy's overlay (Revoking ones are on their way out). */
-export const OVERLAY_PHASES: readonly string[] = ['Applying', 'Active'];
+/** Phases whose requests are composed into the policy's held access (Revoking ones are on their way out). */
+export const COMPOSED_PHASES: readonly string[] = ['Applying', 'Active'];
 
 /** A request as {@link anchoredRequests} reads it: the anchor fields and the subject of its spec. */
 export type HolderRequest = AnchorRequest & {
@@ -26,7 +26,7 @@ export interface HolderSources {
   readonly requests: readonly HolderRequest[];
   /** The plan of that name in the namespace, as the service reads it now. */
   readonly planNamed: (name: string) => AnchorPlan | undefined;
-  /** Phases that count: {@link OVERLAY_PHASES} for the overlay, HOLDING_PHASES (default) for other owners. */
+  /** Phases that count: {@link COMPOSED_PHASES} for held access, HOLDING_PHASES (default) for other owners. */
   readonly phases?: readonly string[];
 }
 

@@ -3,7 +3,7 @@ export * from './duration.js';
 export * from './bundle.js';
 export * from './naming.js';
 export * from './provenance.js';
-export * from './overlay.js';
+export * from './held-access.js';
 export * from './holders.js';
 export * from './scoped-changes.js';
 export * from './access-terms.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { Change } from '../model/change.js';
 import type { MembershipEdge } from '../model/state.js';
-import type { AnchoredRequest, OverlayMembership } from './overlay.js';
+import type { AnchoredRequest, HeldMembership } from './held-access.js';
 import {
   escapeCheck,
   scopedChanges,
@@ -14,7 +14,7 @@ const PG16 = 160004;
 const PG15 = 150010;
 const allRoles = ['alice', 'bob', 'reader', 'writer', 'ops'];
 
-const m = (role: string, member = 'alice', inherit = true): OverlayMembership => ({ role, member, inherit });
+const m = (role: string, member = 'alice', inherit = true): HeldMembership => ({ role, member, inherit });
 const row = (role: string, member = 'alice', extra: Partial<MembershipEdge> = {}): MembershipEdge => ({
   role,
   member,
@@ -32,7 +32,7 @@ const live = (
   roles: allRoles.map((name) => ({ name, inherit })),
   serverVersionNum,
 });
-const holder = (name: string, memberships: OverlayMembership[]): AnchoredRequest => ({
+const holder = (name: string, memberships: HeldMembership[]): AnchoredRequest => ({
   name,
   uid: `${name}-uid`,
   targetDatabaseFingerprint: 'sha256:fp',
@@ -41,7 +41,7 @@ const holder = (name: string, memberships: OverlayMembership[]): AnchoredRequest
 
 function run(
   operation: ScopedOperation,
-  memberships: OverlayMembership[],
+  memberships: HeldMembership[],
   over: Partial<Omit<ScopedChangesInput, 'operation' | 'memberships' | 'request'>> = {},
 ) {
   return scopedChanges({
@@ -253,7 +253,7 @@ describe('scopedChanges: properties', () => {
   const membership = fc.record({ role, member: fc.constantFrom('alice', 'bob'), inherit: fc.boolean() });
   const bundleArb = fc
     .uniqueArray(membership, { minLength: 1, maxLength: 4, selector: (x) => `${x.role}/${x.member}` })
-    .map((ms) => ms as OverlayMembership[]);
+    .map((ms) => ms as HeldMembership[]);
   const liveRow = fc.record({
     role,
     member: fc.constantFrom('alice', 'bob'),
@@ -291,10 +291,10 @@ describe('scopedChanges: properties', () => {
   }
 
   const inputOf = (s: {
-    bundle: OverlayMembership[];
+    bundle: HeldMembership[];
     rows: MembershipEdge[];
     durable: MembershipEdge[];
-    others: OverlayMembership[][];
+    others: HeldMembership[][];
     version: number;
   }) => ({
     request: { name: 'req', uid: 'req-uid' },

@@ -4,7 +4,7 @@
 import { compareMembershipKeys, compareNullable } from '../canonical-order.js';
 import type { Change, ChangeOf } from '../model/change.js';
 import type { MembershipEdge } from '../model/state.js';
-import type { AnchoredRequest, OverlayMembership } from './overlay.js';
+import type { AnchoredRequest, HeldMembership } from './held-access.js';
 
 /** The two scoped operations. */
 export type ScopedOperation = 'Activate' | 'Revoke';
@@ -23,9 +23,9 @@ export interface ScopedChangesInput {
   readonly operation: ScopedOperation;
   readonly request: { readonly name: string; readonly uid: string };
   /** The request's verified `resolvedAccess.memberships`. */
-  readonly memberships: readonly OverlayMembership[];
+  readonly memberships: readonly HeldMembership[];
   readonly live: ScopedLiveState;
-  /** The base policy's declared (durable) memberships, without any overlay. */
+  /** The base policy's declared (durable) memberships, without any held access. */
   readonly durable: readonly MembershipEdge[];
   /** Other requests holding access on the same policy (anchored; this request excluded). */
   readonly otherHolders: readonly AnchoredRequest[];
@@ -38,13 +38,13 @@ export type ScopedRefusalReason =
 /** One refused membership. */
 export interface ScopedRefusal {
   readonly reason: ScopedRefusalReason;
-  readonly membership: OverlayMembership;
+  readonly membership: HeldMembership;
   readonly message: string;
 }
 
 /** A membership kept on revoke because other anchored requests still hold it. */
 export interface SharedMembership {
-  readonly membership: OverlayMembership;
+  readonly membership: HeldMembership;
   readonly holders: readonly { readonly name: string; readonly uid: string }[];
 }
 
@@ -53,11 +53,11 @@ export interface ScopedChanges {
   /** add_member (Activate, admin false) or remove_member (Revoke) changes, in (role, member, grantor) order. */
   readonly changes: readonly (ChangeOf<'add_member'> | ChangeOf<'remove_member'>)[];
   /** Revoke: memberships kept because the base policy declares them. */
-  readonly retained: readonly OverlayMembership[];
+  readonly retained: readonly HeldMembership[];
   /** Revoke: memberships kept because other anchored requests hold them. */
   readonly shared: readonly SharedMembership[];
   /** Memberships already as the operation wants them (granted with these options / already gone). */
-  readonly unchanged: readonly OverlayMembership[];
+  readonly unchanged: readonly HeldMembership[];
   /** Non-empty: the plan is refused as a whole (one transaction: nothing partial). */
   readonly refusals: readonly ScopedRefusal[];
 }
@@ -67,7 +67,7 @@ const PG16_NUM = 160000;
 const keyOf = (e: { readonly role: string; readonly member: string }): string =>
   JSON.stringify([e.role, e.member]);
 
-const edgeText = (m: OverlayMembership): string =>
+const edgeText = (m: HeldMembership): string =>
   `membership ${m.role} -> ${m.member} (inherit ${String(m.inherit)})`;
 
 function rowsByEdge(rows: readonly MembershipEdge[]): Map<string, MembershipEdge[]> {
@@ -108,11 +108,11 @@ export function scopedChanges(input: ScopedChangesInput): ScopedChanges {
   const pg16 = input.live.serverVersionNum >= PG16_NUM;
   const adds: ChangeOf<'add_member'>[] = [];
   const removes: ChangeOf<'remove_member'>[] = [];
-  const retained: OverlayMembership[] = [];
+  const retained: HeldMembership[] = [];
   const shared: SharedMembership[] = [];
-  const unchanged: OverlayMembership[] = [];
+  const unchanged: HeldMembership[] = [];
   const refusals: ScopedRefusal[] = [];
-  const refuse = (reason: ScopedRefusalReason, membership: OverlayMembership, message: string): void => {
+  const refuse = (reason: ScopedRefusalReason, membership: HeldMembership, message: string): void => {
     refusals.push({ reason, membership, message });
   };
 
@@ -208,7 +208,7 @@ export type EscapeCheck = { readonly ok: true } | { readonly ok: false; readonly
 export function escapeCheck(
   operation: ScopedOperation,
   changes: readonly Change[],
-  bundle: readonly OverlayMembership[],
+  bundle: readonly HeldMembership[],
   subject: string,
 ): EscapeCheck {
   const foreign = bundle.find((m) => m.member !== subject);

@@ -1,7 +1,7 @@
 // The sweep of a target's ephemeral edges (ADR 0020): what is revoked, what is kept, and the escape check.
 import fc from 'fast-check';
 import type { MembershipEdge } from '../model/state.js';
-import type { AnchoredRequest } from './overlay.js';
+import type { AnchoredRequest } from './held-access.js';
 import { sweepChanges, sweepEscapeCheck, type SweepInput } from './sweep.js';
 
 const row = (role: string, member: string, grantor: string | null = 'rolepolicy'): MembershipEdge => ({

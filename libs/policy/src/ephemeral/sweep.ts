@@ -5,7 +5,7 @@ import { compareMembershipKeys, compareNullable } from '../canonical-order.js';
 import type { Change, ChangeOf } from '../model/change.js';
 import type { MembershipEdge } from '../model/state.js';
 import type { EscapeCheck } from './scoped-changes.js';
-import type { AnchoredRequest } from './overlay.js';
+import type { AnchoredRequest } from './held-access.js';
 
 /** What {@link sweepChanges} reads. */
 export interface SweepInput {
@@ -15,7 +15,7 @@ export interface SweepInput {
   readonly members: readonly string[];
   /** Live membership rows whose granted role is a bundle role (PostgreSQL 16+: one row per grantor). */
   readonly live: readonly MembershipEdge[];
-  /** The target's declared (durable) memberships, without any overlay. */
+  /** The target's declared (durable) memberships, without any held access. */
   readonly durable: readonly MembershipEdge[];
   /** Requests holding access on the target (anchored, Revoking included), whatever their fingerprint. */
   readonly holders: readonly AnchoredRequest[];

@@ -52,7 +52,8 @@ function analyseRole(
 ): Candidate | string {
   const match = COMMENT.exec(role.comment ?? '');
   if (match === null) return 'its comment is not the one profiles give their roles';
-  const [, profile, schema] = match as unknown as [string, string, string];
+  // COMMENT has two capture groups that always take part in a match.
+  const [, profile = '', schema = ''] = match;
   if (generatedComment(profile, schema) !== role.comment) return 'its comment is ambiguous';
   if (!owners.has(schema)) return `schema "${schema}" does not exist`;
   const spec = profileTemplate(role, schema, content, owners);

@@ -59,7 +59,7 @@ export interface PlanLike {
     readonly failedAt?: string | null;
     readonly lastError?: string | null;
     readonly sqlStatements?: number | null;
-  };
+  } | null;
 }
 
 /** The owning PostgresPolicy, for the mode and the plan warnings. */
@@ -95,7 +95,7 @@ export interface RequestLike {
       readonly grantedDuration: string;
       readonly memberships: readonly { readonly role: string; readonly inherit: boolean }[];
     } | null;
-  };
+  } | null;
 }
 
 /** The annotation naming a plan's review ConfigMap (libs/kube REVIEW_CONFIGMAP_ANNOTATION). */

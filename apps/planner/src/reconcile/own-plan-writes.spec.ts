@@ -1,6 +1,6 @@
 // The planner's read-your-writes view of plans under a cache that trails the API by any amount.
 import type { PostgresPolicyPlan } from '@rolepolicy/plan-lifecycle';
-import { PlanOverlay } from './plan-overlay.js';
+import { OwnPlanWrites } from './own-plan-writes.js';
 
 const CAP = 600_000;
 
@@ -17,7 +17,7 @@ const phases = (plans: readonly PostgresPolicyPlan[]): Record<string, string | u
 
 describe('plan overlay', () => {
   let now = 0;
-  const overlay = (): PlanOverlay => new PlanOverlay(CAP, () => now);
+  const overlay = (): OwnPlanWrites => new OwnPlanWrites(CAP, () => now);
   beforeEach(() => {
     now = 1_000;
   });

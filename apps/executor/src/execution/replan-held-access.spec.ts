@@ -1,9 +1,9 @@
 // The executor's re-plan composes the same overlay as the planner; without a cluster view it trusts the request.
 import type { CachedObject } from '@rolepolicy/contracts';
 import { BUNDLE_ENCODING, bundleHash, scopedPlanName } from '@rolepolicy/policy';
-import type { OverlayReader } from '@rolepolicy/plan-lifecycle';
+import type { HeldAccessReader } from '@rolepolicy/plan-lifecycle';
 import { expandRequest } from './replan.js';
-import { withPolicyOverlay } from './replan-overlay.js';
+import { withPolicyHeldAccess } from './replan-held-access.js';
 
 const NS = 'team-a';
 const FP = 'sha256:fp';
@@ -20,7 +20,7 @@ const expanded = (() => {
   return e;
 })();
 
-function reader(): OverlayReader {
+function reader(): HeldAccessReader {
   const memberships = [{ role: 'writer', member: 'alice', inherit: true }];
   const hash = bundleHash({ targetDatabaseFingerprint: FP, memberships });
   const request = {
@@ -45,16 +45,17 @@ function reader(): OverlayReader {
     },
     status: { phase: 'Applied' },
   } as unknown as CachedObject;
+  // A fake of the typed cache over partial fixtures, cast once here.
   return {
-    list: (kind) => (kind === 'ephemeralaccessrequest' ? [request] : []),
-    get: (kind, _ns, name) =>
+    list: (kind: string) => (kind === 'ephemeralaccessrequest' ? [request] : []),
+    get: (kind: string, _ns: string, name: string) =>
       kind === 'postgrespolicyplan' && name === plan.metadata.name ? plan : undefined,
-  };
+  } as unknown as HeldAccessReader;
 }
 
-describe('withPolicyOverlay', () => {
+describe('withPolicyHeldAccess', () => {
   it('adds the memberships anchored requests hold, as the planner does', () => {
-    const overlaid = withPolicyOverlay(reader(), { namespace: NS, uid: 'p-uid' }, expanded, FP);
+    const overlaid = withPolicyHeldAccess(reader(), { namespace: NS, uid: 'p-uid' }, expanded, FP);
     expect(overlaid.ok && overlaid.expanded.desired.memberships).toEqual([
       { role: 'writer', member: 'alice', inherit: true, admin: false },
     ]);
@@ -63,18 +64,23 @@ describe('withPolicyOverlay', () => {
   });
 
   it('without a cluster view or a policy uid the request is trusted as is', () => {
-    expect(withPolicyOverlay(null, { namespace: NS, uid: 'p-uid' }, expanded, FP)).toEqual({
+    expect(withPolicyHeldAccess(null, { namespace: NS, uid: 'p-uid' }, expanded, FP)).toEqual({
       ok: true,
       expanded,
     });
-    expect(withPolicyOverlay(reader(), { namespace: NS, uid: undefined }, expanded, FP)).toEqual({
+    expect(withPolicyHeldAccess(reader(), { namespace: NS, uid: undefined }, expanded, FP)).toEqual({
       ok: true,
       expanded,
     });
   });
 
   it('a conflict found under the lock supersedes the plan without SQL', () => {
-    const overlaid = withPolicyOverlay(reader(), { namespace: NS, uid: 'p-uid' }, expanded, 'sha256:moved');
+    const overlaid = withPolicyHeldAccess(
+      reader(),
+      { namespace: NS, uid: 'p-uid' },
+      expanded,
+      'sha256:moved',
+    );
     expect(overlaid.ok).toBe(false);
     if (!overlaid.ok) {
       expect(overlaid.facts).toMatchObject({ phase: 'Superseded', reason: 'EphemeralAccessConflict' });

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { diffMemberships } from '../diff/diff-memberships.js';
 import type { MembershipEdge } from '../model/state.js';
-import { composeOverlay, withOverlay, type AnchoredRequest } from './overlay.js';
+import { composeHeldAccess, withHeldAccess, type AnchoredRequest } from './held-access.js';
 
 const FP = 'sha256:fp';
 const ROLES = ['alice', 'bob', 'reader', 'writer', 'ops'];
@@ -32,14 +32,14 @@ describe('overlay through the membership diff (authoritative reconcile)', () => 
     (version) => {
       fc.assert(
         fc.property(uniqueEdges(4), requests, uniqueEdges(6), (declared, held, live) => {
-          const overlay = composeOverlay({
+          const overlay = composeHeldAccess({
             desired: declared,
             roles: ROLES,
             requests: held,
             targetFingerprint: FP,
           });
           fc.pre(overlay.conflicts.length === 0);
-          const desired = withOverlay(declared, overlay);
+          const desired = withHeldAccess(declared, overlay);
           const current = live.map((e) => ({ ...e, grantor: null }));
           const { removes, adds } = diffMemberships({
             desired,

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import type { MembershipEdge } from '../model/state.js';
-import { composeOverlay, overlayConflictMessage, withOverlay, type AnchoredRequest } from './overlay.js';
+import {
+  composeHeldAccess,
+  heldAccessConflictMessage,
+  withHeldAccess,
+  type AnchoredRequest,
+} from './held-access.js';
 
 const FP = 'sha256:aaaa';
 const roles = ['app', 'alice', 'bob', 'reader', 'writer', 'admin_ops'];
@@ -23,9 +28,9 @@ const edge = (role: string, member: string, inherit = true, admin = false): Memb
   admin,
 });
 
-describe('composeOverlay', () => {
+describe('composeHeldAccess', () => {
   it('adds the edges of an anchored request to the desired memberships, admin false', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [edge('reader', 'app')],
       roles,
       requests: [request('r1', [{ role: 'writer', member: 'alice', inherit: false }])],
@@ -33,14 +38,14 @@ describe('composeOverlay', () => {
     });
     expect(overlay.conflicts).toEqual([]);
     expect(overlay.edges).toEqual([edge('writer', 'alice', false, false)]);
-    expect(withOverlay([edge('reader', 'app')], overlay)).toEqual([
+    expect(withHeldAccess([edge('reader', 'app')], overlay)).toEqual([
       edge('reader', 'app'),
       edge('writer', 'alice', false),
     ]);
   });
 
   it('skips an edge the base policy already declares, noting when its options differ', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [edge('reader', 'alice', true, true), edge('writer', 'alice', false)],
       roles,
       requests: [
@@ -60,7 +65,7 @@ describe('composeOverlay', () => {
   });
 
   it('one edge held by two requests with the same inherit is added once', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [],
       roles,
       requests: [
@@ -73,7 +78,7 @@ describe('composeOverlay', () => {
   });
 
   it('a changed target fingerprint is a conflict naming the request and its uid, and adds nothing', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [],
       roles,
       requests: [
@@ -92,7 +97,7 @@ describe('composeOverlay', () => {
   });
 
   it('a granted role the policy no longer declares is a conflict', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [],
       roles: roles.filter((r) => r !== 'writer'),
       requests: [request('r1', [{ role: 'writer', member: 'alice' }])],
@@ -105,7 +110,7 @@ describe('composeOverlay', () => {
   });
 
   it('a subject the policy no longer declares is a conflict', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [],
       roles: roles.filter((r) => r !== 'alice'),
       requests: [request('r1', [{ role: 'writer', member: 'alice' }])],
@@ -116,7 +121,7 @@ describe('composeOverlay', () => {
   });
 
   it('two requests asking for one edge with different inherit conflict, naming both', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [],
       roles,
       requests: [
@@ -134,13 +139,13 @@ describe('composeOverlay', () => {
   });
 
   it('the conflict message lists the first few and counts the rest', () => {
-    const overlay = composeOverlay({
+    const overlay = composeHeldAccess({
       desired: [],
       roles: [],
       requests: Array.from({ length: 7 }, (_, i) => request(`r${i}`, [{ role: 'writer', member: 'alice' }])),
       targetFingerprint: FP,
     });
-    const message = overlayConflictMessage(overlay.conflicts);
+    const message = heldAccessConflictMessage(overlay.conflicts);
     expect(message).toMatch(/^ephemeral access blocks the reconcile: /);
     expect(message).toContain('and 2 more');
   });
@@ -169,8 +174,8 @@ describe('composeOverlay', () => {
     it('does not depend on the order of the requests', () => {
       fc.assert(
         fc.property(input, ({ desired, roles: rs, requests }) => {
-          const a = composeOverlay({ desired, roles: rs, requests, targetFingerprint: FP });
-          const b = composeOverlay({
+          const a = composeHeldAccess({ desired, roles: rs, requests, targetFingerprint: FP });
+          const b = composeHeldAccess({
             desired,
             roles: rs,
             requests: [...requests].reverse(),
@@ -184,7 +189,7 @@ describe('composeOverlay', () => {
     it('adds only admin-false edges of anchored requests that the policy does not declare, or nothing on conflict', () => {
       fc.assert(
         fc.property(input, ({ desired, roles: rs, requests }) => {
-          const overlay = composeOverlay({ desired, roles: rs, requests, targetFingerprint: FP });
+          const overlay = composeHeldAccess({ desired, roles: rs, requests, targetFingerprint: FP });
           if (overlay.conflicts.length > 0) expect(overlay.edges).toEqual([]);
           const declared = new Set(desired.map((e) => `${e.role}/${e.member}`));
           for (const e of overlay.edges) {
@@ -200,7 +205,7 @@ describe('composeOverlay', () => {
               ),
             ).toBe(true);
           }
-          const merged = withOverlay(desired, overlay);
+          const merged = withHeldAccess(desired, overlay);
           expect(new Set(merged.map((e) => `${e.role}/${e.member}`)).size).toBe(merged.length);
         }),
       );
@@ -209,7 +214,8 @@ describe('composeOverlay', () => {
     it('every conflict names at least one request by name and uid', () => {
       fc.assert(
         fc.property(input, ({ desired, roles: rs, requests }) => {
-          for (const c of composeOverlay({ desired, roles: rs, requests, targetFingerprint: FP }).conflicts) {
+          for (const c of composeHeldAccess({ desired, roles: rs, requests, targetFingerprint: FP })
+            .conflicts) {
             expect(c.requests.length).toBeGreaterThan(0);
             for (const r of c.requests) expect(c.message).toContain(`request ${r.name} (uid ${r.uid})`);
           }

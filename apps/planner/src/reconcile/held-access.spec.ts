@@ -9,7 +9,7 @@ import {
   type DesiredState,
 } from '@rolepolicy/policy';
 import { EphemeralTriggers } from './ephemeral-triggers.js';
-import { policyOverlay, type OverlayReader } from '@rolepolicy/plan-lifecycle';
+import { policyHeldAccess, type HeldAccessReader } from '@rolepolicy/plan-lifecycle';
 
 const NS = 'team-a';
 const FP = 'sha256:fp';
@@ -65,23 +65,29 @@ function request(name: string, phase: string, roles: string[], policyUid = POLIC
   return { object, plan };
 }
 
-function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): OverlayReader {
+function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): HeldAccessReader {
+  // A fake of the typed cache: these fixtures are partial objects, so the reader is cast once here.
   return {
-    list: (kind) =>
+    list: (kind: string) =>
       kind === 'ephemeralaccessrequest'
         ? objects.requests
         : kind === 'postgrespolicyplan'
           ? objects.plans
           : [],
-    get: (kind, _ns, name) =>
+    get: (kind: string, _ns: string, name: string) =>
       kind === 'postgrespolicyplan' ? objects.plans.find((p) => p.metadata.name === name) : undefined,
-  };
+  } as unknown as HeldAccessReader;
 }
 
-describe('policyOverlay', () => {
+describe('policyHeldAccess', () => {
   it('adds the memberships of anchored requests to the desired state', () => {
     const a = request('a', 'Active', ['writer']);
-    const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), FP);
+    const overlay = policyHeldAccess(
+      reader({ requests: [a.object], plans: [a.plan] }),
+      POLICY,
+      desired(),
+      FP,
+    );
     expect(overlay.ok).toBe(true);
     if (!overlay.ok) return;
     expect(overlay.edges).toEqual([{ role: 'writer', member: 'alice', inherit: true, admin: false }]);
@@ -94,9 +100,9 @@ describe('policyOverlay', () => {
   it('with the live memberships, keeps only held edges the database has: the base policy never grants one', () => {
     const a = request('a', 'Applying', ['writer']);
     const sources = reader({ requests: [a.object], plans: [a.plan] });
-    const before = policyOverlay(sources, POLICY, desired(), FP, [{ role: 'reader', member: 'alice' }]);
+    const before = policyHeldAccess(sources, POLICY, desired(), FP, [{ role: 'reader', member: 'alice' }]);
     expect(before).toEqual({ ok: true, desired: desired(), edges: [] });
-    const after = policyOverlay(sources, POLICY, desired(), FP, [
+    const after = policyHeldAccess(sources, POLICY, desired(), FP, [
       { role: 'reader', member: 'alice' },
       { role: 'writer', member: 'alice' },
     ]);
@@ -111,7 +117,7 @@ describe('policyOverlay', () => {
     const revoking = request('revoking', 'Revoking', ['writer']);
     const other = request('other', 'Active', ['writer'], 'another-policy');
     const base = desired();
-    const overlay = policyOverlay(
+    const overlay = policyHeldAccess(
       reader({
         requests: [forged.object, revoking.object, other.object],
         plans: [revoking.plan, other.plan],
@@ -126,7 +132,12 @@ describe('policyOverlay', () => {
   it('a changed fingerprint, or an unknown one, blocks with a message naming the request and its uid', () => {
     const a = request('a', 'Active', ['writer']);
     for (const fp of ['sha256:moved', null]) {
-      const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), fp);
+      const overlay = policyHeldAccess(
+        reader({ requests: [a.object], plans: [a.plan] }),
+        POLICY,
+        desired(),
+        fp,
+      );
       expect(overlay.ok).toBe(false);
       if (!overlay.ok) expect(overlay.message).toContain('request a (uid a-uid)');
     }
@@ -134,7 +145,12 @@ describe('policyOverlay', () => {
 
   it('a bundle role the policy no longer declares blocks the reconcile', () => {
     const a = request('a', 'Active', ['auditor']);
-    const overlay = policyOverlay(reader({ requests: [a.object], plans: [a.plan] }), POLICY, desired(), FP);
+    const overlay = policyHeldAccess(
+      reader({ requests: [a.object], plans: [a.plan] }),
+      POLICY,
+      desired(),
+      FP,
+    );
     expect(overlay.ok).toBe(false);
     if (!overlay.ok) expect(overlay.message).toMatch(/no longer declares role auditor/);
   });

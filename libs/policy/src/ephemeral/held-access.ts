@@ -1,4 +1,4 @@
-// Overlay composition: the memberships that active ephemeral access holds, added to a PostgresPolicy's
+// Held-access composition: the memberships that active ephemeral access holds, added to a PostgresPolicy's
 // desired memberships so an authoritative reconcile keeps them (and removes stray edges nobody holds). Pure.
 import { compareCodePoints } from '../canonical-order.js';
 import { compareMembershipKeys } from '../canonical-order.js';
@@ -6,7 +6,7 @@ import type { MembershipEdge } from '../model/state.js';
 import type { BundleMembership } from './bundle.js';
 
 /** One membership of a resolved bundle: `member` (the subject) gets `role`, admin never. */
-export type OverlayMembership = BundleMembership;
+export type HeldMembership = BundleMembership;
 
 /** A request that counts as holding access: anchored by its activation plan, resolved to this policy. */
 export interface AnchoredRequest {
@@ -15,39 +15,39 @@ export interface AnchoredRequest {
   /** `resolvedAccess.targetDatabaseFingerprint`. */
   readonly targetDatabaseFingerprint: string;
   /** `resolvedAccess.memberships` (verified). */
-  readonly memberships: readonly OverlayMembership[];
+  readonly memberships: readonly HeldMembership[];
 }
 
-/** Why an overlay cannot be composed; each blocks the durable reconcile of the policy. */
-export type OverlayConflictKind =
+/** Why held access cannot be composed; each blocks the durable reconcile of the policy. */
+export type HeldAccessConflictKind =
   'TargetFingerprintChanged' | 'GrantedRoleNotInPolicy' | 'SubjectNotInPolicy' | 'ConflictingInherit';
 
 /** One conflict, with a message naming the request(s) and uid(s). */
-export interface OverlayConflict {
-  readonly kind: OverlayConflictKind;
+export interface HeldAccessConflict {
+  readonly kind: HeldAccessConflictKind;
   readonly requests: readonly { readonly name: string; readonly uid: string }[];
   readonly message: string;
 }
 
-/** An overlay edge the base policy already declares: nothing is added for it. */
-export interface SkippedOverlayEdge {
+/** An held edge the base policy already declares: nothing is added for it. */
+export interface SkippedHeldEdge {
   readonly request: { readonly name: string; readonly uid: string };
-  readonly membership: OverlayMembership;
+  readonly membership: HeldMembership;
   /** True when the declared edge has other options (inherit, or admin) than the request's. */
   readonly optionsDiffer: boolean;
 }
 
-/** The result of {@link composeOverlay}. */
-export interface Overlay {
+/** The result of {@link composeHeldAccess}. */
+export interface HeldAccess {
   /** Edges to add to the desired memberships (admin false), sorted by (role, member); empty on conflict. */
   readonly edges: readonly MembershipEdge[];
-  readonly skipped: readonly SkippedOverlayEdge[];
-  readonly conflicts: readonly OverlayConflict[];
+  readonly skipped: readonly SkippedHeldEdge[];
+  readonly conflicts: readonly HeldAccessConflict[];
 }
 
-/** What {@link composeOverlay} reads. */
-export interface OverlayInput {
-  /** The policy's expanded desired memberships (without any overlay). */
+/** What {@link composeHeldAccess} reads. */
+export interface HeldAccessInput {
+  /** The policy's expanded desired memberships (without any held access). */
   readonly desired: readonly MembershipEdge[];
   /** Names of the roles of the policy's expanded desired graph (declared, generated and external). */
   readonly roles: readonly string[];
@@ -69,19 +69,19 @@ const byName = (
 ): number => compareCodePoints(a.name, b.name) || compareCodePoints(a.uid, b.uid);
 
 /**
- * Composes the overlay of `requests` into the policy's desired memberships. Every membership of every
+ * Composes held access of `requests` into the policy's desired memberships. Every membership of every
  * request is checked; the edges are added only when nothing conflicts (a conflict blocks the durable
  * reconcile, so neither revoking held access nor keeping an edge silently happens). Deterministic: the
- * result does not depend on the order of `requests`, so the planner and the executor compose one overlay.
+ * result does not depend on the order of `requests`, so the planner and the executor compose one held access.
  */
-export function composeOverlay(input: OverlayInput): Overlay {
+export function composeHeldAccess(input: HeldAccessInput): HeldAccess {
   const roles = new Set(input.roles);
   const declared = new Map(input.desired.map((e) => [edgeKey(e), e]));
   const requests = [...input.requests].sort(byName);
-  const conflicts: OverlayConflict[] = [];
-  const skipped: SkippedOverlayEdge[] = [];
+  const conflicts: HeldAccessConflict[] = [];
+  const skipped: SkippedHeldEdge[] = [];
   // (role, member) -> the inherit each holder asks for, with its holders.
-  const held = new Map<string, { membership: OverlayMembership; holders: Map<boolean, AnchoredRequest[]> }>();
+  const held = new Map<string, { membership: HeldMembership; holders: Map<boolean, AnchoredRequest[]> }>();
 
   for (const request of requests) {
     const who = { name: request.name, uid: request.uid };
@@ -153,19 +153,19 @@ export function composeOverlay(input: OverlayInput): Overlay {
 }
 
 /**
- * The desired memberships with the overlay's edges added, in the canonical (role, member) order the
- * expansion produces. The overlay never replaces a declared edge ({@link composeOverlay} skips those).
+ * The desired memberships with the held edges added, in the canonical (role, member) order the
+ * expansion produces. Held access never replaces a declared edge ({@link composeHeldAccess} skips those).
  */
-export function withOverlay(
+export function withHeldAccess(
   desired: readonly MembershipEdge[],
-  overlay: Pick<Overlay, 'edges'>,
+  heldAccess: Pick<HeldAccess, 'edges'>,
 ): readonly MembershipEdge[] {
-  if (overlay.edges.length === 0) return desired;
-  return [...desired, ...overlay.edges].sort(compareMembershipKeys);
+  if (heldAccess.edges.length === 0) return desired;
+  return [...desired, ...heldAccess.edges].sort(compareMembershipKeys);
 }
 
 /** One line per conflict, for a policy condition message (the first few, then a count). */
-export function overlayConflictMessage(conflicts: readonly OverlayConflict[], limit = 5): string {
+export function heldAccessConflictMessage(conflicts: readonly HeldAccessConflict[], limit = 5): string {
   const shown = conflicts.slice(0, limit).map((c) => c.message);
   const more = conflicts.length > limit ? `; and ${conflicts.length - limit} more` : '';
   return `ephemeral access blocks the reconcile: ${shown.join('; ')}${more}`;
