@@ -2,7 +2,11 @@
 // (plan-lifecycle/src/held-access.ts) over the executor's own synced cache, so a policy plan approved
 // while access is active re-plans to its digest. A conflict found only now supersedes the plan: the planner's
 // next pass reports it on the policy. Pure apart from the cache read.
-import { policyHeldAccess, type HeldAccessReader, EPHEMERAL_ACCESS_CONFLICT } from '@rolepolicy/plan-lifecycle';
+import {
+  policyHeldAccess,
+  type HeldAccessReader,
+  EPHEMERAL_ACCESS_CONFLICT,
+} from '@rolepolicy/plan-lifecycle';
 import type { Expanded } from './replan.js';
 import type { ResultFacts } from './result.js';
 
