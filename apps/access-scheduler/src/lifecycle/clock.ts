@@ -70,3 +70,16 @@ export function revocationDueAt(request: EphemeralAccessRequest): number | undef
   const known = [reported, computed].filter((t): t is number => t !== undefined);
   return known.length === 0 ? undefined : Math.min(...known);
 }
+
+/**
+ * True for a request whose pass is a revocation in waiting: past its expiry while holding access, Revoking,
+ * or deleted while holding. Such a pass takes the next free slot ahead of the others (ADR 0013).
+ */
+export function revocationWaiting(request: EphemeralAccessRequest | undefined, now: number): boolean {
+  const phase = request?.status?.phase;
+  if (request === undefined || (phase !== 'Applying' && phase !== 'Active' && phase !== 'Revoking'))
+    return false;
+  if (phase === 'Revoking' || request.metadata.deletionTimestamp !== undefined) return true;
+  const dueAt = revocationDueAt(request);
+  return dueAt !== undefined && now >= dueAt;
+}

@@ -23,7 +23,7 @@ export function decideLive(
   verified: { ok: boolean; message?: string } | null,
   hasFinalizer: boolean,
 ): Step {
-  const { request, resolution, now } = input;
+  const { request, now } = input;
   if (resolved !== null && verified !== null && !verified.ok) {
     return invalidState(phase, `status.resolvedAccess does not verify: ${verified.message ?? ''}`);
   }
@@ -41,7 +41,6 @@ export function decideLive(
   // Never status.expiresAt: anyone who may patch status could move it (ADR 0020).
   const expiresAt = accessClock(request, input.activationPlan, activation).expiresAt;
   const until = expiresAt === undefined ? '(unset)' : timestamp(expiresAt);
-  const approvalExpiresAt = instant(request.status?.approvalExpiresAt);
 
   // 1. Denied is a kill switch, also for Automatic requests.
   if (denied !== undefined) {
@@ -62,38 +61,8 @@ export function decideLive(
         message: 'resumed from the recorded snapshot',
         actions: [],
       };
-    case 'PendingApproval': {
-      const fresh = resolution;
-      if (fresh?.ok === true) {
-        const changed = changedSince(resolved, 'Required', fresh);
-        if (changed !== null)
-          return { phase: 'Cancelled', reason: 'AccessPolicyChanged', message: changed, actions: [] };
-      }
-      if (approvalExpiresAt !== undefined && now >= approvalExpiresAt) {
-        return {
-          phase: 'ApprovalExpired',
-          reason: 'ApprovalExpired',
-          message: `no approval before ${request.status?.approvalExpiresAt}`,
-          actions: [],
-        };
-      }
-      if (fresh?.ok === false && fresh.reason === 'Suspended') {
-        return { phase, reason: 'PendingApproval', message: `waiting: ${fresh.message}`, actions: [] };
-      }
-      if (fresh?.ok === false) return invalidState(phase, fresh.message);
-      const problem = approvalProblem(request, resolved);
-      if (problem === 'none')
-        return { phase, reason: 'PendingApproval', message: 'waiting for an approval decision', actions: [] };
-      if (problem !== null) return invalidState(phase, `approval refused: ${problem}`);
-      const granted = Number(resolved.grantedDuration.replace(/s$/, ''));
-      return {
-        phase: 'Applying',
-        reason: 'ApprovedBundleApplying',
-        message: `approved for ${resolved.grantedDuration}`,
-        actions: [],
-        patch: { activatedAt: timestamp(now), expiresAt: timestamp(now + granted * 1000) },
-      };
-    }
+    case 'PendingApproval':
+      return decidePendingApproval(input, phase, resolved);
     case 'Applying':
       return decideApplying(input, resolved, activation, revoke, expiresAt, hasFinalizer);
     case 'Active':
@@ -122,6 +91,42 @@ export function decideLive(
     default:
       return { phase, reason: phase, message: '', actions: [] };
   }
+}
+
+/** A resolved request waiting for its approval: cancelled on a policy change, expired, refused or approved. */
+function decidePendingApproval(input: RequestInput, phase: RequestPhase, resolved: ResolvedAccess): Step {
+  const { request, resolution, now } = input;
+  const approvalExpiresAt = instant(request.status?.approvalExpiresAt);
+  const fresh = resolution;
+  if (fresh?.ok === true) {
+    const changed = changedSince(resolved, 'Required', fresh);
+    if (changed !== null)
+      return { phase: 'Cancelled', reason: 'AccessPolicyChanged', message: changed, actions: [] };
+  }
+  if (approvalExpiresAt !== undefined && now >= approvalExpiresAt) {
+    return {
+      phase: 'ApprovalExpired',
+      reason: 'ApprovalExpired',
+      message: `no approval before ${request.status?.approvalExpiresAt}`,
+      actions: [],
+    };
+  }
+  if (fresh?.ok === false && fresh.reason === 'Suspended') {
+    return { phase, reason: 'PendingApproval', message: `waiting: ${fresh.message}`, actions: [] };
+  }
+  if (fresh?.ok === false) return invalidState(phase, fresh.message);
+  const problem = approvalProblem(request, resolved);
+  if (problem === 'none')
+    return { phase, reason: 'PendingApproval', message: 'waiting for an approval decision', actions: [] };
+  if (problem !== null) return invalidState(phase, `approval refused: ${problem}`);
+  const granted = Number(resolved.grantedDuration.replace(/s$/, ''));
+  return {
+    phase: 'Applying',
+    reason: 'ApprovedBundleApplying',
+    message: `approved for ${resolved.grantedDuration}`,
+    actions: [],
+    patch: { activatedAt: timestamp(now), expiresAt: timestamp(now + granted * 1000) },
+  };
 }
 
 /**

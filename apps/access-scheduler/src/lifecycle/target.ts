@@ -1,6 +1,6 @@
 // What the ephemeral lifecycle reads from the target PostgresPolicy: identity, mode, suspension and the
 // roles of its expanded graph (declared, profile-generated and external). Pure.
-import type { PostgresPolicy } from '@rolepolicy/kube';
+import type { PostgresPolicy, PostgresPolicyPlan } from '@rolepolicy/kube';
 import { expandPolicy, type PolicyContent, type RoleFacts } from '@rolepolicy/policy';
 
 /** Finalizer on a target PostgresPolicy while a request holds (or may hold) access on it. */
@@ -69,4 +69,28 @@ export function targetView(policy: PostgresPolicy): TargetView {
 /** The role map, or undefined when the target does not expand. */
 export function rolesOf(target: TargetView): ReadonlyMap<string, TargetRole> | undefined {
   return target.roles instanceof Map ? target.roles : undefined;
+}
+
+/**
+ * The target facts a scoped plan carries: the target policy once it has a lock identity, or else (a revoke
+ * after the target lost it or went away) the facts its activation plan recorded; null with neither.
+ */
+export function scopedPlanTarget(
+  target: TargetView | null,
+  activationPlan: PostgresPolicyPlan | undefined,
+): TargetView | null {
+  if (target !== null && target.managedDatabaseIdentity !== null) return target;
+  if (activationPlan === undefined) return null;
+  const spec = activationPlan.spec;
+  return {
+    name: spec.policyRef.name,
+    uid: '',
+    generation: spec.policyGeneration,
+    applies: true,
+    suspended: false,
+    roles: new Map(),
+    managedDatabaseIdentity: spec.managedDatabaseIdentity,
+    reconciliationMode: spec.reconciliationMode,
+    guarded: false,
+  };
 }

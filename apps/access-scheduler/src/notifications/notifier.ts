@@ -9,7 +9,6 @@ import {
   requestOccurrences,
   type Occurrence,
   type PlanLike,
-  type PolicyLike,
   type RequestLike,
 } from '@rolepolicy/policy';
 import { NotificationDeliveries, type DeliveryJob } from '../scheduler/queues.js';
@@ -105,11 +104,7 @@ export class Notifier {
 
   private plan(plan: PlanLike | Cached<'postgrespolicyplan'>): void {
     if (plan.metadata === undefined || plan.spec === undefined || !fromTheApi(plan)) return;
-    const policy = this.deps.cache.get(
-      'postgrespolicy',
-      plan.metadata.namespace,
-      plan.spec.policyRef.name,
-    ) as PolicyLike | undefined;
+    const policy = this.deps.cache.get('postgrespolicy', plan.metadata.namespace, plan.spec.policyRef.name);
     const now = this.now();
     const occurrences = planOccurrences(plan, policy, new Date(now).toISOString()).filter((o) => {
       if (o.type !== 'plan.pending-approval') return true;
@@ -194,8 +189,7 @@ export class Notifier {
         const observed = seenHappening || (before !== undefined && !before.has(occurrence.id));
         if (!observed && (latest === undefined || now - latest > this.deps.maxAgeMs)) continue;
       }
-      const lookup = (ns: string, name: string) =>
-        this.deps.cache.get('configmap', ns, name) as PublishedConfigMap | undefined;
+      const lookup = (ns: string, name: string) => this.deps.cache.get('configmap', ns, name);
       for (const sinkNamespace of sinkNamespaces(
         occurrence.namespace,
         occurrence.type,

@@ -3,12 +3,7 @@
 // Only the fingerprint leaves this function; values are never kept, logged or written.
 import { targetOfUrl } from '@rolepolicy/catalog';
 import { SecretAccessError } from '@rolepolicy/contracts';
-import {
-  resolveConnection,
-  type Connection,
-  type PostgresPolicy,
-  type ResolvedConnectionSpec,
-} from '@rolepolicy/kube';
+import { resolveConnection, type PostgresPolicy, type ResolvedConnectionSpec } from '@rolepolicy/kube';
 import { logicalFingerprint } from '@rolepolicy/policy';
 import type { SecretReader } from '@rolepolicy/contracts';
 import { readPolicySecrets, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
@@ -30,13 +25,13 @@ export async function readFingerprint(
   reader: SecretReader,
   policy: PostgresPolicy,
 ): Promise<FingerprintRead> {
-  const planned = fromKubePolicy(policy as never);
+  const planned = fromKubePolicy(policy);
   if (planned === null) return { ok: false, message: 'the PostgresPolicy cannot be read' };
   try {
     const secrets = await readPolicySecrets(reader, planned);
     const resolved = resolveConnection(
       policy.metadata.namespace ?? '',
-      secrets.policy.spec.connection as Connection,
+      secrets.policy.spec.connection,
       secrets.lookup,
     );
     if (!resolved.ok) return { ok: false, message: resolved.message };

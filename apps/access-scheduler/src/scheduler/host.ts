@@ -36,7 +36,7 @@ import { AccessScheduler } from './reconciler.js';
 import { deliver } from '../notifications/delivery.js';
 import { notificationMetrics, type NotificationMetrics } from '../notifications/metrics.js';
 import { Notifier } from '../notifications/notifier.js';
-import { sinkOf, type PublishedConfigMap } from '../notifications/sinks.js';
+import { sinkOf } from '../notifications/sinks.js';
 import { AccessTimers, NotificationDeliveries } from './queues.js';
 
 const START_RETRY_MS = 500;
@@ -90,7 +90,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
         if (this.cache === undefined) throw new Error('the access-scheduler is still starting');
         const cache = this.cache;
         await deliver(job, {
-          configMap: (ns, name) => cache.get('configmap', ns, name) as PublishedConfigMap | undefined,
+          configMap: (ns, name) => cache.get('configmap', ns, name),
           secrets,
           timeoutMs: config.NOTIFICATIONS_TIMEOUT_MS,
         });

@@ -68,7 +68,7 @@ export interface PolicyLike {
   readonly status?: {
     readonly current_plan_ref?: { readonly name: string } | null;
     readonly plan_warnings?: readonly string[];
-  };
+  } | null;
 }
 
 /** An EphemeralAccessRequest as the notifier reads it. */

@@ -1,0 +1,44 @@
+// The scoped request the scheduler sends the executor: bound to the request, the target and (when the cache
+// shows it) the plan's uid, keyed by request uid, operation and bundle hash.
+import type { Cached } from '@rolepolicy/contracts';
+import { request } from '../lifecycle/test-support/fixtures.js';
+import { scopedRequestMessage } from './scoped-requests.js';
+
+const resolved = request({
+  phase: 'Applying',
+  resolvedAccess: {
+    accessPolicyGeneration: 1,
+    accessPolicyUid: 'uid-eap',
+    bundleEncoding: 'rolepolicy.io/ephemeral-membership-bundle/v1',
+    bundleHash: `sha256:${'a'.repeat(64)}`,
+    grantedDuration: '1800s',
+    memberships: [{ role: 'reader', member: 'alice', inherit: true }],
+    targetDatabaseFingerprint: `sha256:${'b'.repeat(64)}`,
+    targetPolicyGeneration: 3,
+    targetPolicyUid: 'uid-orders',
+  },
+}) as Cached<'ephemeralaccessrequest'>;
+
+describe('scopedRequestMessage', () => {
+  it('names the plan, the request and the target, and is keyed by request, operation and bundle', () => {
+    const message = scopedRequestMessage(resolved, 'Activate', 'orders', 'uid-plan');
+    expect(message).toMatchObject({
+      v: 1,
+      plan: { kind: 'PostgresPolicyPlan', namespace: 'team-a', uid: 'uid-plan' },
+      request: { kind: 'EphemeralAccessRequest', name: 'alice-read', uid: resolved.metadata.uid },
+      policy: { kind: 'PostgresPolicy', name: 'orders', uid: 'uid-orders' },
+      operation: 'Activate',
+      bundleHash: `sha256:${'a'.repeat(64)}`,
+      idempotencyKey: `${resolved.metadata.uid}/Activate/sha256:${'a'.repeat(64)}`,
+    });
+  });
+
+  it('carries no plan uid for a plan whose create was just sent', () => {
+    const message = scopedRequestMessage(resolved, 'Revoke', 'orders', undefined);
+    expect(message.plan).not.toHaveProperty('uid');
+    expect(message.plan.name).not.toBe(
+      scopedRequestMessage(resolved, 'Activate', 'orders', undefined).plan.name,
+    );
+    expect(message.idempotencyKey).toBe(`${resolved.metadata.uid}/Revoke/sha256:${'a'.repeat(64)}`);
+  });
+});
