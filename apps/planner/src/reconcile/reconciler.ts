@@ -39,7 +39,7 @@ import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { commandsOf, policyStatusCommand } from '../planning/gateway-commands.js';
 import { logRecord } from '@rolepolicy/runtime';
-import { KeyedQueue } from '@rolepolicy/runtime';
+import { KeyedQueue, Slots } from '@rolepolicy/runtime';
 import { planEventsOf, policyStatusEvents } from '../planning/plan-events.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
@@ -176,8 +176,12 @@ export class Reconciler {
       ...(deps.onOwnWriteExpired ? { onOwnWriteExpired: deps.onOwnWriteExpired } : {}),
       now: this.now,
     });
-    this.queue = new KeyedQueue((key, error) =>
-      deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
+    this.queue = new KeyedQueue(
+      (key, error) =>
+        deps.log.error(
+          `reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      deps.passConcurrency === undefined ? {} : { slots: new Slots(deps.passConcurrency) },
     );
   }
 
