@@ -99,4 +99,25 @@ describe('KeyedQueue with slots', () => {
     expect(errors).toEqual(['a']);
     expect(ran).toBe(true);
   });
+
+  it('starts a waiting pass that is urgent before earlier ones', async () => {
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(1) });
+    let release!: () => void;
+    void queue.schedule('busy', () => new Promise<void>((resolve) => (release = resolve)));
+    const started: string[] = [];
+    const urgent = new Set<string>();
+    for (const key of ['first', 'second', 'confirm']) {
+      void queue.schedule(
+        key,
+        async () => void started.push(key),
+        () => urgent.has(key),
+      );
+    }
+    // Became urgent while it waited (an Applied result arrived): asked when the slot frees up.
+    urgent.add('confirm');
+    await tick();
+    release();
+    await queue.idle();
+    expect(started).toEqual(['confirm', 'first', 'second']);
+  });
 });

@@ -24,8 +24,9 @@ export class KeyedQueue {
   /**
    * Runs `work` after the key's current run; a second request while one is queued is merged into it. A
    * pass stays "queued" (and keeps merging requests) while it waits for a slot: it has read nothing yet.
+   * A waiting pass whose `urgent()` is true when a slot frees up goes before the others (Slots).
    */
-  schedule(key: string, work: () => Promise<void>): Promise<void> {
+  schedule(key: string, work: () => Promise<void>, urgent?: () => boolean): Promise<void> {
     if (this.queued.has(key)) return this.tails.get(key) ?? Promise.resolve();
     this.queued.add(key);
     const start = async (): Promise<void> => {
@@ -33,7 +34,7 @@ export class KeyedQueue {
       await work();
     };
     const slots = this.options.slots;
-    return this.enqueue(key, slots === undefined ? start : () => slots.run(start));
+    return this.enqueue(key, slots === undefined ? start : () => slots.run(start, urgent));
   }
 
   /** Runs `work` after the key's current run, never merged (for results that must each be handled). */

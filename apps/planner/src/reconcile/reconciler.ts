@@ -61,8 +61,12 @@ export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
  * when this was 30 s.
  */
 const OVERLAY_CAP_MS = LIVE_PLAN_WAIT_MS;
-/** How long a post-apply snapshot may wait for its Applied result (they are sent a few ms apart). */
-const APPLIED_SNAPSHOT_TTL_MS = 30_000;
+/**
+ * How long a post-apply snapshot may wait for the pass after its Applied result (they are sent a few ms
+ * apart, but under load the pass waits its turn: a shorter wait turned that confirmation into a second
+ * inspection per policy exactly when the fleet was busiest; ADR 0017).
+ */
+const APPLIED_SNAPSHOT_TTL_MS = LIVE_PLAN_WAIT_MS;
 /** Post-apply snapshots kept at most (one per policy; a fleet's burst of applies). */
 const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
 /** Re-check delay of a pass that deferred to a pending result. */
@@ -281,7 +285,13 @@ export class Reconciler {
   /** Queues a pass for the policy (merged with one already queued). */
   trigger(key: string): void {
     if (this.stopped) return;
-    void this.queue.schedule(key, () => this.reconcile(key));
+    // A pass that confirms an apply goes first: it is cheap (the executor's snapshot) and finishes a policy
+    // that a person may be waiting on, where the others of a burst are first passes.
+    void this.queue.schedule(
+      key,
+      () => this.reconcile(key),
+      () => this.policies.get(key)?.verifyPlan !== undefined,
+    );
   }
 
   private requeue(key: string, seconds: number): void {
