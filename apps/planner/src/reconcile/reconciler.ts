@@ -426,15 +426,19 @@ export class Reconciler {
     await this.candidatePass(current, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
+    const failed = outcome?.kind === 'failed' ? outcome.error.reason : undefined;
     this.deps.log.log(
       logRecord(
-        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}${failed === undefined ? '' : ` (${failed})`}, next in ${decision.requeueAfterSeconds}s`,
         {
           kind: 'PostgresPolicy',
           namespace: policy.metadata.namespace,
           name: policy.metadata.name,
           generation: policy.metadata.generation,
           decision: decision.kind,
+          // The condition reason only: the message may name database objects, never a secret (redacted),
+          // but the reason is what an operator (and the fleet bench) counts.
+          ...(failed === undefined ? {} : { reason: failed }),
         },
       ),
     );
