@@ -8,7 +8,7 @@
 // stages before it. -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4,
 // --latency-runs 20.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -23,6 +23,7 @@ import { condition, PolicyResources } from '../e2e/support/resources.js';
 import { BENCH_ADMIN_URL, databaseUrl, round, writeResult } from './pg-bench-support.js';
 import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
 import { readApplyFloor, type ReadApplyJob } from './read-apply-floor.js';
+import { failureReasons, formatReasons, slowModeOf, type FailureCount } from './fleet-health.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 
 const NAMESPACE = 'bench';
@@ -551,15 +552,24 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const floorCpu: Record<string, Record<string, number>> = {};
     const perPolicy: Record<string, Record<string, number>> = {};
     const breakdown: Record<string, Record<string, Record<string, number>>> = {};
+    const slowStages: Record<string, string> = {};
+    const failures: Record<string, readonly FailureCount[]> = {};
+    // Every service's log is kept (issue 28): a run that falls into the slow mode must say why.
+    const logRoot =
+      process.env['BENCH_LOG_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'rolepolicy-fleet-logs-'));
+    console.log(`service logs: ${logRoot}`);
     let sqlOfFirst: Map<number, string> | undefined;
     let firstPrefix = '';
     for (const [stage, executors] of options.executors.entries()) {
       if (stage > 0) await dbs.reset();
       const prefix = `${dbs.rolePrefix}e${executors}_`;
+      const stageLogs = path.join(logRoot, `executors-${executors}`);
+      mkdirSync(stageLogs, { recursive: true });
       const product = await startProductProcesses({
         executors,
         namespace: NAMESPACE,
         env: { EXECUTOR_CONCURRENCY: String(options.concurrency), INSPECT_MAX_TARGET_POOLS: '8' },
+        logDir: stageLogs,
       });
       try {
         const all = Array.from({ length: options.databases + extra }, (_, i) => i);
@@ -630,6 +640,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           `${executors} executor(s): ${round(run.seconds)} s, peak RSS ${JSON.stringify(rss[String(executors)])}`,
         );
         console.log(`  stages (s since creation): ${JSON.stringify(run.timeline)}`);
+        const slow = slowModeOf(perPolicy[String(executors)]!, breakdown[String(executors)]!);
+        if (slow !== null) slowStages[String(executors)] = slow;
         if (sqlOfFirst === undefined) {
           sqlOfFirst = run.sqlByDatabase;
           firstPrefix = prefix;
@@ -637,6 +649,10 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       } finally {
         await product.stop();
       }
+      const reasons = failureReasons(stageLogs);
+      failures[String(executors)] = reasons;
+      if (reasons.length > 0)
+        console.log(`  most frequent failures (logs in ${stageLogs}):\n${formatReasons(reasons)}`);
     }
     const floor: Record<string, number> = {};
     for (const executors of options.executors) {
@@ -697,10 +713,22 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         Object.entries(cpu).map(([k, c]) => [k, round(c['total']! / os.cpus().length)]),
       ),
       cpuOverFloorCpu2: ratio(cpu['2']?.['total'], floorCpu['2']?.['total']),
+      // Stages that repeated work (more than 1.2 inspections per policy, or a failed pass), and the most
+      // frequent failures each stage's services logged.
+      slowMode: slowStages,
+      failureReasons: failures,
+      logDir: logRoot,
     });
     // Written before the databases are dropped (slow with hundreds of them).
     console.log(JSON.stringify(report, null, 2));
     writeResult('fleet', report);
+    if (Object.keys(slowStages).length > 0) {
+      throw new Error(
+        `the fleet fell into the slow mode: ${Object.entries(slowStages)
+          .map(([executors, why]) => `${executors} executor(s): ${why}`)
+          .join('; ')} (logs in ${logRoot})`,
+      );
+    }
   } finally {
     process.off('SIGINT', onSignal);
     await dbs.dispose();

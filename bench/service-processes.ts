@@ -80,6 +80,8 @@ export async function startProductProcesses(options: {
   readonly executors: number;
   readonly namespace: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** Each service logs at level log to `<logDir>/<service>.log` (default: BENCH_LOG_DIR, else no logs). */
+  readonly logDir?: string;
 }): Promise<ProductProcesses> {
   const nats = await startPrivateNatsServer();
   const emulator = await startEmulator({ crdDir: CRD_DIR });
@@ -101,7 +103,7 @@ export async function startProductProcesses(options: {
     await nats.dispose();
     await emulator.stop();
   };
-  const logDir = process.env['BENCH_LOG_DIR'];
+  const logDir = options.logDir ?? process.env['BENCH_LOG_DIR'];
   try {
     for (const name of names) {
       const port = await freePort();
@@ -133,7 +135,11 @@ export async function startProductProcesses(options: {
           },
         },
       );
-      if (logDir !== undefined) child.stdout?.pipe(createWriteStream(`${logDir}/${name}.log`));
+      if (logDir !== undefined) {
+        const executorIndex = services.filter((s) => s.name === 'executor').length;
+        const file = name === 'executor' ? `executor-${executorIndex}` : name;
+        child.stdout?.pipe(createWriteStream(`${logDir}/${file}.log`));
+      }
       services.push({ name, url: `http://127.0.0.1:${port}`, child });
     }
     for (const s of services) await ready(s.url, 60_000);

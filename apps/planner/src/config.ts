@@ -56,6 +56,12 @@ export const plannerEnvSpec = {
     'A converged policy whose last full inspection is older than this is read and diffed in full',
     3600,
   ),
+  PLANNER_CONCURRENCY: env.intInRange(
+    'Reconcile passes one planner runs at once; the others wait their turn (a burst of events must not starve the lease renewal)',
+    1,
+    256,
+    16,
+  ),
   PLANNER_INSPECT_TIMEOUT_MS: env.positiveInt('How long the planner waits for an inspector reply', 60_000),
   INSPECT_SEAL_PUBLIC_KEY: sealPublicKey(),
   PLANNER_LEASE_DURATION_MS: env.positiveInt(

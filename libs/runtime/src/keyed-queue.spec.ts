@@ -1,5 +1,6 @@
 // KeyedQueue: one run per key at a time, and a burst of requests merged into one follow-up run.
 import { KeyedQueue } from './keyed-queue.js';
+import { Slots } from './slots.js';
 
 describe('KeyedQueue', () => {
   it('merges requests made before a queued pass starts into that pass', async () => {
@@ -29,5 +30,94 @@ describe('KeyedQueue', () => {
     release();
     await queue.idle();
     expect(log).toEqual(['a1 start', 'b', 'a1 end', 'a2']);
+  });
+});
+
+describe('KeyedQueue with slots', () => {
+  const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
+
+  it('runs at most the slot count of passes at once, the rest in arrival order', async () => {
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(2) });
+    let running = 0;
+    let peak = 0;
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    for (const key of ['a', 'b', 'c', 'd']) {
+      void queue.schedule(key, async () => {
+        started.push(key);
+        running += 1;
+        peak = Math.max(peak, running);
+        await new Promise<void>((resolve) => gates.set(key, resolve));
+        running -= 1;
+      });
+    }
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    gates.get('b')!();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'c']);
+    gates.get('a')!();
+    gates.get('c')!();
+    await tick();
+    gates.get('d')!();
+    await queue.idle();
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+    expect(peak).toBe(2);
+  });
+
+  it('merges requests into a pass that is still waiting for a slot', async () => {
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(1) });
+    let release!: () => void;
+    void queue.schedule('busy', () => new Promise<void>((resolve) => (release = resolve)));
+    let runs = 0;
+    for (let i = 0; i < 5; i++) void queue.schedule('waiting', async () => void (runs += 1));
+    await tick();
+    expect(runs).toBe(0);
+    release();
+    await queue.idle();
+    expect(runs).toBe(1);
+  });
+
+  it('never makes a result wait for a slot', async () => {
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(1) });
+    let release!: () => void;
+    void queue.schedule('busy', () => new Promise<void>((resolve) => (release = resolve)));
+    let handled = false;
+    await queue.run('other', async () => void (handled = true));
+    expect(handled).toBe(true);
+    release();
+    await queue.idle();
+  });
+
+  it('frees the slot of a pass that failed', async () => {
+    const errors: string[] = [];
+    const queue = new KeyedQueue((key) => errors.push(key), { slots: new Slots(1) });
+    void queue.schedule('a', () => Promise.reject(new Error('boom')));
+    let ran = false;
+    void queue.schedule('b', async () => void (ran = true));
+    await queue.idle();
+    expect(errors).toEqual(['a']);
+    expect(ran).toBe(true);
+  });
+
+  it('starts a waiting pass that is urgent before earlier ones', async () => {
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(1) });
+    let release!: () => void;
+    void queue.schedule('busy', () => new Promise<void>((resolve) => (release = resolve)));
+    const started: string[] = [];
+    const urgent = new Set<string>();
+    for (const key of ['first', 'second', 'confirm']) {
+      void queue.schedule(
+        key,
+        async () => void started.push(key),
+        () => urgent.has(key),
+      );
+    }
+    // Became urgent while it waited (an Applied result arrived): asked when the slot frees up.
+    urgent.add('confirm');
+    await tick();
+    release();
+    await queue.idle();
+    expect(started).toEqual(['confirm', 'first', 'second']);
   });
 });

@@ -1,21 +1,40 @@
 // Per-key serial work with coalescing: one run per policy at a time, and at most one more queued behind
-// it (a burst of events becomes a single follow-up pass, which re-reads everything anyway).
+// it (a burst of events becomes a single follow-up pass, which re-reads everything anyway). With `slots`,
+// passes of different keys run a bounded number at a time: a fleet's burst of thousands of events must not
+// put thousands of passes on the event loop at once, or timers (a leader's lease renewal) starve and the
+// service falls over under exactly the load it should only be slower under.
+import type { Slots } from './slots.js';
+
+/** Options of {@link KeyedQueue}. */
+export interface KeyedQueueOptions {
+  /** Bounds the passes ({@link KeyedQueue.schedule}) running at once; {@link KeyedQueue.run} never waits on it. */
+  readonly slots?: Slots;
+}
 
 /** Serialises async work per key. */
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<void>>();
   private readonly queued = new Set<string>();
 
-  constructor(private readonly onError: (key: string, error: unknown) => void) {}
+  constructor(
+    private readonly onError: (key: string, error: unknown) => void,
+    private readonly options: KeyedQueueOptions = {},
+  ) {}
 
-  /** Runs `work` after the key's current run; a second request while one is queued is merged into it. */
-  schedule(key: string, work: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `work` after the key's current run; a second request while one is queued is merged into it. A
+   * pass stays "queued" (and keeps merging requests) while it waits for a slot: it has read nothing yet.
+   * A waiting pass whose `urgent()` is true when a slot frees up goes before the others (Slots).
+   */
+  schedule(key: string, work: () => Promise<void>, urgent?: () => boolean): Promise<void> {
     if (this.queued.has(key)) return this.tails.get(key) ?? Promise.resolve();
     this.queued.add(key);
-    return this.enqueue(key, async () => {
+    const start = async (): Promise<void> => {
       this.queued.delete(key);
       await work();
-    });
+    };
+    const slots = this.options.slots;
+    return this.enqueue(key, slots === undefined ? start : () => slots.run(start, urgent));
   }
 
   /** Runs `work` after the key's current run, never merged (for results that must each be handled). */

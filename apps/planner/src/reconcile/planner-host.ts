@@ -231,6 +231,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         stuckApplyingSeconds: this.config.PLANNER_STUCK_APPLYING_SECONDS,
       },
       inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
+      passConcurrency: this.config.PLANNER_CONCURRENCY,
       inspectSealKey: this.config.INSPECT_SEAL_PUBLIC_KEY,
       convergedMemo: {
         fullEveryPasses: this.config.PLANNER_FULL_INSPECTION_EVERY,

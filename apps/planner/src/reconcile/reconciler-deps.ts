@@ -18,6 +18,8 @@ export interface ReconcilerDeps {
   readonly secrets: SecretReader;
   readonly settings: LifecycleSettings;
   readonly inspectTimeoutMs: number;
+  /** Passes running at once (the rest wait their turn); unbounded when absent (tests). */
+  readonly passConcurrency?: number;
   /** The inspectors' public key every request's connection is sealed to (INSPECT_SEAL_PUBLIC_KEY). */
   readonly inspectSealKey: string;
   /** Nest's Logger in the service; a `{ msg, ...fields }` record becomes a structured log line. */

@@ -39,7 +39,7 @@ import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { commandsOf, policyStatusCommand } from '../planning/gateway-commands.js';
 import { logRecord } from '@rolepolicy/runtime';
-import { KeyedQueue } from '@rolepolicy/runtime';
+import { KeyedQueue, Slots } from '@rolepolicy/runtime';
 import { planEventsOf, policyStatusEvents } from '../planning/plan-events.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
@@ -61,8 +61,12 @@ export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
  * when this was 30 s.
  */
 const OVERLAY_CAP_MS = LIVE_PLAN_WAIT_MS;
-/** How long a post-apply snapshot may wait for its Applied result (they are sent a few ms apart). */
-const APPLIED_SNAPSHOT_TTL_MS = 30_000;
+/**
+ * How long a post-apply snapshot may wait for the pass after its Applied result (they are sent a few ms
+ * apart, but under load the pass waits its turn: a shorter wait turned that confirmation into a second
+ * inspection per policy exactly when the fleet was busiest; ADR 0017).
+ */
+const APPLIED_SNAPSHOT_TTL_MS = LIVE_PLAN_WAIT_MS;
 /** Post-apply snapshots kept at most (one per policy; a fleet's burst of applies). */
 const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
 /** Re-check delay of a pass that deferred to a pending result. */
@@ -176,8 +180,12 @@ export class Reconciler {
       ...(deps.onOwnWriteExpired ? { onOwnWriteExpired: deps.onOwnWriteExpired } : {}),
       now: this.now,
     });
-    this.queue = new KeyedQueue((key, error) =>
-      deps.log.error(`reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`),
+    this.queue = new KeyedQueue(
+      (key, error) =>
+        deps.log.error(
+          `reconcile of ${key} failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      deps.passConcurrency === undefined ? {} : { slots: new Slots(deps.passConcurrency) },
     );
   }
 
@@ -277,7 +285,13 @@ export class Reconciler {
   /** Queues a pass for the policy (merged with one already queued). */
   trigger(key: string): void {
     if (this.stopped) return;
-    void this.queue.schedule(key, () => this.reconcile(key));
+    // A pass that confirms an apply goes first: it is cheap (the executor's snapshot) and finishes a policy
+    // that a person may be waiting on, where the others of a burst are first passes.
+    void this.queue.schedule(
+      key,
+      () => this.reconcile(key),
+      () => this.policies.get(key)?.verifyPlan !== undefined,
+    );
   }
 
   private requeue(key: string, seconds: number): void {
@@ -412,15 +426,19 @@ export class Reconciler {
     await this.candidatePass(current, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
+    const failed = outcome?.kind === 'failed' ? outcome.error.reason : undefined;
     this.deps.log.log(
       logRecord(
-        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}, next in ${decision.requeueAfterSeconds}s`,
+        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}${failed === undefined ? '' : ` (${failed})`}, next in ${decision.requeueAfterSeconds}s`,
         {
           kind: 'PostgresPolicy',
           namespace: policy.metadata.namespace,
           name: policy.metadata.name,
           generation: policy.metadata.generation,
           decision: decision.kind,
+          // The condition reason only: the message may name database objects, never a secret (redacted),
+          // but the reason is what an operator (and the fleet bench) counts.
+          ...(failed === undefined ? {} : { reason: failed }),
         },
       ),
     );

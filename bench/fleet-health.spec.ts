@@ -1,0 +1,54 @@
+// The fleet bench's slow-mode check and failure counting (issue 28).
+import { countFailures, failureKey, slowModeOf } from './fleet-health.js';
+
+describe('fleet bench health', () => {
+  it('calls a stage slow above 1.2 inspections per policy or with any failed pass', () => {
+    expect(slowModeOf({ inspections: 1 }, { passes: { reconciled: 1, failed: 0 } })).toBeNull();
+    expect(slowModeOf({ inspections: 1.2 }, { passes: {} })).toBeNull();
+    expect(slowModeOf({ inspections: 1.9 }, { passes: {} })).toBe('1.9 inspections per policy');
+    expect(slowModeOf({ inspections: 1 }, { passes: { failed: 0.1 } })).toBe('0.1 failed passes per policy');
+  });
+
+  it('counts failed passes by reason and warnings by message with names and numbers masked', () => {
+    const lines = [
+      {
+        level: 'info',
+        msg: 'policy bench/fleet-7 generation 1: failed (DatabaseInspectionFailed), next in 4s',
+        decision: 'failed',
+        reason: 'DatabaseInspectionFailed',
+      },
+      {
+        level: 'info',
+        msg: 'policy bench/fleet-8 generation 1: failed, next in 3s',
+        decision: 'failed',
+        reason: 'DatabaseInspectionFailed',
+      },
+      { level: 'warn', msg: 'publishing on rp.k8s.cmd.planner.patch-status failed (timeout); retry 1' },
+      { level: 'warn', msg: 'publishing on rp.k8s.cmd.planner.patch-status failed (timeout); retry 2' },
+      { level: 'error', msg: 'reconcile of bench/fleet-17 failed: this planner replica is not the leader' },
+      {
+        level: 'info',
+        msg: 'policy bench/fleet-9 generation 1: reconciled, next in 300s',
+        decision: 'reconciled',
+      },
+    ];
+    const text = ['not json', ...lines.map((l) => JSON.stringify(l))].join('\n');
+    expect(countFailures('planner', text)).toEqual([
+      { service: 'planner', what: 'failed pass: DatabaseInspectionFailed', count: 2 },
+      {
+        service: 'planner',
+        what: 'publishing on rp.k8s.cmd.planner.patch-status failed (timeout); retry N',
+        count: 2,
+      },
+      {
+        service: 'planner',
+        what: 'reconcile of <ns>/<name> failed: this planner replica is not the leader',
+        count: 1,
+      },
+    ]);
+  });
+
+  it('masks hex identifiers', () => {
+    expect(failureKey('plan fleet-1-596b2db99dff not sent')).toBe('plan fleet-N-<id> not sent');
+  });
+});
