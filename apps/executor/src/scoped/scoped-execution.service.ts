@@ -11,6 +11,7 @@ import {
   openConnection,
   withRedaction,
   type CatalogConnection,
+  type ExecutableStatement,
   type LockedDecision,
   type DatabaseTls,
   type WorkloadIdentity,
@@ -52,7 +53,13 @@ import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
 import { runSweep } from './sweep-execution.js';
-import { isPlanRequest, verifyScoped, type PlanRequest, type ScopedState } from './scoped-verify.js';
+import {
+  isPlanRequest,
+  verifyScoped,
+  type PlanRequest,
+  type ScopedState,
+  type ScopedVerdict,
+} from './scoped-verify.js';
 
 /**
  * Seam for an in-process per-database mutex (the dispatch layer's): when provided, every scoped execution
@@ -321,49 +328,58 @@ export class ScopedExecutionService {
   }
 
   /**
-   * While the lock is held: re-verify (a revocation, deletion or recreate while this replica waited stops it
-   * here), read the memberships the policy declares, inspect the bundle roles and the subject, compute the
-   * changes, run the escape check, render.
+   * While the lock is held: gather (re-verify, read the memberships the policy declares, check the bundle and
+   * guard an Activate), decide (inspect the bundle roles and the subject, compute the changes, run the escape
+   * check), and hand the rendered statements to the lock's transaction.
    */
   private async underLock(
     request: PlanRequest,
     cluster: ExecutionCluster,
     connection: CatalogConnection,
   ): Promise<LockedDecision<ScopedFacts>> {
+    const gathered = await this.gather(request, cluster, connection);
+    if (gathered.kind === 'stop') return { run: false, result: gathered.facts };
+    return this.decide(request, cluster, connection, gathered);
+  }
+
+  /**
+   * Re-verifies from a synced cache (a revocation, deletion or recreate while this replica waited stops it
+   * here), reads the memberships the policy declares, checks the bundle itself and guards an Activate.
+   */
+  private async gather(
+    request: PlanRequest,
+    cluster: ExecutionCluster,
+    connection: CatalogConnection,
+  ): Promise<Gathered> {
     const state = await this.state(request, cluster);
     const verdict = verifyScoped(request, state);
     if (verdict.kind === 'applied') {
-      return {
-        run: false,
-        result: { outcome: 'Applied', reason: 'AlreadyApplied', message: 'the plan is already Applied' },
-      };
+      return stop({ outcome: 'Applied', reason: 'AlreadyApplied', message: 'the plan is already Applied' });
     }
     if (verdict.kind === 'not_visible') {
-      return {
-        run: false,
-        result: { outcome: 'Failed', reason: 'PlanNotFound', message: `${verdict.message}; nothing was run` },
-      };
+      return stop({
+        outcome: 'Failed',
+        reason: 'PlanNotFound',
+        message: `${verdict.message}; nothing was run`,
+      });
     }
-    if (verdict.kind === 'stop') return { run: false, result: verdict };
+    if (verdict.kind === 'stop') return stop(verdict);
     // From the state just synced: an edit of the policy while this execution waited counts.
     const declared = declaredMemberships(state.policy as PostgresPolicy);
-    if (!declared.ok) return { run: false, result: declared.blocked };
+    if (!declared.ok) return stop(declared.blocked);
     // The bundle itself first: a snapshot granting to anyone but the subject touches nothing, not even a read.
     const bundleEscape = escapeCheck(request.operation, [], verdict.memberships, verdict.subject);
     if (!bundleEscape.ok) {
-      return {
-        run: false,
-        result: {
-          outcome: 'Failed',
-          reason: 'EscapeCheckFailed',
-          message: `${bundleEscape.message}; nothing was run`,
-        },
-      };
+      return stop({
+        outcome: 'Failed',
+        reason: 'EscapeCheckFailed',
+        message: `${bundleEscape.message}; nothing was run`,
+      });
     }
     // An Activate is checked against its access policy and the live privilege graph (ADR 0021).
     if (request.operation === 'Activate') {
       const guarded = state.request as GuardedRequest;
-      const stop = await guardActivate({
+      const refused = await guardActivate({
         message: request,
         request: guarded,
         accessPolicy: cluster.cache.get(
@@ -374,8 +390,21 @@ export class ScopedExecutionService {
         operator: this.config?.EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES ?? NO_PRIVILEGED_NAMESPACES,
         connection,
       });
-      if (stop !== null) return { run: false, result: stop };
+      if (refused !== null) return stop(refused);
     }
+    return { kind: 'proceed', verdict, declared: declared.memberships };
+  }
+
+  /**
+   * Inspects the bundle roles and the subject, computes the membership changes against the other active
+   * requests and the declared memberships, runs the escape check on them and renders the statements.
+   */
+  private async decide(
+    request: PlanRequest,
+    cluster: ExecutionCluster,
+    connection: CatalogConnection,
+    { verdict, declared }: Extract<Gathered, { kind: 'proceed' }>,
+  ): Promise<LockedDecision<ScopedFacts>> {
     const snapshot = await inspect(
       connection.db,
       bundleScope(verdict.memberships, verdict.subject),
@@ -396,7 +425,7 @@ export class ScopedExecutionService {
         roles: snapshot.roles.map((r) => ({ name: r.name, inherit: r.state.inherit })),
         serverVersionNum: snapshot.server_version_num,
       },
-      durable: declared.memberships,
+      durable: declared,
       otherHolders: others,
     });
     if (computed.refusals.length > 0) return { run: false, result: refusalFacts(computed.refusals) };
@@ -417,32 +446,51 @@ export class ScopedExecutionService {
       passwords: {},
       executorRole: snapshot.executor.role,
     });
-    const granted = request.operation === 'Activate';
     return {
       run: true,
       statements: rendered.statements,
-      result: {
-        outcome: 'Applied',
-        reason: granted ? 'MembershipsGranted' : 'MembershipsRevoked',
-        message:
-          `${rendered.statements.length} statement(s) in one transaction; ` +
-          `${computed.unchanged.length} membership(s) already as wanted` +
-          (computed.retained.length > 0
-            ? `; kept because the base policy declares them: ${computed.retained.map((m) => `${m.role} -> ${m.member}`).join(', ')}`
-            : '') +
-          (computed.shared.length > 0
-            ? `; kept for other active requests: ${computed.shared
-                .map(
-                  (s) =>
-                    `${s.membership.role} -> ${s.membership.member} (${s.holders.map((h) => h.name).join(', ')})`,
-                )
-                .join(', ')}`
-            : ''),
-        statements: rendered.statements.map((s) => s.redacted),
-        retained: computed.retained,
-      },
+      result: appliedFacts(request.operation, computed, rendered.statements),
     };
   }
+}
+
+/** What `gather` found: a stop (nothing runs), or the verified bundle and the declared memberships. */
+type Gathered =
+  | { readonly kind: 'stop'; readonly facts: ScopedFacts }
+  | {
+      readonly kind: 'proceed';
+      readonly verdict: Extract<ScopedVerdict, { kind: 'proceed' }>;
+      readonly declared: Parameters<typeof scopedChanges>[0]['durable'];
+    };
+
+const stop = (facts: ScopedFacts): Gathered => ({ kind: 'stop', facts });
+
+/** The Applied facts of rendered membership changes: what ran, what was kept and why. */
+function appliedFacts(
+  operation: PlanRequest['operation'],
+  computed: ReturnType<typeof scopedChanges>,
+  statements: readonly ExecutableStatement[],
+): ScopedFacts {
+  return {
+    outcome: 'Applied',
+    reason: operation === 'Activate' ? 'MembershipsGranted' : 'MembershipsRevoked',
+    message:
+      `${statements.length} statement(s) in one transaction; ` +
+      `${computed.unchanged.length} membership(s) already as wanted` +
+      (computed.retained.length > 0
+        ? `; kept because the base policy declares them: ${computed.retained.map((m) => `${m.role} -> ${m.member}`).join(', ')}`
+        : '') +
+      (computed.shared.length > 0
+        ? `; kept for other active requests: ${computed.shared
+            .map(
+              (s) =>
+                `${s.membership.role} -> ${s.membership.member} (${s.holders.map((h) => h.name).join(', ')})`,
+            )
+            .join(', ')}`
+        : ''),
+    statements: statements.map((s) => s.redacted),
+    retained: computed.retained,
+  };
 }
 
 /** The memberships a policy declares, or the Blocked outcome when it does not expand. */
