@@ -49,6 +49,7 @@ import {
 } from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
+import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from '../execution/role-lock.js';
 import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
@@ -72,6 +73,8 @@ export interface DatabaseSerializer {
   run<T>(databaseKey: string, task: () => Promise<T>, urgent?: boolean): Promise<T>;
   /** Records one hop of a scoped execution (the dispatch layer's histogram). */
   observeStage?(operation: string, stage: ScopedStage, ms: number): void;
+  /** Counts a scoped execution that collided with another session and is redelivered (the dispatch layer's counter). */
+  observeCollision?(): void;
 }
 
 /** Milliseconds per hop of one scoped execution, filled in as it goes. */
@@ -127,6 +130,7 @@ export class ScopedExecutionService {
         : await this.sweep(request);
     } catch (error) {
       const collided = error instanceof ExecutionError && error.concurrentUpdate;
+      if (collided && !delivery.finalAttempt) this.serializer?.observeCollision?.();
       if (error instanceof ExecutionError && !(collided && !delivery.finalAttempt)) {
         facts = { outcome: 'Failed', reason: 'ExecutionFailed', message: error.message };
       } else {
@@ -238,6 +242,7 @@ export class ScopedExecutionService {
         identity: this.identity,
         tls: this.tls,
         serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, false)),
+        roleLockDatabase: this.roleLockDatabase(),
       },
       request,
     );
@@ -291,6 +296,12 @@ export class ScopedExecutionService {
       },
       { identity: this.identity, tls: this.tls, namespace },
     );
+    // Every scoped plan is membership DDL: it holds the server's role lock while it commits (ADR 0027).
+    const roleLock = roleLockFor(
+      resolved.connection,
+      { identity: this.identity, tls: this.tls, namespace },
+      this.roleLockDatabase(),
+    );
     try {
       const { host, port, database } = connection.target;
       const fingerprint = logicalFingerprint(host, port, database);
@@ -309,12 +320,16 @@ export class ScopedExecutionService {
       const run = async (): Promise<ScopedFacts> => {
         lap('database_wait');
         const facts = await withRedaction(connection, () =>
-          executeUnderLock<ScopedFacts>(connection.db, async (session) => {
-            lap('lock_wait');
-            const decision = await this.underLock(request, cluster, { ...connection, db: session });
-            lap('decide');
-            return decision;
-          }),
+          executeUnderLock<ScopedFacts>(
+            connection.db,
+            async (session) => {
+              lap('lock_wait');
+              const decision = await this.underLock(request, cluster, { ...connection, db: session });
+              lap('decide');
+              return decision;
+            },
+            roleLock.lock,
+          ),
         );
         lap('commit');
         return facts;
@@ -324,7 +339,14 @@ export class ScopedExecutionService {
       return await (this.serializer === null ? run() : this.serializer.run(databaseKey, run, urgent));
     } finally {
       await connection.close().catch(() => undefined);
+      await roleLock.close();
     }
+  }
+
+  /** The maintenance database of the role lock (ADR 0027), or null when the options turn it off. */
+  private roleLockDatabase(): string | null {
+    const database = this.options.roleLockDatabase;
+    return database === undefined ? DEFAULT_ROLE_LOCK_DATABASE : database;
   }
 
   /**
