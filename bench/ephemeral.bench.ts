@@ -113,8 +113,10 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
         namespace: NAMESPACE,
         body: { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec },
       });
-    const reader = stack.role('reader');
-    const subject = (k: number) => stack.role(`s${k}`);
+    // Roles of their own per database: roles are server-wide, so the same names in every database would be one
+    // set of roles and edges that 20 policies fight over (a Conflict for all but one since ADR 0027).
+    const reader = (d: number) => stack.role(`d${d}_reader`);
+    const subject = (d: number, k: number) => stack.role(`d${d}_s${k}`);
     const dbs: TargetDatabase[] = [];
     let started = performance.now();
     // Databases and their policies in parallel (creating 50 one by one took minutes on a loaded machine).
@@ -129,8 +131,8 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
         mode: 'apply',
         approval: 'auto',
         roles: [
-          { name: reader, login: false },
-          ...Array.from({ length: perDb }, (_, k) => ({ name: subject(k), login: true })),
+          { name: reader(d), login: false },
+          ...Array.from({ length: perDb }, (_, k) => ({ name: subject(d, k), login: true })),
         ],
       });
     });
@@ -141,7 +143,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
         approval: { mode: 'Automatic' },
         justification: { required: false },
         maximumDuration: '2h',
-        memberships: [{ role: reader, inherit: true }],
+        memberships: [{ role: reader(d), inherit: true }],
         postgresPolicyRef: { name: `p${d}` },
       });
     }
@@ -161,7 +163,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       names.push({ name, db, k });
       await create('EphemeralAccessRequest', name, {
         accessPolicyRef: { name: `a${db}` },
-        subject: { role: subject(k) },
+        subject: { role: subject(db, k) },
         requestedBy: { username: 'bench@example.com' },
         requestedDuration: `${seconds}s`,
       });
@@ -210,7 +212,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
         const meta = names.find((n) => n.name === r.metadata.name)!;
         return {
           db: meta.db,
-          subject: subject(meta.k),
+          subject: subject(meta.db, meta.k),
           request: r.metadata.name!,
           expiresAt: Date.parse(r.status!.expiresAt!),
         };
@@ -241,7 +243,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
             await pools[d]!.query<{ member: string }>(
               `SELECT u.rolname AS member FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid
                  JOIN pg_roles u ON u.oid = m.member WHERE r.rolname = $1`,
-              [reader],
+              [reader(d)],
             )
           ).rows;
           const present = new Set(rows.map((row) => row.member));
@@ -310,10 +312,10 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     const floor: number[] = [];
     for (let d = 0; d < options.databases; d++) {
       const subjects = edges.filter((e) => e.db === d).map((e) => e.subject);
-      for (const s of subjects) await pools[d]!.query(`GRANT "${reader}" TO "${s}"`);
+      for (const s of subjects) await pools[d]!.query(`GRANT "${reader(d)}" TO "${s}"`);
       for (const s of subjects) {
         const t = performance.now();
-        await pools[d]!.query(`REVOKE "${reader}" FROM "${s}"`);
+        await pools[d]!.query(`REVOKE "${reader(d)}" FROM "${s}"`);
         floor.push(performance.now() - t);
       }
     }

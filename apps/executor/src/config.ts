@@ -10,7 +10,10 @@ import {
 } from '@rolepolicy/runtime';
 import { privilegedNamespacesEnvVar } from '@rolepolicy/policy';
 
-/** Upper bound of EXECUTOR_CONCURRENCY and EXECUTOR_REVOKE_CONCURRENCY: each execution holds up to two database connections. */
+/**
+ * Upper bound of EXECUTOR_CONCURRENCY and EXECUTOR_REVOKE_CONCURRENCY: each execution holds up to two database
+ * connections, plus one to the server's `postgres` database while it commits role DDL (ADR 0027).
+ */
 export const MAX_EXECUTOR_CONCURRENCY = 32;
 
 /** Every variable the executor reads. */

@@ -1,5 +1,6 @@
 // Runs a rendered plan in ONE transaction under a per-database advisory lock, statement by statement;
-// on failure everything rolls back and the error names the redacted statement and its SQLSTATE.
+// on failure everything rolls back and the error names the redacted statement and its SQLSTATE. A plan with
+// role or membership DDL (roles are server-wide) also holds the server's role lock (ADR 0027) until it commits.
 
 import { sql, type Kysely, type Transaction } from 'kysely';
 
@@ -61,6 +62,31 @@ export type LockedDecision<T> =
 const LOCK_KEY = sql<bigint>`pg_catalog.hashtextextended('rolepolicy:' || pg_catalog.current_database(), 0)`;
 
 /**
+ * The server-wide lock that role and membership DDL of one server is serialised on (ADR 0027). PostgreSQL
+ * scopes advisory locks to the current database, so it is held by a session on a database every execution
+ * of the server reaches (the maintenance database); `around` runs `task` while holding it.
+ */
+export interface ServerLock {
+  around<T>(task: () => Promise<T>): Promise<T>;
+}
+
+/** Quoted identifiers and string literals left out, so a role named `"x ON y"` reads as a name. */
+const QUOTED = /"(?:[^"]|"")*"|'(?:[^']|'')*'/g;
+
+/**
+ * Whether a statement writes the server-wide role catalogs (pg_authid, pg_auth_members, pg_db_role_setting
+ * for role-wide settings, pg_shdescription): CREATE/ALTER/DROP ROLE, COMMENT ON ROLE, and GRANT/REVOKE of a
+ * role (no `ON <object>` clause). Object grants and every other DDL act on the current database only.
+ * @example isRoleStatement('GRANT "r" TO "m";') // true; isRoleStatement('GRANT USAGE ON SCHEMA "s" TO "r";') // false
+ */
+export function isRoleStatement(text: string): boolean {
+  const bare = text.replace(QUOTED, '""').trimStart().toUpperCase();
+  if (/^(CREATE|ALTER|DROP)\s+(ROLE|USER|GROUP)\b/.test(bare)) return true;
+  if (/^COMMENT\s+ON\s+ROLE\b/.test(bare)) return true;
+  return /^(GRANT|REVOKE)\b/.test(bare) && !/\bON\b/.test(bare);
+}
+
+/**
  * Holds the per-database advisory lock on one pinned session, lets `prepare` re-inspect and re-plan on that
  * same session (its reads open their own snapshot, taken after the lock was granted), then runs the
  * statements it returns in one transaction and commits. One session per execution: a second one would pay
@@ -68,18 +94,26 @@ const LOCK_KEY = sql<bigint>`pg_catalog.hashtextextended('rolepolicy:' || pg_cat
  *
  * The lock is session-level, so it is released explicitly, and in any case with the session: callers close
  * their pool when the call returns (a dead connection has already released it).
+ *
+ * With `serverLock`, a transaction holding role or membership DDL runs inside `serverLock.around`: taken
+ * after the plan was decided (so executions without role DDL, and every re-inspection, stay parallel) and
+ * released after the commit, so the next execution's statements see the committed roles and edges.
  * @example `await executeUnderLock(db, async (session) => ({ run: true, statements, result: undefined }))`
  */
 export async function executeUnderLock<T>(
   db: Kysely<PgCatalog>,
   prepare: (session: Kysely<PgCatalog>) => Promise<LockedDecision<T>>,
+  serverLock?: ServerLock,
 ): Promise<T> {
   return db.connection().execute(async (session) => {
     await sql`SELECT pg_catalog.pg_advisory_lock(${LOCK_KEY})`.execute(session);
     try {
       const decision = await prepare(session);
       if (decision.run) {
-        await session.transaction().execute((trx) => runStatements(trx, decision.statements));
+        const commit = () => session.transaction().execute((trx) => runStatements(trx, decision.statements));
+        const serverWide =
+          serverLock !== undefined && decision.statements.some((s) => isRoleStatement(s.sql));
+        await (serverWide ? serverLock.around(commit) : commit());
         await decision.afterCommit?.(session).catch(() => undefined);
       }
       return decision.result;

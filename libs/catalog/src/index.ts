@@ -34,9 +34,12 @@ export {
   executeUnderLock,
   clipStatement,
   ExecutionError,
+  isRoleStatement,
   type ExecutableStatement,
   type LockedDecision,
+  type ServerLock,
 } from './execute.js';
+export { maintenanceLock, maintenanceSpec, openMaintenanceConnection } from './server-lock.js';
 export {
   databaseTlsFromConfig,
   SSL_MODES,

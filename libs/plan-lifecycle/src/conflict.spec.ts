@@ -51,13 +51,67 @@ describe('conflict between policies on one database', () => {
     expect(detectConflict(a, [b]).kind).toBe('clear');
   });
 
-  it('policies on different databases never conflict', () => {
+  it('policies on different servers never conflict', () => {
     const elsewhere = claims('delta', '2025-01-01T00:00:00Z', ['app'], ['inventory'], 'db-2');
     expect(detectConflict(late, [elsewhere])).toEqual({ kind: 'clear' });
   });
 
   it('a policy never conflicts with itself', () => {
     expect(detectConflict(early, [early])).toEqual({ kind: 'clear' });
+  });
+});
+
+describe('roles are server-wide (ADR 0027)', () => {
+  const senior = claims('alpha', '2026-01-01T00:00:00Z', ['app', 'reporting'], ['inventory'], 'pg:5432/one');
+  const junior = claims('beta', '2026-02-01T00:00:00Z', ['app'], ['inventory'], 'pg:5432/two');
+
+  it('a role claimed on another database of the same server makes the later policy yield', () => {
+    const verdict = detectConflict(junior, [senior]);
+    expect(verdict).toMatchObject({
+      kind: 'conflict',
+      peers: [{ namespace: 'team-a', name: 'alpha', roles: ['app'], schemas: [] }],
+    });
+    if (verdict.kind !== 'conflict') return;
+    expect(verdict.message).toBe(
+      'an earlier policy already manages these roles on the same PostgreSQL server (roles are server-wide): ' +
+        'team-a/alpha (roles: app; schemas: -)',
+    );
+    expect(detectConflict(senior, [junior])).toEqual({ kind: 'clear' });
+  });
+
+  it('a role one side only references (external) on another database is no conflict', () => {
+    expect(detectConflict({ ...junior, externalRoles: ['app'] }, [senior])).toEqual({ kind: 'clear' });
+    expect(detectConflict(junior, [{ ...senior, externalRoles: ['app'] }])).toEqual({ kind: 'clear' });
+    // On one database it still is (as before).
+    const sameDb = { ...junior, databaseKey: 'pg:5432/one', externalRoles: ['app'] };
+    expect(detectConflict(sameDb, [senior]).kind).toBe('conflict');
+  });
+
+  it('a schema of the same name on another database is another schema', () => {
+    const schemasOnly = { ...junior, roles: ['own'] };
+    expect(detectConflict(schemasOnly, [senior])).toEqual({ kind: 'clear' });
+  });
+
+  it('the physical identity decides when both sides have one: an alias of the server conflicts', () => {
+    const alias = { ...junior, databaseKey: '10.0.0.5:5432/two', serverIdentity: '7712' };
+    expect(detectConflict(alias, [{ ...senior, serverIdentity: '7712' }]).kind).toBe('conflict');
+    // The same database through two host names: schemas conflict too.
+    const sameDb = { ...junior, databaseKey: '10.0.0.5:5432/one', serverIdentity: '7712', roles: ['x'] };
+    expect(detectConflict(sameDb, [{ ...senior, serverIdentity: '7712' }])).toMatchObject({
+      kind: 'conflict',
+      peers: [{ roles: [], schemas: ['inventory'] }],
+    });
+    // One address, two servers (a proxy routing by database): no conflict.
+    const routed = { ...junior, serverIdentity: '9999' };
+    expect(detectConflict(routed, [{ ...senior, serverIdentity: '7712' }])).toEqual({ kind: 'clear' });
+  });
+
+  it('without an identity on both sides the address decides', () => {
+    const alias = { ...junior, databaseKey: '10.0.0.5:5432/two', serverIdentity: '7712' };
+    expect(detectConflict(alias, [senior])).toEqual({ kind: 'clear' });
+    expect(
+      detectConflict({ ...junior, serverIdentity: null }, [{ ...senior, serverIdentity: '7712' }]).kind,
+    ).toBe('conflict');
   });
 });
 

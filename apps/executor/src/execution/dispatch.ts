@@ -1,6 +1,6 @@
 // Per-replica dispatch state shared by the request handler: the per-database mutex and the metric of how
 // long requests queued behind another execution of the same database.
-import { Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { KeyedMutex, type ServiceMetrics } from '@rolepolicy/runtime';
 
 /** What the request handler needs besides the service. */
@@ -10,6 +10,12 @@ export interface ExecutionDispatch {
   observeWait(ms: number): void;
   /** Records one hop of a scoped execution (milliseconds), see {@link SCOPED_STAGES}. */
   observeScopedStage(operation: string, stage: ScopedStage, ms: number): void;
+  /**
+   * Counts an execution whose statements collided with another session (23505 in a catalog index, 40001,
+   * 40P01, a catalog tuple updated concurrently) and that is redelivered for it. With the
+   * server's role lock (ADR 0027) role DDL of one server no longer collides, so this stays at 0.
+   */
+  observeCollision(kind: 'policy' | 'scoped'): void;
 }
 
 /**
@@ -56,8 +62,18 @@ export function createExecutionDispatch(metrics: ServiceMetrics | undefined): Ex
           buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
           registers: [metrics.registry],
         });
+  const collisions =
+    metrics === undefined
+      ? undefined
+      : new Counter({
+          name: 'rp_executor_collisions_total',
+          help: 'Executions whose statements collided with another session and were redelivered for it, by kind',
+          labelNames: ['kind'],
+          registers: [metrics.registry],
+        });
   return {
     mutex: new KeyedMutex(),
+    observeCollision: (kind) => collisions?.inc({ kind }),
     observeWait: (ms) => histogram?.observe(ms / 1000),
     observeScopedStage: (operation, stage, ms) => stages?.observe({ operation, stage }, ms / 1000),
   };

@@ -10,6 +10,7 @@ import {
   type ExecuteRequestV1,
   type ExecuteRequestV2,
 } from '@rolepolicy/contracts';
+import { ExecutionError } from '@rolepolicy/catalog';
 import { databaseKey } from './database-mutex.js';
 import { EXECUTION_DISPATCH, type ExecutionDispatch } from './dispatch.js';
 import { ExecutionService } from './execution.service.js';
@@ -31,7 +32,13 @@ export function executeController(subject: string): Type<unknown> {
       // On the last delivery a transient failure is reported as Failed instead of vanishing into a dead letter.
       const finalAttempt = context.getDeliveryCount() >= context.getConsumer().maxDeliver;
       const run = async (): Promise<void> => {
-        await this.execution.handle(request, { finalAttempt });
+        try {
+          await this.execution.handle(request, { finalAttempt });
+        } catch (error) {
+          if (error instanceof ExecutionError && error.concurrentUpdate)
+            this.dispatch.observeCollision('policy');
+          throw error;
+        }
       };
       // A v1 request is answered at once without touching a database.
       if (request.v === 1) return run();

@@ -90,6 +90,7 @@ export class ExecutionModule {
             run: (key, task, urgent) =>
               dispatch.mutex.run(key, task, (ms) => dispatch.observeWait(ms), urgent),
             observeStage: (operation, stage, ms) => dispatch.observeScopedStage(operation, stage, ms),
+            observeCollision: () => dispatch.observeCollision('scoped'),
           }),
         },
       ],

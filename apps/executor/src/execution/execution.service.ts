@@ -69,6 +69,7 @@ import {
   type PlanningInputs,
 } from './replan.js';
 import { withPolicyHeldAccess } from './replan-held-access.js';
+import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from './role-lock.js';
 import { resultFor, type ResultFacts } from './result.js';
 import {
   PasswordSourceChangedError,
@@ -221,11 +222,21 @@ export class ExecutionService {
       },
       { identity: this.identity, tls: this.tls, namespace: request.policy.namespace },
     );
+    // Connected only when the plan carries role or membership DDL (ADR 0027).
+    const roleLock = roleLockFor(
+      prepared.connection,
+      { identity: this.identity, tls: this.tls, namespace: request.policy.namespace },
+      this.options.roleLockDatabase === undefined
+        ? DEFAULT_ROLE_LOCK_DATABASE
+        : this.options.roleLockDatabase,
+    );
     const probe = this.options.probe?.around(request);
     try {
       return await withRedaction(connection, () =>
-        executeUnderLock<ResultFacts>(connection.db, (session) =>
-          this.underLock(request, { ...connection, db: session }, prepared, probe),
+        executeUnderLock<ResultFacts>(
+          connection.db,
+          (session) => this.underLock(request, { ...connection, db: session }, prepared, probe),
+          roleLock.lock,
         ),
       );
     } catch (error) {
@@ -235,6 +246,7 @@ export class ExecutionService {
       return executionFailed(request, error, probe?.before.length ?? 0);
     } finally {
       await connection.close().catch(() => undefined);
+      await roleLock.close();
     }
   }
 

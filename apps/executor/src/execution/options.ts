@@ -44,6 +44,11 @@ export interface ExecutionOptions {
    * (CLOUD_IDENTITY_PROVIDER); null: such connections are refused.
    */
   readonly identity?: WorkloadIdentity | null;
+  /**
+   * The database of each target server the role lock is held in (ADR 0027; default `postgres`). null: no
+   * role lock (role DDL of two databases of one server may collide and is redelivered).
+   */
+  readonly roleLockDatabase?: string | null;
 }
 
 /** Where the cluster's objects and commands live (defaults: subject root `rp`, stream `RP_RESOURCES`). */

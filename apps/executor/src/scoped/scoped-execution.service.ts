@@ -11,6 +11,7 @@ import {
   openConnection,
   withRedaction,
   type CatalogConnection,
+  type ExecutableStatement,
   type LockedDecision,
   type DatabaseTls,
   type WorkloadIdentity,
@@ -48,11 +49,18 @@ import {
 } from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
+import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from '../execution/role-lock.js';
 import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
 import { runSweep } from './sweep-execution.js';
-import { isPlanRequest, verifyScoped, type PlanRequest, type ScopedState } from './scoped-verify.js';
+import {
+  isPlanRequest,
+  verifyScoped,
+  type PlanRequest,
+  type ScopedState,
+  type ScopedVerdict,
+} from './scoped-verify.js';
 
 /**
  * Seam for an in-process per-database mutex (the dispatch layer's): when provided, every scoped execution
@@ -65,6 +73,8 @@ export interface DatabaseSerializer {
   run<T>(databaseKey: string, task: () => Promise<T>, urgent?: boolean): Promise<T>;
   /** Records one hop of a scoped execution (the dispatch layer's histogram). */
   observeStage?(operation: string, stage: ScopedStage, ms: number): void;
+  /** Counts a scoped execution that collided with another session and is redelivered (the dispatch layer's counter). */
+  observeCollision?(): void;
 }
 
 /** Milliseconds per hop of one scoped execution, filled in as it goes. */
@@ -120,6 +130,7 @@ export class ScopedExecutionService {
         : await this.sweep(request);
     } catch (error) {
       const collided = error instanceof ExecutionError && error.concurrentUpdate;
+      if (collided && !delivery.finalAttempt) this.serializer?.observeCollision?.();
       if (error instanceof ExecutionError && !(collided && !delivery.finalAttempt)) {
         facts = { outcome: 'Failed', reason: 'ExecutionFailed', message: error.message };
       } else {
@@ -231,6 +242,7 @@ export class ScopedExecutionService {
         identity: this.identity,
         tls: this.tls,
         serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, false)),
+        roleLockDatabase: this.roleLockDatabase(),
       },
       request,
     );
@@ -284,6 +296,12 @@ export class ScopedExecutionService {
       },
       { identity: this.identity, tls: this.tls, namespace },
     );
+    // Every scoped plan is membership DDL: it holds the server's role lock while it commits (ADR 0027).
+    const roleLock = roleLockFor(
+      resolved.connection,
+      { identity: this.identity, tls: this.tls, namespace },
+      this.roleLockDatabase(),
+    );
     try {
       const { host, port, database } = connection.target;
       const fingerprint = logicalFingerprint(host, port, database);
@@ -302,12 +320,16 @@ export class ScopedExecutionService {
       const run = async (): Promise<ScopedFacts> => {
         lap('database_wait');
         const facts = await withRedaction(connection, () =>
-          executeUnderLock<ScopedFacts>(connection.db, async (session) => {
-            lap('lock_wait');
-            const decision = await this.underLock(request, cluster, { ...connection, db: session });
-            lap('decide');
-            return decision;
-          }),
+          executeUnderLock<ScopedFacts>(
+            connection.db,
+            async (session) => {
+              lap('lock_wait');
+              const decision = await this.underLock(request, cluster, { ...connection, db: session });
+              lap('decide');
+              return decision;
+            },
+            roleLock.lock,
+          ),
         );
         lap('commit');
         return facts;
@@ -317,53 +339,69 @@ export class ScopedExecutionService {
       return await (this.serializer === null ? run() : this.serializer.run(databaseKey, run, urgent));
     } finally {
       await connection.close().catch(() => undefined);
+      await roleLock.close();
     }
   }
 
+  /** The maintenance database of the role lock (ADR 0027), or null when the options turn it off. */
+  private roleLockDatabase(): string | null {
+    const database = this.options.roleLockDatabase;
+    return database === undefined ? DEFAULT_ROLE_LOCK_DATABASE : database;
+  }
+
   /**
-   * While the lock is held: re-verify (a revocation, deletion or recreate while this replica waited stops it
-   * here), read the memberships the policy declares, inspect the bundle roles and the subject, compute the
-   * changes, run the escape check, render.
+   * While the lock is held: gather (re-verify, read the memberships the policy declares, check the bundle and
+   * guard an Activate), decide (inspect the bundle roles and the subject, compute the changes, run the escape
+   * check), and hand the rendered statements to the lock's transaction.
    */
   private async underLock(
     request: PlanRequest,
     cluster: ExecutionCluster,
     connection: CatalogConnection,
   ): Promise<LockedDecision<ScopedFacts>> {
+    const gathered = await this.gather(request, cluster, connection);
+    if (gathered.kind === 'stop') return { run: false, result: gathered.facts };
+    return this.decide(request, cluster, connection, gathered);
+  }
+
+  /**
+   * Re-verifies from a synced cache (a revocation, deletion or recreate while this replica waited stops it
+   * here), reads the memberships the policy declares, checks the bundle itself and guards an Activate.
+   */
+  private async gather(
+    request: PlanRequest,
+    cluster: ExecutionCluster,
+    connection: CatalogConnection,
+  ): Promise<Gathered> {
     const state = await this.state(request, cluster);
     const verdict = verifyScoped(request, state);
     if (verdict.kind === 'applied') {
-      return {
-        run: false,
-        result: { outcome: 'Applied', reason: 'AlreadyApplied', message: 'the plan is already Applied' },
-      };
+      return stop({ outcome: 'Applied', reason: 'AlreadyApplied', message: 'the plan is already Applied' });
     }
     if (verdict.kind === 'not_visible') {
-      return {
-        run: false,
-        result: { outcome: 'Failed', reason: 'PlanNotFound', message: `${verdict.message}; nothing was run` },
-      };
+      return stop({
+        outcome: 'Failed',
+        reason: 'PlanNotFound',
+        message: `${verdict.message}; nothing was run`,
+      });
     }
-    if (verdict.kind === 'stop') return { run: false, result: verdict };
+    if (verdict.kind === 'stop') return stop(verdict);
     // From the state just synced: an edit of the policy while this execution waited counts.
     const declared = declaredMemberships(state.policy as PostgresPolicy);
-    if (!declared.ok) return { run: false, result: declared.blocked };
+    if (!declared.ok) return stop(declared.blocked);
     // The bundle itself first: a snapshot granting to anyone but the subject touches nothing, not even a read.
     const bundleEscape = escapeCheck(request.operation, [], verdict.memberships, verdict.subject);
     if (!bundleEscape.ok) {
-      return {
-        run: false,
-        result: {
-          outcome: 'Failed',
-          reason: 'EscapeCheckFailed',
-          message: `${bundleEscape.message}; nothing was run`,
-        },
-      };
+      return stop({
+        outcome: 'Failed',
+        reason: 'EscapeCheckFailed',
+        message: `${bundleEscape.message}; nothing was run`,
+      });
     }
     // An Activate is checked against its access policy and the live privilege graph (ADR 0021).
     if (request.operation === 'Activate') {
       const guarded = state.request as GuardedRequest;
-      const stop = await guardActivate({
+      const refused = await guardActivate({
         message: request,
         request: guarded,
         accessPolicy: cluster.cache.get(
@@ -374,8 +412,21 @@ export class ScopedExecutionService {
         operator: this.config?.EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES ?? NO_PRIVILEGED_NAMESPACES,
         connection,
       });
-      if (stop !== null) return { run: false, result: stop };
+      if (refused !== null) return stop(refused);
     }
+    return { kind: 'proceed', verdict, declared: declared.memberships };
+  }
+
+  /**
+   * Inspects the bundle roles and the subject, computes the membership changes against the other active
+   * requests and the declared memberships, runs the escape check on them and renders the statements.
+   */
+  private async decide(
+    request: PlanRequest,
+    cluster: ExecutionCluster,
+    connection: CatalogConnection,
+    { verdict, declared }: Extract<Gathered, { kind: 'proceed' }>,
+  ): Promise<LockedDecision<ScopedFacts>> {
     const snapshot = await inspect(
       connection.db,
       bundleScope(verdict.memberships, verdict.subject),
@@ -396,7 +447,7 @@ export class ScopedExecutionService {
         roles: snapshot.roles.map((r) => ({ name: r.name, inherit: r.state.inherit })),
         serverVersionNum: snapshot.server_version_num,
       },
-      durable: declared.memberships,
+      durable: declared,
       otherHolders: others,
     });
     if (computed.refusals.length > 0) return { run: false, result: refusalFacts(computed.refusals) };
@@ -417,32 +468,51 @@ export class ScopedExecutionService {
       passwords: {},
       executorRole: snapshot.executor.role,
     });
-    const granted = request.operation === 'Activate';
     return {
       run: true,
       statements: rendered.statements,
-      result: {
-        outcome: 'Applied',
-        reason: granted ? 'MembershipsGranted' : 'MembershipsRevoked',
-        message:
-          `${rendered.statements.length} statement(s) in one transaction; ` +
-          `${computed.unchanged.length} membership(s) already as wanted` +
-          (computed.retained.length > 0
-            ? `; kept because the base policy declares them: ${computed.retained.map((m) => `${m.role} -> ${m.member}`).join(', ')}`
-            : '') +
-          (computed.shared.length > 0
-            ? `; kept for other active requests: ${computed.shared
-                .map(
-                  (s) =>
-                    `${s.membership.role} -> ${s.membership.member} (${s.holders.map((h) => h.name).join(', ')})`,
-                )
-                .join(', ')}`
-            : ''),
-        statements: rendered.statements.map((s) => s.redacted),
-        retained: computed.retained,
-      },
+      result: appliedFacts(request.operation, computed, rendered.statements),
     };
   }
+}
+
+/** What `gather` found: a stop (nothing runs), or the verified bundle and the declared memberships. */
+type Gathered =
+  | { readonly kind: 'stop'; readonly facts: ScopedFacts }
+  | {
+      readonly kind: 'proceed';
+      readonly verdict: Extract<ScopedVerdict, { kind: 'proceed' }>;
+      readonly declared: Parameters<typeof scopedChanges>[0]['durable'];
+    };
+
+const stop = (facts: ScopedFacts): Gathered => ({ kind: 'stop', facts });
+
+/** The Applied facts of rendered membership changes: what ran, what was kept and why. */
+function appliedFacts(
+  operation: PlanRequest['operation'],
+  computed: ReturnType<typeof scopedChanges>,
+  statements: readonly ExecutableStatement[],
+): ScopedFacts {
+  return {
+    outcome: 'Applied',
+    reason: operation === 'Activate' ? 'MembershipsGranted' : 'MembershipsRevoked',
+    message:
+      `${statements.length} statement(s) in one transaction; ` +
+      `${computed.unchanged.length} membership(s) already as wanted` +
+      (computed.retained.length > 0
+        ? `; kept because the base policy declares them: ${computed.retained.map((m) => `${m.role} -> ${m.member}`).join(', ')}`
+        : '') +
+      (computed.shared.length > 0
+        ? `; kept for other active requests: ${computed.shared
+            .map(
+              (s) =>
+                `${s.membership.role} -> ${s.membership.member} (${s.holders.map((h) => h.name).join(', ')})`,
+            )
+            .join(', ')}`
+        : ''),
+    statements: statements.map((s) => s.redacted),
+    retained: computed.retained,
+  };
 }
 
 /** The memberships a policy declares, or the Blocked outcome when it does not expand. */

@@ -25,6 +25,7 @@ import {
 } from '@rolepolicy/policy';
 import { cachedPolicy, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { connectionTarget } from '../execution/cluster-view.js';
+import { roleLockFor } from '../execution/role-lock.js';
 import type { ExecutionCluster } from '../execution/execution-cluster.js';
 import type { ScopedFacts } from './scoped-result.js';
 import { rolesScope } from './scoped-steps.js';
@@ -36,6 +37,8 @@ export interface SweepDeps {
   readonly tls: DatabaseTls;
   /** The per-database mutex of this replica (a sweep waits its turn: it is a backstop, not a revocation). */
   readonly serialize: <T>(databaseKey: string, task: () => Promise<T>) => Promise<T>;
+  /** The maintenance database of the server's role lock (ADR 0027); null: none. */
+  readonly roleLockDatabase: string | null;
 }
 
 type Plan =
@@ -116,16 +119,24 @@ export async function runSweep(deps: SweepDeps, message: ScopedExecuteRequestV1)
     { ...resolved.connection, maxConnections: 2, applicationName: 'rolepolicy-executor-scoped' },
     { identity: deps.identity, tls: deps.tls },
   );
+  const roleLock = roleLockFor(
+    resolved.connection,
+    { identity: deps.identity, tls: deps.tls },
+    deps.roleLockDatabase,
+  );
   try {
     return await deps.serialize(`${ns}\u0000${resolved.target}`, () =>
       withRedaction(connection, () =>
-        executeUnderLock<ScopedFacts>(connection.db, (session) =>
-          underLock(message, cluster, { ...connection, db: session }),
+        executeUnderLock<ScopedFacts>(
+          connection.db,
+          (session) => underLock(message, cluster, { ...connection, db: session }),
+          roleLock.lock,
         ),
       ),
     );
   } finally {
     await connection.close().catch(() => undefined);
+    await roleLock.close();
   }
 }
 

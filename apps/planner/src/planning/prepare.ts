@@ -107,7 +107,7 @@ export function preparePolicy(policy: PostgresPolicy, lookup: SecretLookup): Pre
     passwordSources: passwords.sources,
     missingGenerated: passwords.missingGenerated,
     secretVersions: { ...connection.secretVersions, ...passwords.secretVersions },
-    claims: claimsOf(policy, databaseAddress(connection.connection), scope),
+    claims: claimsOf(policy, databaseAddress(connection.connection), scope, desired),
   };
 }
 
@@ -130,8 +130,14 @@ function connectionReason(
   return SECRET_REASONS[reason];
 }
 
-function claimsOf(policy: PostgresPolicy, databaseKey: string, scope: ManagedScope): PolicyClaims {
+function claimsOf(
+  policy: PostgresPolicy,
+  databaseKey: string,
+  scope: ManagedScope,
+  desired: { readonly roles: readonly { readonly name: string; readonly external: boolean }[] },
+): PolicyClaims {
   return {
+    externalRoles: desired.roles.filter((r) => r.external).map((r) => r.name),
     namespace: policy.metadata.namespace,
     name: policy.metadata.name,
     uid: policy.metadata.uid,
@@ -170,7 +176,12 @@ export function peerClaims(
   );
   if (!connection.ok) return null;
   return {
-    claims: claimsOf(policy, databaseAddress(connection.connection), deriveManagedScope(expansion.desired)),
+    claims: claimsOf(
+      policy,
+      databaseAddress(connection.connection),
+      deriveManagedScope(expansion.desired),
+      expansion.desired,
+    ),
     connection: connection.connection,
   };
 }

@@ -188,3 +188,41 @@ test('no inspector answering a proof fails the pass (transient) instead of decid
     error: { class: 'transient', reason: 'DatabaseInspectionFailed' },
   });
 });
+
+test('the identity a read showed puts two addresses on one server (an alias): roles conflict across them (ADR 0027)', async () => {
+  const { nats, asked } = inspector();
+  const proof = new ConflictProof({
+    nats,
+    secrets: reader,
+    inspectTimeoutMs: 1000,
+    inspectSealKey: keys.publicKey,
+  });
+  const senior = tenant('team-a', 'first', 'good', EARLY);
+  const junior = tenant('team-a', 'second', 'good', LATE);
+  const seniorClaim = claimOf(senior);
+  // The senior reaches another database of the server under another host name.
+  const aliased = { ...seniorClaim, claims: { ...seniorClaim.claims, databaseKey: '10.0.0.5:5432/other' } };
+  proof.noteReached(senior.metadata.uid, seniorClaim.resolved, null);
+  const unknown = await proof.verdict(self(junior), [aliased], [senior]);
+  expect(unknown).toEqual({ kind: 'verdict', verdict: { kind: 'clear' } });
+
+  proof.noteReached(senior.metadata.uid, seniorClaim.resolved, '7712970052914542719');
+  proof.noteReached(junior.metadata.uid, self(junior).connection, '7712970052914542719');
+  for (let pass = 0; pass < 2; pass++) {
+    const known = await proof.verdict(self(junior), [aliased], [senior]);
+    if (known.kind !== 'verdict' || known.verdict.kind !== 'conflict') throw new Error('expected a conflict');
+    expect(known.verdict.message).toBe(
+      'an earlier policy already manages these roles on the same PostgreSQL server (roles are server-wide): ' +
+        'team-a/first (roles: app; schemas: -)',
+    );
+    // A fingerprint-only answer reads no identity: the one read before through the same connection stays.
+    proof.noteReached(junior.metadata.uid, self(junior).connection);
+  }
+  // Another server behind the same identity-less address is told apart once read.
+  proof.noteReached(junior.metadata.uid, self(junior).connection, '1');
+  expect(await proof.verdict(self(junior), [aliased], [senior])).toEqual({
+    kind: 'verdict',
+    verdict: { kind: 'clear' },
+  });
+  expect(asked).toEqual([]);
+});

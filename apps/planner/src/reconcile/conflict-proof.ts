@@ -1,5 +1,6 @@
 // Conflict claims count only with proof (ADR 0024): a policy's claim on a database makes another policy yield
 // only once this planner saw the claim's own connection open a session there and read the target's identity.
+// The physical identity read then tells which claims share a server, where roles compete (ADR 0027).
 import type { NatsConnection } from '@nats-io/transport-node';
 import { managedScopePayload, SecretAccessError } from '@rolepolicy/contracts';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
@@ -35,7 +36,15 @@ export interface ConflictProofDeps {
 
 /** Whether a session opened; `answered` false when no inspector answered at all (nothing was learned). */
 type Reach =
-  { readonly ok: true } | { readonly ok: false; readonly answered: boolean; readonly error: ReconcileError };
+  | { readonly ok: true; readonly identity: string | null }
+  | { readonly ok: false; readonly answered: boolean; readonly error: ReconcileError };
+
+/** What a session with a policy's connection showed: the connection's digest and the server's identity. */
+interface Reached {
+  readonly connection: string;
+  /** `system_identifier`, null when the session could not read it (ADR 0027 falls back to the address). */
+  readonly identity: string | null;
+}
 
 /** An empty managed scope: the inspection then reads only the server, the session role and the identity. */
 const IDENTITY_ONLY: ManagedScope = {
@@ -57,15 +66,25 @@ const IDENTITY_ONLY: ManagedScope = {
  * unreachable host) claims nothing, so naming another tenant's database and roles blocks nobody.
  */
 export class ConflictProof {
-  /** Policy uid -> digest of the connection a read of its database last succeeded with. */
-  private readonly reached = new Map<string, string>();
+  /**
+   * Policy uid -> digest of the connection a read of its database last succeeded with, and the server's
+   * physical identity that read showed.
+   */
+  private readonly reached = new Map<string, Reached>();
   private sequence = 0;
 
   constructor(private readonly deps: ConflictProofDeps) {}
 
-  /** A read of the policy's database with `connection` succeeded (its own pass, or a proof). */
-  noteReached(uid: string, connection: ResolvedConnectionSpec): void {
-    this.reached.set(uid, connectionDigest(connection));
+  /**
+   * A read of the policy's database with `connection` succeeded (its own pass, or a proof), showing the
+   * server's `system_identifier` (null: unreadable). `identity` undefined (a fingerprint-only answer, which
+   * reads no identity) keeps what an earlier read of the same connection showed.
+   */
+  noteReached(uid: string, connection: ResolvedConnectionSpec, identity?: string | null): void {
+    const digest = connectionDigest(connection);
+    const known = this.reached.get(uid);
+    const kept = known !== undefined && known.connection === digest ? known.identity : null;
+    this.reached.set(uid, { connection: digest, identity: identity === undefined ? kept : identity });
   }
 
   /**
@@ -85,29 +104,40 @@ export class ConflictProof {
   ): Promise<ProvenVerdict> {
     const live = new Set([self.claims.uid, ...peerPolicies.map((p) => p.metadata.uid)]);
     for (const uid of this.reached.keys()) if (!live.has(uid)) this.reached.delete(uid);
-    const proven = (p: PeerClaim) => this.reached.get(p.claims.uid) === p.connection;
+    const proven = (p: PeerClaim) => this.reached.get(p.claims.uid)?.connection === p.connection;
     const byUid = new Map(peers.map((p) => [p.claims.uid, p]));
     const policies = new Map(peerPolicies.map((p) => [p.metadata.uid, p]));
+    const own = connectionDigest(self.connection);
+    const mine = this.withIdentity(self.claims, own);
+    // An unproven peer has no identity here, so only its address can put it on this server: a peer that
+    // reaches the server under another host name counts once its own pass (or a proof) read the identity.
     const unproven = blockingClaims(
-      self.claims,
-      peers.map((p) => p.claims),
+      mine,
+      peers.map((p) => this.withIdentity(p.claims, p.connection)),
     ).filter((c) => !proven(byUid.get(c.uid)!));
     const asked = await Promise.all(unproven.map((c) => this.provePeer(policies.get(c.uid))));
     const failed = asked.find((a): a is ProvenVerdict & { kind: 'failed' } => a !== null);
     if (failed !== undefined) return failed;
     const verdict = detectConflict(
-      self.claims,
-      peers.filter(proven).map((p) => p.claims),
+      mine,
+      peers.filter(proven).map((p) => this.withIdentity(p.claims, p.connection)),
     );
     if (verdict.kind === 'conflict' && verdict.otherNamespaces != null) {
-      const own = connectionDigest(self.connection);
-      if (this.reached.get(self.claims.uid) !== own) {
+      if (this.reached.get(self.claims.uid)?.connection !== own) {
         const reach = await this.reach(self.policy, self.connection);
         if (!reach.ok) return { kind: 'failed', error: reach.error };
-        this.reached.set(self.claims.uid, own);
+        this.reached.set(self.claims.uid, { connection: own, identity: reach.identity });
       }
     }
     return { kind: 'verdict', verdict };
+  }
+
+  /** `claims` with the server identity a read through `connection` (a digest) showed, when one did. */
+  private withIdentity(claims: PolicyClaims, connection: string): PolicyClaims {
+    const known = this.reached.get(claims.uid);
+    return known !== undefined && known.connection === connection && known.identity !== null
+      ? { ...claims, serverIdentity: known.identity }
+      : claims;
   }
 
   /**
@@ -130,7 +160,10 @@ export class ConflictProof {
     if (resolved === null) return null;
     const reach = await this.reach(peer, resolved.connection);
     if (reach.ok) {
-      this.reached.set(peer.metadata.uid, connectionDigest(resolved.connection));
+      this.reached.set(peer.metadata.uid, {
+        connection: connectionDigest(resolved.connection),
+        identity: reach.identity,
+      });
       return null;
     }
     return reach.answered ? null : { kind: 'failed', error: reach.error };
@@ -157,7 +190,9 @@ export class ConflictProof {
         },
         { timeoutMs: this.deps.inspectTimeoutMs, sealTo: this.deps.inspectSealKey },
       );
-      return result.ok ? { ok: true } : { ok: false, answered: true, error: inspectFailure(result.error) };
+      return result.ok
+        ? { ok: true, identity: result.snapshot.identity?.physical ?? null }
+        : { ok: false, answered: true, error: inspectFailure(result.error) };
     } catch (error) {
       const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
       return {

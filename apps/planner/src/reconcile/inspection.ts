@@ -129,7 +129,11 @@ export class Inspection {
     });
     if (applied === null) return null;
     // The executor's session used this very connection (the inputs above cover it): it reached the database.
-    this.deps.proof.noteReached(policy.metadata.uid, prepared.connection);
+    this.deps.proof.noteReached(
+      policy.metadata.uid,
+      prepared.connection,
+      applied.snapshot.identity?.physical ?? null,
+    );
     const outcome = this.planFromRead(policy, prepared, applied, applied.readAt);
     if (outcome.kind === 'computed' && outcome.plan.changeCount === 0) {
       this.deps.onAppliedSnapshotUsed?.();
@@ -184,7 +188,11 @@ export class Inspection {
       this.deps.converged.forget(key);
       return { kind: 'failed', error: inspectFailure(result.error, prepared.connection) };
     }
-    this.deps.proof.noteReached(policy.metadata.uid, prepared.connection);
+    this.deps.proof.noteReached(
+      policy.metadata.uid,
+      prepared.connection,
+      'unchanged' in result ? undefined : (result.snapshot.identity?.physical ?? null),
+    );
     if ('unchanged' in result) {
       const reused =
         shortcut === null

@@ -1,0 +1,151 @@
+// The server's role lock (ADR 0027) on the real server: two executions on two databases of one server that
+// grant the same membership at once. Without the lock the second fails with 23505 (execute.int-spec.ts); with
+// it the second waits for the first to commit, and its grant finds the edge (a notice, not an error).
+import { createPostgresSandbox, sandboxId, type PostgresSandbox } from '@rolepolicy/testing';
+import pg from 'pg';
+
+import { openConnection, type CatalogConnection } from './connection.js';
+import { executeUnderLock } from './execute.js';
+import { maintenanceLock, maintenanceSpec, openMaintenanceConnection } from './server-lock.js';
+import { dropRolesWithPrefix, runSql } from './test-support/scope.js';
+
+let one: PostgresSandbox;
+let two: PostgresSandbox;
+const prefix = `rp_${sandboxId()}_`;
+const r = (name: string): string => `${prefix}${name}`;
+const plain = (text: string) => ({ sql: text, redacted: text });
+/** An advisory key the test holds in database one, so execution A stops after its grant, uncommitted. */
+const GATE = 424_242;
+
+beforeAll(async () => {
+  one = await createPostgresSandbox('rolelock_one');
+  two = await createPostgresSandbox('rolelock_two');
+  await runSql(one.url, `CREATE ROLE "${r('shared_role')}"; CREATE ROLE "${r('shared_member')}";`);
+});
+
+afterAll(async () => {
+  await dropRolesWithPrefix(one.adminUrl, [one.url, two.url], prefix);
+  await one.drop();
+  await two.drop();
+});
+
+async function query<T>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Polls the server's sessions until one matches `where` (a wait the test must see, not a time). */
+async function sessionWaiting(where: string, values: unknown[]): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const rows = await query(one.adminUrl, `SELECT 1 FROM pg_stat_activity WHERE ${where}`, values);
+    if (rows.length > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no session ${where}`);
+}
+
+test('two databases grant one membership at once: the second waits on the role lock, both apply', async () => {
+  const gate = new pg.Client({ connectionString: one.url });
+  await gate.connect();
+  const connections: CatalogConnection[] = [];
+  const open = (url: string) => {
+    const target = openConnection({ url, applicationName: 'rolelock-test' });
+    const lock = openMaintenanceConnection({ url }, 'postgres', {});
+    connections.push(target, lock);
+    return { target, lock: maintenanceLock(lock, () => undefined) };
+  };
+  try {
+    await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+    const a = open(one.url);
+    const b = open(two.url);
+    const grant = plain(`GRANT "${r('shared_role')}" TO "${r('shared_member')}"`);
+    const first = executeUnderLock(
+      a.target.db,
+      async () => ({
+        run: true,
+        statements: [grant, plain(`SELECT pg_advisory_xact_lock(${GATE})`)],
+        result: 'a',
+      }),
+      a.lock,
+    );
+    // A granted (uncommitted) and now waits at the gate, holding the role lock.
+    await sessionWaiting(`wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'`, []);
+    const second = executeUnderLock(
+      b.target.db,
+      async () => ({
+        run: true,
+        statements: [plain(`CREATE ROLE "${r('second_only')}"`), grant],
+        result: 'b',
+      }),
+      b.lock,
+    );
+    // B decided and waits for the role lock in the maintenance database, before any statement of its own.
+    await sessionWaiting(
+      `application_name = 'rolepolicy-executor-role-lock' AND wait_event_type = 'Lock'`,
+      [],
+    );
+    expect(
+      await query(two.url, 'SELECT 1 FROM pg_roles WHERE rolname = $1', [r('second_only')]),
+    ).toHaveLength(0);
+    await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+    expect(await Promise.all([first, second])).toEqual(['a', 'b']);
+    const edges = await query(
+      one.url,
+      `SELECT 1 FROM pg_auth_members WHERE roleid = $1::regrole AND member = $2::regrole`,
+      [`"${r('shared_role')}"`, `"${r('shared_member')}"`],
+    );
+    expect(edges).toHaveLength(1);
+    expect(
+      await query(two.url, 'SELECT 1 FROM pg_roles WHERE rolname = $1', [r('second_only')]),
+    ).toHaveLength(1);
+  } finally {
+    await gate.end();
+    for (const c of connections) await c.close();
+  }
+});
+
+test('a plan without role DDL never touches the role lock', async () => {
+  // The maintenance "database" does not exist: touching the lock would report it unavailable.
+  const unavailable: string[] = [];
+  const lockConnection = openMaintenanceConnection({ url: one.url }, `${prefix}no_such_db`, {});
+  const target = openConnection({ url: one.url });
+  try {
+    const lock = maintenanceLock(lockConnection, (state) => unavailable.push(state));
+    await executeUnderLock(
+      target.db,
+      async () => ({ run: true, statements: [plain(`CREATE SCHEMA "${r('objects_only')}"`)], result: null }),
+      lock,
+    );
+    expect(unavailable).toEqual([]);
+    // With role DDL it is touched; the database is unusable, so the plan runs without it and says so.
+    await executeUnderLock(
+      target.db,
+      async () => ({ run: true, statements: [plain(`CREATE ROLE "${r('without_lock')}"`)], result: null }),
+      lock,
+    );
+    expect(unavailable).toEqual(['3D000']);
+    expect(
+      await query(one.url, 'SELECT 1 FROM pg_roles WHERE rolname = $1', [r('without_lock')]),
+    ).toHaveLength(1);
+  } finally {
+    await target.close();
+    await lockConnection.close();
+  }
+});
+
+test('the maintenance connection keeps the login and changes only the database', () => {
+  expect(maintenanceSpec({ url: 'postgres://u:p@db.example:6432/app?sslmode=require' }, 'postgres')).toEqual({
+    url: 'postgres://u:p@db.example:6432/postgres?sslmode=require',
+  });
+  expect(
+    maintenanceSpec(
+      { params: { host: 'h', port: 5433, dbname: 'app', username: 'u' }, setRole: 'x' },
+      'postgres',
+    ),
+  ).toEqual({ params: { host: 'h', port: 5433, dbname: 'postgres', username: 'u' }, setRole: 'x' });
+});
