@@ -211,6 +211,11 @@ describe('canonicalJson against the reference encoder', () => {
     expect(canonicalJson(document, memo)).toBe(referenceCanonicalJson(document));
     // The memo is trusted: a stale entry shows up verbatim (so callers may only memoise values they own).
     expect(canonicalJson({ k: shared }, new WeakMap([[shared, '"stale"']]))).toBe('{"k":"stale"}');
+    // A rejection past a memo hit names its own path, not the hit's.
+    const date = new Date(0);
+    expect(() => canonicalJson({ a: date, b: Number.NaN }, new WeakMap([[date, '"d"']]))).toThrow(
+      new TypeError('canonicalJson: $.b is not a finite number'),
+    );
   });
 });
 

@@ -127,8 +127,10 @@ function encode(value: unknown, memo: CanonicalJsonMemo | undefined): string {
  * after a rejection, so that encoding accepted values never builds a path.
  */
 function pathOfRejected(value: unknown, path: string, memo: CanonicalJsonMemo | undefined): string | null {
+  // A memo hit is encoded without a look inside, whatever it is.
+  if (typeof value === 'object' && value !== null && memo?.get(value) !== undefined) return null;
   if (problemOf(value) !== null) return path;
-  if (typeof value !== 'object' || value === null || memo?.get(value) !== undefined) return null;
+  if (typeof value !== 'object' || value === null) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
