@@ -22,6 +22,7 @@ import pg from 'pg';
 import { condition, PolicyResources } from '../e2e/support/resources.js';
 import { BENCH_ADMIN_URL, databaseUrl, round, writeResult } from './pg-bench-support.js';
 import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
+import { FLEET_TEMPLATE_SQL, smallPolicy } from './fleet-policy.js';
 import { readApplyFloor, type ReadApplyJob } from './read-apply-floor.js';
 import { failureReasons, formatReasons, slowModeOf, type FailureCount } from './fleet-health.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
@@ -53,9 +54,6 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-const TEMPLATE_SQL = `CREATE SCHEMA orders; CREATE TABLE orders.items (id int); CREATE TABLE orders.lines (id int);
-CREATE SCHEMA billing; CREATE TABLE billing.invoices (id int); CREATE VIEW billing.open AS SELECT id FROM billing.invoices;`;
-
 /** The benchmark's databases: created from one template, dropped with every role of the run's prefix. */
 class FleetDatabases {
   readonly id = sandboxId();
@@ -69,7 +67,7 @@ class FleetDatabases {
     });
     const tpl = new pg.Client({ connectionString: databaseUrl(this.template) });
     await tpl.connect();
-    await tpl.query(TEMPLATE_SQL).finally(() => tpl.end());
+    await tpl.query(FLEET_TEMPLATE_SQL).finally(() => tpl.end());
     await this.admin(async (c) => {
       for (let i = this.names.length; i < count; i++) {
         const name = `rp_test_fleet_${this.id}_${i}`;
@@ -127,43 +125,6 @@ class FleetDatabases {
       await c.end();
     }
   }
-}
-
-/** The small policy of database `database` with role prefix `p`. */
-function smallPolicy(p: string, database: string, secret: string): Record<string, unknown> {
-  return {
-    connection: { secretRef: { name: secret } },
-    mode: 'apply',
-    approval: 'auto',
-    role_pattern: `${p}{schema}_{profile}`,
-    profiles: {
-      viewer: {
-        grants: [
-          { object: { type: 'schema' }, privileges: ['USAGE'] },
-          { object: { type: 'table', name: '*' }, privileges: ['SELECT'] },
-        ],
-      },
-      editor: {
-        grants: [
-          { object: { type: 'schema' }, privileges: ['USAGE'] },
-          { object: { type: 'table', name: '*' }, privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] },
-        ],
-      },
-    },
-    schemas: [
-      { name: 'orders', profiles: ['viewer', 'editor'] },
-      { name: 'billing', profiles: ['viewer'] },
-    ],
-    roles: [{ name: `${p}app`, login: true }, { name: `${p}reporting` }],
-    grants: [
-      { role: `${p}app`, object: { type: 'database', name: database }, privileges: ['CONNECT'] },
-      { role: `${p}reporting`, object: { type: 'database', name: database }, privileges: ['CONNECT'] },
-    ],
-    memberships: [
-      { role: `${p}orders_editor`, members: [{ name: `${p}app` }] },
-      { role: `${p}billing_viewer`, members: [{ name: `${p}reporting` }] },
-    ],
-  };
 }
 
 function isReady(p: PostgresPolicy): boolean {

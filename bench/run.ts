@@ -15,6 +15,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   candidates: async () => (await import('./candidates.bench.js')).runCandidatesBench,
   fleet: async () => (await import('./fleet.bench.js')).runFleetBench,
   generate: async () => (await import('./generate.bench.js')).runGenerateBench,
+  'hot-paths': async () => (await import('./hot-paths.bench.js')).runHotPathsBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -28,3 +28,26 @@ export function sampleInChild<T>(script: string, bench: string, fraction: number
   );
   return JSON.parse(out.trim().split('\n').pop()!) as T;
 }
+
+/**
+ * Median CPU microseconds per call of each variant (this process's user + system time, so other processes
+ * on a loaded machine do not count), run in alternating rounds of `perRound` calls so drift hits all alike;
+ * the first round warms the JIT and is not counted.
+ * @example compareCpuPerCall({ today: () => f(x), legacy: () => g(x) }, 10, 300)
+ */
+export function compareCpuPerCall(
+  variants: Readonly<Record<string, () => unknown>>,
+  rounds: number,
+  perRound: number,
+): Record<string, number> {
+  const samples = new Map<string, number[]>(Object.keys(variants).map((k) => [k, []]));
+  for (let round = 0; round <= rounds; round++) {
+    for (const [name, fn] of Object.entries(variants)) {
+      const start = process.cpuUsage();
+      for (let i = 0; i < perRound; i++) fn();
+      const used = process.cpuUsage(start);
+      if (round > 0) samples.get(name)!.push((used.user + used.system) / perRound);
+    }
+  }
+  return Object.fromEntries([...samples].map(([k, v]) => [k, Math.round(median(v) * 10) / 10]));
+}

@@ -47,25 +47,42 @@ const addFormats: AddFormats =
   (addFormatsModule as unknown as { default?: AddFormats }).default ??
   (addFormatsModule as unknown as AddFormats);
 
-const ajv = addFormats(new Ajv({ allErrors: true, strict: true, verbose: false }));
-const compiled = new WeakMap<TSchema, ValidateFunction>();
+// Two compilations of each schema: one that stops at the first error decides (a valid payload, the hot
+// path, is checked once and allocates no error objects; in a union every failing branch would otherwise
+// collect all its errors), and one with allErrors explains a refusal. Both decide alike, so a refusal's
+// detail is what it always was.
+const decider = addFormats(new Ajv({ allErrors: false, strict: true, verbose: false }));
+const explainer = addFormats(new Ajv({ allErrors: true, strict: true, verbose: false }));
+interface Validators {
+  readonly schema: TSchema;
+  readonly accepts: ValidateFunction;
+  /** Compiled at the first refusal. */
+  explain?: ValidateFunction;
+}
+const compiled = new WeakMap<TSchema, Validators>();
 
-function validatorFor(schema: TSchema): ValidateFunction {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+function validatorsFor(schema: TSchema): Validators {
+  let validators = compiled.get(schema);
+  if (!validators) {
+    validators = { schema, accepts: decider.compile(schema) };
+    compiled.set(schema, validators);
   }
-  return validate;
+  return validators;
 }
 
 /** Describes ajv errors by path and rule only, so that no payload value leaks into logs. */
-function describeErrors(validate: ValidateFunction): string {
-  return (validate.errors ?? [])
+function describeErrors(validators: Validators, value: unknown): string {
+  validators.explain ??= explainer.compile(validators.schema);
+  validators.explain(value);
+  return (validators.explain.errors ?? [])
     .slice(0, 5)
     .map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`)
     .join('; ');
 }
+
+// Shared: decoding and encoding UTF-8 keep no state between calls (no streaming).
+const utf8Decoder = new TextDecoder();
+const utf8Encoder = new TextEncoder();
 
 /**
  * Validates an already-parsed value against the contract (version picked by its `v` field).
@@ -91,12 +108,12 @@ export function validatePayload<C extends MessageContract>(
       detail: `${contract.name}: unsupported version v=${JSON.stringify(version).slice(0, 20)} (supported: ${known})`,
     };
   }
-  const validate = validatorFor(schema);
-  if (!validate(value)) {
+  const validators = validatorsFor(schema);
+  if (!validators.accepts(value)) {
     return {
       ok: false,
       reason: 'schema_mismatch',
-      detail: `${contract.name} v${version}: ${describeErrors(validate)}`,
+      detail: `${contract.name} v${version}: ${describeErrors(validators, value)}`,
     };
   }
   return { ok: true, value: value as PayloadOf<C>, version };
@@ -109,7 +126,7 @@ export function decodePayload<C extends MessageContract>(
 ): DecodeResult<PayloadOf<C>> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(data));
+    parsed = JSON.parse(utf8Decoder.decode(data));
   } catch {
     return { ok: false, reason: 'malformed_json', detail: `${contract.name}: payload is not valid JSON` };
   }
@@ -123,5 +140,5 @@ export function decodePayload<C extends MessageContract>(
 export function encodePayload<C extends MessageContract>(contract: C, payload: PayloadOf<C>): Uint8Array {
   const result = validatePayload(contract, payload);
   if (!result.ok) throw new Error(`refusing to send invalid ${result.detail}`);
-  return new TextEncoder().encode(JSON.stringify(payload));
+  return utf8Encoder.encode(JSON.stringify(payload));
 }

@@ -4,6 +4,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+import { canonicalJson, sha256Digest } from '@rolepolicy/policy';
+
+import { REVIEW_FINGERPRINT_ENCODING } from './build-artifact.js';
 import {
   buildReviewArtifact,
   formatReviewArtifactJson,
@@ -119,6 +122,31 @@ describe('review artifact of the realistic policy', () => {
     };
     expect(serializeReviewArtifact(buildReviewArtifact(shuffled))).toBe(a);
     expect(serializeReviewArtifact(buildReviewArtifact(realisticReviewInput(160010)))).toBe(a);
+  });
+
+  it('composes the serialization and the fingerprint from parts encoded once, byte for byte as a whole encoding', () => {
+    for (const version of [150019, 160010]) {
+      const artifact = buildReviewArtifact(realisticReviewInput(version));
+      // A structural copy shares no object with the built artifact, so nothing encoded earlier is reused.
+      const copy = JSON.parse(JSON.stringify(artifact)) as ReviewArtifact;
+      expect(serializeReviewArtifact(artifact)).toBe(canonicalJson(copy));
+      const { review_fingerprint, ...recorded } = copy.recorded;
+      const fingerprinted = {
+        encoding: REVIEW_FINGERPRINT_ENCODING,
+        content_digest: copy.provenance.policy.content_digest,
+        target_label: copy.provenance.target_label,
+        pg_major_version: copy.provenance.pg_major_version,
+        context: copy.context,
+        preflight: copy.preflight,
+        recorded,
+      };
+      expect(review_fingerprint).toBe(sha256Digest(canonicalJson(fingerprinted)));
+      // A copy with a part replaced encodes that part afresh.
+      const edited = { ...artifact, recorded: { ...artifact.recorded, findings: [] } };
+      expect(serializeReviewArtifact(edited)).toBe(
+        canonicalJson({ ...copy, recorded: { ...copy.recorded, findings: [] } }),
+      );
+    }
   });
 
   it('binds the review fingerprint to what is reviewed, not to when or by which tool version', () => {

@@ -37,6 +37,12 @@ import type { Analysis } from './review-context.js';
 import type { ReviewFacts } from './review-facts.js';
 import { buildVisual } from './visual.js';
 
+/**
+ * Canonical JSON of the parts of each built artifact (context, preflight, recorded members), by identity:
+ * the fingerprint and serializeReviewArtifact compose from it. Weak, so it lives as long as the artifact.
+ */
+const encodedParts = new WeakMap<object, string>();
+
 /** Tag of the bytes `review_fingerprint` hashes. */
 export const REVIEW_FINGERPRINT_ENCODING = 'rolepolicy.io/review-fingerprint/v1';
 
@@ -216,17 +222,25 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
     visual,
     sql_preview,
   };
+  // The fingerprint document and the artifact share context, preflight and every recorded member: encode
+  // each once, and let both documents (and serializeReviewArtifact later) reuse the bytes.
+  for (const part of [context, preflight, ...Object.values(recordedBody)]) {
+    if (typeof part === 'object' && part !== null) encodedParts.set(part, canonicalJson(part));
+  }
   // What a reviewer approves: everything except when and with which tool it was captured.
   const review_fingerprint = sha256Digest(
-    canonicalJson({
-      encoding: REVIEW_FINGERPRINT_ENCODING,
-      content_digest: input.contentDigest,
-      target_label: input.targetLabel,
-      pg_major_version: pgMajor,
-      context,
-      preflight,
-      recorded: recordedBody,
-    }),
+    canonicalJson(
+      {
+        encoding: REVIEW_FINGERPRINT_ENCODING,
+        content_digest: input.contentDigest,
+        target_label: input.targetLabel,
+        pg_major_version: pgMajor,
+        context,
+        preflight,
+        recorded: recordedBody,
+      },
+      encodedParts,
+    ),
   );
   return {
     schema_version: REVIEW_ARTIFACT_SCHEMA_VERSION,
@@ -241,12 +255,16 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
   };
 }
 
-/** The artifact as canonical JSON (keys sorted by code point at every level): byte-identical for equal input. */
+/**
+ * The artifact as canonical JSON (keys sorted by code point at every level): byte-identical for equal input.
+ * Parts the builder already encoded for the fingerprint are reused, not encoded again; an artifact is a value
+ * (nothing changes it after buildReviewArtifact returns), and a copy with replaced parts encodes those afresh.
+ */
 export function serializeReviewArtifact(artifact: ReviewArtifact): string {
-  return canonicalJson(artifact);
+  return canonicalJson(artifact, encodedParts);
 }
 
 /** Canonical JSON, indented for people and diffs (same key order as serializeReviewArtifact). */
 export function formatReviewArtifactJson(artifact: ReviewArtifact): string {
-  return `${JSON.stringify(JSON.parse(canonicalJson(artifact)), null, 2)}\n`;
+  return `${JSON.stringify(JSON.parse(serializeReviewArtifact(artifact)), null, 2)}\n`;
 }

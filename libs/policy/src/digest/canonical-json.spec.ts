@@ -57,6 +57,168 @@ describe('canonicalJson', () => {
   });
 });
 
+// The encoder as first written: a path string per value, filter/sort/map per object. Kept as the reference
+// the optimised encoder must match byte for byte (every digest in the project hashes these bytes).
+function referenceCanonicalJson(value: unknown): string {
+  const encode = (v: unknown, path: string): string => {
+    if (v === null) return 'null';
+    switch (typeof v) {
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'string':
+        return JSON.stringify(v);
+      case 'bigint':
+        return JSON.stringify(v.toString());
+      case 'number':
+        if (!Number.isFinite(v)) throw new TypeError(`canonicalJson: ${path} is not a finite number`);
+        if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
+          throw new TypeError(
+            `canonicalJson: ${path} is an integer beyond 2^53; pass int64 values as strings`,
+          );
+        }
+        return JSON.stringify(v);
+      case 'object': {
+        if (Array.isArray(v)) {
+          return `[${v.map((item, i) => (item === undefined ? 'null' : encode(item, `${path}[${i}]`))).join(',')}]`;
+        }
+        const proto: unknown = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null) {
+          throw new TypeError(`canonicalJson: ${path} is not a plain object`);
+        }
+        const record = v as Readonly<Record<string, unknown>>;
+        const members = Object.keys(record)
+          .filter((key) => record[key] !== undefined)
+          .sort(compareCodePoints)
+          .map((key) => `${JSON.stringify(key)}:${encode(record[key], `${path}.${key}`)}`);
+        return `{${members.join(',')}}`;
+      }
+      default:
+        throw new TypeError(`canonicalJson: ${path} has unsupported type ${typeof v}`);
+    }
+  };
+  return encode(value, '$');
+}
+
+/** The outcome of an encoder: its text, or the TypeError message it threw. */
+function outcome(encoder: (value: unknown) => string, value: unknown): string {
+  try {
+    return `ok ${encoder(value)}`;
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return `TypeError ${error.message}`;
+  }
+}
+
+// Keys that exercise the order: astral characters, lone surrogates, BMP characters above the surrogates,
+// escapes, and keys that look like array indices or paths (V8 keeps integer-like keys first).
+const key = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 4 }),
+  fc.string({ unit: 'binary', maxLength: 3 }),
+  fc.constantFrom(
+    '\u{1F600}',
+    '\uFFFD',
+    '\uD800',
+    '\uDC00',
+    '\uE000',
+    '0',
+    '10',
+    '2',
+    'a.b',
+    '[0]',
+    '"',
+    '__proto__',
+  ),
+);
+// Anything canonicalJson may be handed, accepted or not: undefined members, bigint, unsafe and non-finite
+// numbers, class instances, functions and symbols, at any depth.
+const anything: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom(2 ** 53, -(2 ** 60), Number.NaN, Number.POSITIVE_INFINITY, -0),
+    fc.bigInt(),
+    fc.string({ unit: 'grapheme' }),
+    fc.string({ unit: 'binary' }),
+    // Every character class JSON.stringify treats apart: controls, quote, backslash, DEL, U+2028, lone and
+    // paired surrogates, in strings of them.
+    fc
+      .array(
+        fc.constantFrom(
+          '\u0000',
+          '\u001f',
+          '\u007f',
+          '\u2028',
+          '\uD800',
+          '\uDFFF',
+          '\u{1F600}',
+          '"',
+          '\\',
+          'a',
+          'é',
+        ),
+        {
+          maxLength: 4,
+        },
+      )
+      .map((parts) => parts.join('')),
+    fc.constantFrom<unknown>(new Date(0), new Map(), () => 1, Symbol('s')),
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.dictionary(key, tie('value'), { maxKeys: 6 }),
+    fc
+      .dictionary(key, tie('value'), { maxKeys: 3 })
+      .map((d) => Object.assign(Object.create(null) as object, d)),
+    fc.dictionary(key, tie('value'), { minKeys: 17, maxKeys: 24, depthIdentifier: 'wide' }),
+  ),
+})).value;
+
+describe('canonicalJson against the reference encoder', () => {
+  it('produces the same bytes, or the same TypeError message, for any value', () => {
+    fc.assert(
+      fc.property(anything, (value) => {
+        expect(outcome(canonicalJson, value)).toBe(outcome(referenceCanonicalJson, value));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('names the path of the first rejected value in key order', () => {
+    const value = { b: [1, { c: Number.NaN }], a: { 'x.y': [0, 2 ** 60] } };
+    expect(() => canonicalJson(value)).toThrow(
+      new TypeError('canonicalJson: $.a.x.y[1] is an integer beyond 2^53; pass int64 values as strings'),
+    );
+    expect(() => canonicalJson({ z: [undefined, new Date(0)] })).toThrow(
+      new TypeError('canonicalJson: $.z[1] is not a plain object'),
+    );
+    expect(() => canonicalJson({ f: Symbol('s') })).toThrow(
+      new TypeError('canonicalJson: $.f has unsupported type symbol'),
+    );
+    expect(() => canonicalJson(undefined)).toThrow(
+      new TypeError('canonicalJson: $ has unsupported type undefined'),
+    );
+    expect(() => canonicalJson([Number.NEGATIVE_INFINITY])).toThrow(
+      new TypeError('canonicalJson: $[0] is not a finite number'),
+    );
+  });
+
+  it('takes a memo hit verbatim and encodes everything around it', () => {
+    const shared = { b: 1, a: [2n, 'x'] };
+    const memo = new WeakMap<object, string>([[shared, referenceCanonicalJson(shared)]]);
+    const document = { outer: shared, list: [shared, { shared }] };
+    expect(canonicalJson(document, memo)).toBe(referenceCanonicalJson(document));
+    // The memo is trusted: a stale entry shows up verbatim (so callers may only memoise values they own).
+    expect(canonicalJson({ k: shared }, new WeakMap([[shared, '"stale"']]))).toBe('{"k":"stale"}');
+    // A rejection past a memo hit names its own path, not the hit's.
+    const date = new Date(0);
+    expect(() => canonicalJson({ a: date, b: Number.NaN }, new WeakMap([[date, '"d"']]))).toThrow(
+      new TypeError('canonicalJson: $.b is not a finite number'),
+    );
+  });
+});
+
 describe('compareCodePoints (the comparator canonical JSON sorts with)', () => {
   const decoded = (a: string, b: string): number => {
     const left = Array.from(a, (c) => c.codePointAt(0)!);

@@ -1,6 +1,6 @@
 // Digest surface: canonical JSON and every `sha256:` identity the service stores (approval, content, sources, target).
 // Each encoding carries its own tag; digests with different tags are never compared.
-export { canonicalJson } from './canonical-json.js';
+export { canonicalJson, type CanonicalJsonMemo } from './canonical-json.js';
 export { sha256Digest } from './sha256.js';
 export {
   changeDigest,
