@@ -1,5 +1,12 @@
 // The fleet bench's slow-mode check and failure counting (issue 28).
-import { countFailures, failureKey, slowModeOf } from './fleet-health.js';
+import {
+  ApiWriteCounter,
+  apiWriteKey,
+  countFailures,
+  failureKey,
+  slowModeOf,
+  writesPerPolicy,
+} from './fleet-health.js';
 
 describe('fleet bench health', () => {
   it('calls a stage slow above 1.2 inspections per policy or with any failed pass', () => {
@@ -50,5 +57,37 @@ describe('fleet bench health', () => {
 
   it('masks hex identifiers', () => {
     expect(failureKey('plan fleet-1-596b2db99dff not sent')).toBe('plan fleet-N-<id> not sent');
+  });
+});
+
+describe('API writes by kind', () => {
+  it('names a write by verb and resource, and skips reads', () => {
+    expect(apiWriteKey('GET', '/api/v1/namespaces/bench/secrets/db-1')).toBeNull();
+    expect(apiWriteKey('POST', '/api/v1/namespaces/bench/events')).toBe('POST events');
+    expect(apiWriteKey('PUT', '/api/v1/namespaces/bench/events/fleet-1.abc')).toBe('PUT events');
+    expect(
+      apiWriteKey('PATCH', '/apis/rolepolicy.io/v1alpha1/namespaces/bench/postgrespolicies/fleet-1/status'),
+    ).toBe('PATCH postgrespolicies/status');
+    expect(apiWriteKey('POST', '/apis/coordination.k8s.io/v1/namespaces/bench/leases')).toBe('POST leases');
+    expect(apiWriteKey('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews')).toBe(
+      'POST selfsubjectaccessreviews',
+    );
+  });
+
+  it('reports writes per policy grown between two counts, with their total', () => {
+    const counter = new ApiWriteCounter();
+    counter.hook({ method: 'POST', path: '/api/v1/namespaces/b/events' });
+    const before = counter.snapshot();
+    for (let i = 0; i < 4; i++) counter.hook({ method: 'POST', path: '/api/v1/namespaces/b/events' });
+    counter.hook({ method: 'GET', path: '/api/v1/namespaces/b/events' });
+    counter.hook({
+      method: 'PATCH',
+      path: '/apis/rolepolicy.io/v1alpha1/namespaces/b/postgrespolicies/p/status',
+    });
+    expect(writesPerPolicy(before, counter.snapshot(), 2)).toEqual({
+      'PATCH postgrespolicies/status': 0.5,
+      'POST events': 2,
+      total: 2.5,
+    });
   });
 });

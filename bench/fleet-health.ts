@@ -65,3 +65,50 @@ export function failureReasons(dir: string, top = 8): FailureCount[] {
 export function formatReasons(reasons: readonly FailureCount[]): string {
   return reasons.map((r) => `    ${String(r.count).padStart(6)}  ${r.service}: ${r.what}`).join('\n');
 }
+
+/** Counts the API server's writes by verb and resource, from the emulator's request hook. */
+export class ApiWriteCounter {
+  private readonly counts = new Map<string, number>();
+
+  /** The emulator's request hook: every request that is not a read counts once, as `<VERB> <resource>[/<sub>]`. */
+  readonly hook = (request: { readonly method: string; readonly path: string }): void => {
+    const key = apiWriteKey(request.method, request.path);
+    if (key !== null) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  };
+
+  /** The counts so far (a copy). */
+  snapshot(): Map<string, number> {
+    return new Map(this.counts);
+  }
+}
+
+/**
+ * `POST events`, `PATCH postgrespolicies/status`, ... for a write; null for a read. Paths are the API's:
+ * `/api/v1/namespaces/<ns>/<resource>[/<name>[/<sub>]]` or `/apis/<group>/<version>/namespaces/...`.
+ */
+export function apiWriteKey(method: string, path: string): string | null {
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return null;
+  const parts = path.split('/').filter((p) => p !== '');
+  const at = parts.indexOf('namespaces');
+  const rest = at >= 0 ? parts.slice(at + 2) : parts.slice(parts[0] === 'api' ? 2 : 3);
+  const [resource = '?', , sub] = rest;
+  return `${method} ${resource}${sub === undefined ? '' : `/${sub}`}`;
+}
+
+/** Writes per policy by kind between two snapshots, and their total. */
+export function writesPerPolicy(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  policies: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  let total = 0;
+  for (const [key, count] of [...after].sort(([a], [b]) => a.localeCompare(b))) {
+    const grown = count - (before.get(key) ?? 0);
+    if (grown <= 0) continue;
+    total += grown;
+    out[key] = Math.round((grown / policies) * 100) / 100;
+  }
+  out['total'] = Math.round((total / policies) * 100) / 100;
+  return out;
+}

@@ -24,7 +24,14 @@ import { BENCH_ADMIN_URL, databaseUrl, round, writeResult } from './pg-bench-sup
 import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
 import { FLEET_TEMPLATE_SQL, smallPolicy } from './fleet-policy.js';
 import { readApplyFloor, type ReadApplyJob } from './read-apply-floor.js';
-import { failureReasons, formatReasons, slowModeOf, type FailureCount } from './fleet-health.js';
+import {
+  ApiWriteCounter,
+  failureReasons,
+  formatReasons,
+  slowModeOf,
+  writesPerPolicy,
+  type FailureCount,
+} from './fleet-health.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 
 const NAMESPACE = 'bench';
@@ -514,6 +521,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const perPolicy: Record<string, Record<string, number>> = {};
     const breakdown: Record<string, Record<string, Record<string, number>>> = {};
     const slowStages: Record<string, string> = {};
+    const apiWrites: Record<string, Record<string, number>> = {};
     const failures: Record<string, readonly FailureCount[]> = {};
     // Every service's log is kept (issue 28): a run that falls into the slow mode must say why.
     const logRoot =
@@ -573,7 +581,13 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           ['rp_messages_handled_total', 'subject'],
         ] as const;
         const breakdownsBefore = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
+        const writes = new ApiWriteCounter();
+        product.emulator.setRequestHook(writes.hook);
         const run = await fleetRun(product, dbs, options.databases, prefix);
+        product.emulator.setRequestHook(undefined);
+        // The bench's own creates (`POST postgrespolicies`, one per policy) count as well: they are the user's.
+        apiWrites[String(executors)] = writesPerPolicy(new Map(), writes.snapshot(), options.databases);
+        console.log(`  API writes per policy: ${JSON.stringify(apiWrites[String(executors)])}`);
         cpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpu(product)));
         const activity = await dbs.activity(options.databases);
         const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
@@ -677,6 +691,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       // Stages that repeated work (more than 1.2 inspections per policy, or a failed pass), and the most
       // frequent failures each stage's services logged.
       slowMode: slowStages,
+      // API server writes per policy by verb and resource (Events included), the issue-28 goal is 5.
+      apiWritesPerPolicy: apiWrites,
       failureReasons: failures,
       logDir: logRoot,
     });
