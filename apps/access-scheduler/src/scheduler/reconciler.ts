@@ -226,9 +226,13 @@ export class AccessScheduler {
   /** One request's pass: gather, decide (pure), carry out; then its retry and its target's finalizer. */
   private async reconcileRequest(ns: string, name: string): Promise<void> {
     if (this.stopped) return;
-    const request = this.deps.cache.get('ephemeralaccessrequest', ns, name);
-    // Until the cache shows our last status write, a pass would decide on old state.
-    if (request === undefined || this.writes.statusPending(requestKey(ns, name), request)) return;
+    const cached = this.deps.cache.get('ephemeralaccessrequest', ns, name);
+    if (cached === undefined) return;
+    // Until the cache shows our last status write, a pass would decide on old state: it waits, unless an
+    // executor result came since, and then decides on the status we wrote (scheduler-writes.ts).
+    const view = this.writes.requestView(requestKey(ns, name), cached);
+    if (view === null) return;
+    const { request } = view;
     const now = this.now();
     const facts = await gatherRequest(this.gather, request);
     const unauthenticated = this.deps.decisionsUnauthenticated;
@@ -237,7 +241,7 @@ export class AccessScheduler {
       now,
       ...(unauthenticated ? { decisionsUnauthenticated: unauthenticated() } : {}),
     });
-    await carryOutRequest(this.carryOut, facts, decision, now);
+    await carryOutRequest(this.carryOut, facts, decision, now, view.chained);
     if (decision.waiting) this.retryLater(ns, name);
     const resolved = request.status?.resolvedAccess;
     if (resolved != null) this.triggerTarget(ns, resolved.targetPolicyUid);

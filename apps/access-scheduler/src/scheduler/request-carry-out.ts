@@ -29,7 +29,10 @@ type EphemeralAccessRequest = Cached<'ephemeralaccessrequest'>;
 export interface RequestCarryOutDeps {
   readonly sink: Pick<CommandSink, 'send'>;
   readonly scoped: Pick<ScopedRequests, 'send' | 'planCreated'>;
-  readonly writes: Pick<SchedulerWrites, 'statusWritten' | 'planCreated' | 'planCreatePending'>;
+  readonly writes: Pick<
+    SchedulerWrites,
+    'statusWritten' | 'chainedStatusWritten' | 'planCreated' | 'planCreatePending'
+  >;
   /** A scoped plan as the scheduler sees it (its own writes included). */
   plan(ns: string, name: string): Cached<'postgrespolicyplan'> | undefined;
   readonly schedule: (job: TimerJob, now: number) => Promise<void>;
@@ -37,12 +40,16 @@ export interface RequestCarryOutDeps {
   readonly log: { warn(m: string): void };
 }
 
-/** Carries out the decision of one request's pass, gathered as `facts`, at `now`. */
+/**
+ * Carries out the decision of one request's pass, gathered as `facts`, at `now`. `chained`: the pass
+ * decided on our own status write the cache does not show yet (scheduler-writes.ts, RequestView).
+ */
 export async function carryOutRequest(
   deps: RequestCarryOutDeps,
   facts: RequestFacts,
   decision: RequestDecision,
   now: number,
+  chained = false,
 ): Promise<void> {
   const { request } = facts;
   const { namespace: ns, name } = request.metadata;
@@ -54,11 +61,13 @@ export async function carryOutRequest(
   for (const action of decision.actions)
     if (action.kind === 'createPlan') await act(deps, action, current, ref, facts, now);
   if (decision.status !== null) {
-    await deps.sink.send(
-      statusCommand(ref, replacingPatch(request.status, decision.status), request.metadata.resourceVersion),
-      ref,
-    );
-    deps.writes.statusWritten(requestKey(ns, name), request.metadata.resourceVersion);
+    // A write decided on our own pending write follows it in the gateway's order (one request's commands
+    // are applied one at a time): it cannot name the version that write will make, and is sent without one.
+    // The first write of the chain carried the version the decision was made on.
+    const basedOn = chained ? undefined : request.metadata.resourceVersion;
+    await deps.sink.send(statusCommand(ref, replacingPatch(request.status, decision.status), basedOn), ref);
+    if (chained) deps.writes.chainedStatusWritten(requestKey(ns, name), decision.status);
+    else deps.writes.statusWritten(requestKey(ns, name), basedOn, decision.status);
   }
   if (decision.transition !== null) {
     await deps.sink.send(

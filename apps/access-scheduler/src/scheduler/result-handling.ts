@@ -14,7 +14,7 @@ export interface ResultContext {
   readonly cache: Pick<ResourceCache, 'get'>;
   readonly sink: Pick<CommandSink, 'send'>;
   readonly scoped: Pick<ScopedRequests, 'blocked'>;
-  readonly writes: Pick<SchedulerWrites, 'planStatusWritten' | 'forgetStatus'>;
+  readonly writes: Pick<SchedulerWrites, 'planStatusWritten' | 'resultArrived'>;
   readonly log: SchedulerLog;
   readonly observeRevocationLag?: (seconds: number) => void;
   /** Queues the request's pass. */
@@ -58,6 +58,6 @@ export async function handleResult(
     ctx.writes.planStatusWritten(ns, result.plan.name, record.planStatus);
   }
   ctx.log[record.log.level](record.log.line);
-  ctx.writes.forgetStatus(requestKey(ns, result.request.name));
+  ctx.writes.resultArrived(requestKey(ns, result.request.name));
   ctx.triggerRequest(ns, result.request.name);
 }

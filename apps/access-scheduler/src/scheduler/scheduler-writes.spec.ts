@@ -32,9 +32,36 @@ describe('SchedulerWrites', () => {
     w.statusWritten('request/team-a/a', '5');
     expect(w.statusPending('request/team-a/a', versioned('5'))).toBe(true);
     expect(w.statusPending('request/team-a/a', versioned('6'))).toBe(false);
-    w.statusWritten('request/team-a/a', '6');
-    w.forgetStatus('request/team-a/a');
-    expect(w.statusPending('request/team-a/a', versioned('6'))).toBe(false);
+  });
+
+  it("a request's pass waits for our status write, unless a result came since: then it decides on it", () => {
+    const w = writes();
+    const key = 'request/team-a/a';
+    const active = { metadata: { resourceVersion: '5' }, status: { phase: 'Active' as const } };
+    w.statusWritten(key, '5', { phase: 'Revoking' });
+    expect(w.requestView(key, active)).toBeNull();
+    w.resultArrived(key);
+    expect(w.requestView(key, active)).toEqual({
+      request: { metadata: { resourceVersion: '5' }, status: { phase: 'Revoking' } },
+      chained: true,
+    });
+    // The write decided on it follows ours without a version: shown by its phase, not by a newer version.
+    w.chainedStatusWritten(key, { phase: 'Ended' });
+    const revoking = { metadata: { resourceVersion: '6' }, status: { phase: 'Revoking' as const } };
+    expect(w.requestView(key, revoking)).toBeNull();
+    expect(w.statusPending(key, revoking)).toBe(true);
+    const ended = { metadata: { resourceVersion: '7' }, status: { phase: 'Ended' as const } };
+    expect(w.requestView(key, ended)).toEqual({ request: ended, chained: false });
+  });
+
+  it('a result after the cache showed our write changes nothing: the pass reads the cache', () => {
+    const w = writes();
+    const key = 'request/team-a/b';
+    w.statusWritten(key, '5', { phase: 'Revoking' });
+    const shown = { metadata: { resourceVersion: '6' }, status: { phase: 'Revoking' as const } };
+    expect(w.requestView(key, shown)).toEqual({ request: shown, chained: false });
+    w.resultArrived(key);
+    expect(w.requestView(key, shown)).toEqual({ request: shown, chained: false });
   });
 
   it('a status write the cache never shows goes after the expiry, and is counted', () => {
