@@ -194,31 +194,12 @@ export async function readScope(
         )
       : [];
 
-  // Explicit ACL rows of managed roles in managed schemas (and the database when a rule names it).
-  const aclRows: AclRow[] = [];
-  if (scope.roles.length > 0 && scope.schemas.length > 0) {
-    aclRows.push(...(await acls.relationGrants(scope.schemas, scope.roles)));
-    aclRows.push(...(await acls.functionGrants(scope.schemas, scope.roles)));
-    aclRows.push(...(await acls.typeGrants(scope.schemas, scope.roles)));
-    aclRows.push(...(await acls.schemaGrants(scope.schemas, scope.roles)));
-  }
-  if (scope.roles.length > 0 && scope.include_database_privileges) {
-    aclRows.push(...(await acls.databaseGrants(scope.roles)));
-  }
-  aclRows.push(...narrowPublicRows(await readPublicRows(acls, scope), scope.public_objects, signatures));
+  const aclRows = await readAclRows(acls, scope, signatures);
   // An owner's own row only marks ownership (it feeds the inventory below): owners hold every privilege
   // implicitly, so it is never a grant (reporting it made authoritative mode revoke owners' privileges).
   const grants = groupAclRows(aclRows.filter((row) => row.grantee !== row.owner));
 
-  const defaults = new DefaultPrivilegeRepository(trx);
-  const defaultRows = scope.schemas.length > 0 ? await defaults.schemaLayer(scope.schemas) : [];
-  const globalPairs: GlobalDefaultPair[] = scope.default_privilege_scopes.flatMap((key) => {
-    const letters = DEFAULT_ACL_LETTERS[key.on_type];
-    return key.scope.type === 'global' && letters
-      ? [{ owner: key.owner, objtype: letters.stored, acldefault: letters.acldefault }]
-      : [];
-  });
-  if (globalPairs.length > 0) defaultRows.push(...(await defaults.globalLayer(globalPairs)));
+  const defaultRows = await readDefaultRows(new DefaultPrivilegeRepository(trx), scope);
 
   const inventoryScopes = scope.wildcards.flatMap((wildcard) => {
     const kind = inventoryKindOf(wildcard.object_type);
@@ -252,6 +233,42 @@ export async function readScope(
     existing_roles: existing,
     function_signatures: signatures,
   };
+}
+
+/**
+ * Explicit ACL rows of managed roles in managed schemas (and the database when a rule names it), and the
+ * PUBLIC rows PUBLIC rules name.
+ */
+async function readAclRows(
+  acls: ObjectAclRepository,
+  scope: ManagedScope,
+  signatures: readonly FunctionSignature[],
+): Promise<AclRow[]> {
+  const aclRows: AclRow[] = [];
+  if (scope.roles.length > 0 && scope.schemas.length > 0) {
+    aclRows.push(...(await acls.relationGrants(scope.schemas, scope.roles)));
+    aclRows.push(...(await acls.functionGrants(scope.schemas, scope.roles)));
+    aclRows.push(...(await acls.typeGrants(scope.schemas, scope.roles)));
+    aclRows.push(...(await acls.schemaGrants(scope.schemas, scope.roles)));
+  }
+  if (scope.roles.length > 0 && scope.include_database_privileges) {
+    aclRows.push(...(await acls.databaseGrants(scope.roles)));
+  }
+  aclRows.push(...narrowPublicRows(await readPublicRows(acls, scope), scope.public_objects, signatures));
+  return aclRows;
+}
+
+/** Default privileges: the per-schema layer of managed schemas, and the global layer of the owners named. */
+async function readDefaultRows(defaults: DefaultPrivilegeRepository, scope: ManagedScope) {
+  const defaultRows = scope.schemas.length > 0 ? await defaults.schemaLayer(scope.schemas) : [];
+  const globalPairs: GlobalDefaultPair[] = scope.default_privilege_scopes.flatMap((key) => {
+    const letters = DEFAULT_ACL_LETTERS[key.on_type];
+    return key.scope.type === 'global' && letters
+      ? [{ owner: key.owner, objtype: letters.stored, acldefault: letters.acldefault }]
+      : [];
+  });
+  if (globalPairs.length > 0) defaultRows.push(...(await defaults.globalLayer(globalPairs)));
+  return defaultRows;
 }
 
 /** PUBLIC rows, read only for the families and schemas PUBLIC rules name. */

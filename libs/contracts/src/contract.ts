@@ -41,11 +41,16 @@ export function defineContract<const V extends Readonly<Record<number, TSchema>>
   return contract;
 }
 
-// ajv-formats is CommonJS; under NodeNext its default export arrives either wrapped or bare.
 type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ??
-  (addFormatsModule as unknown as AddFormats);
+const isAddFormats = (value: unknown): value is AddFormats => typeof value === 'function';
+/** ajv-formats is CommonJS; under NodeNext its default export arrives either wrapped or bare. */
+function unwrapAddFormats(module: unknown): AddFormats {
+  if (typeof module === 'object' && module !== null && 'default' in module && isAddFormats(module.default))
+    return module.default;
+  if (isAddFormats(module)) return module;
+  throw new Error('ajv-formats exports no plugin function');
+}
+const addFormats = unwrapAddFormats(addFormatsModule);
 
 // Two compilations of each schema: one that stops at the first error decides (a valid payload, the hot
 // path, is checked once and allocates no error objects; in a union every failing branch would otherwise

@@ -26,63 +26,9 @@ import { converged, holdForTerminalPlan, routeExisting, createAndRoute } from '.
 /** Decides a reconcile whose inspection and planning succeeded. */
 export function decideComputed(ctx: Ctx, computed: ComputedPlan): ReconcileDecision {
   const { policy } = ctx;
-  if (policy.spec.connection.requirePhysicalIdentity === true && computed.identity.physical === null) {
-    return failureDecision(
-      ctx,
-      'identity_blocked',
-      {
-        class: 'permanent',
-        reason: 'PhysicalIdentityRequired',
-        message:
-          'requirePhysicalIdentity is set and the target physical identity (system_identifier) cannot be read; planning refused',
-      },
-      {
-        TargetIdentityBlocked: cond(
-          'True',
-          'PhysicalIdentityRequired',
-          'the target physical identity cannot be read',
-        ),
-      },
-    );
-  }
-  if (computed.blockers.length > 0) {
-    return failureDecision(
-      ctx,
-      'blocked',
-      { class: 'permanent', reason: 'PlanBlocked', message: computed.blockers.join('; ') },
-      {},
-      { current_plan_ref: null },
-    );
-  }
-
-  // Recover plans whose executor never reported; they no longer hold the policy.
-  const before: ReconcileStep[] = [];
-  const nowMs = toMillis(ctx.now) ?? 0;
-  const interrupted = new Set<string>();
-  for (const plan of ctx.owned) {
-    // A missing applyingSince (a writer bug) must not pin the policy forever: fall back to older stamps.
-    // Marking a live execution Failed is safe: the lock and the digest re-check stop a second run.
-    const since = toMillis(
-      plan.status?.applyingSince ?? plan.status?.revalidatedAt ?? plan.status?.computedAt,
-    );
-    if (
-      planPhase(plan) === 'Applying' &&
-      since !== null &&
-      nowMs - since > ctx.settings.stuckApplyingSeconds * 1000
-    ) {
-      interrupted.add(plan.metadata.name);
-      before.push({
-        kind: 'patchPlanStatus',
-        patch: failedPatch(
-          plan,
-          'ExecutionInterrupted',
-          `execution interrupted: no executor report within ${ctx.settings.stuckApplyingSeconds}s`,
-          ctx.now,
-        ),
-        purpose: { kind: 'interrupted' },
-      });
-    }
-  }
+  const refused = refusedPlanning(ctx, computed);
+  if (refused !== null) return refused;
+  const { before, interrupted } = interruptedExecutions(ctx);
   const applying = ctx.owned.find((p) => planPhase(p) === 'Applying' && !interrupted.has(p.metadata.name));
   const gate = executionGate(policy.spec);
   const base = computedFields(ctx, computed);
@@ -141,44 +87,7 @@ export function decideComputed(ctx: Ctx, computed: ComputedPlan): ReconcileDecis
   }
 
   if (decision === 'approved') {
-    const verdict = identityVerdict({
-      requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
-      approved: recordedIdentity(current),
-      observed: { physical: computed.identity.physical, logical: computed.identity.logicalFingerprint },
-    });
-    if (verdict.kind === 'fail_closed') {
-      // The approval was given for a target this reading cannot prove: the plan fails closed, exactly as
-      // the executor would have failed it, and the current reading is planned afresh for a new decision.
-      const failed = failClosedStep(current, verdict.reason, verdict.message, ctx.now);
-      if (!hasChanges) return converged(ctx, computed, [...before, failed], []);
-      return createAndRoute(ctx, computed, gate, transferBlocked, [...before, failed], null, others);
-    }
-    if (verdict.kind === 'superseded') {
-      const cause: SupersedeCause = {
-        kind: 'TargetIdentity',
-        reason: verdict.reason,
-        message: verdict.message,
-      };
-      if (!hasChanges) return converged(ctx, computed, before, [supersedeStep(current, cause, ctx.now)]);
-      return createAndRoute(ctx, computed, gate, transferBlocked, before, { plan: current, cause }, others);
-    }
-    if (!sameEffects(current, computed)) {
-      if (!hasChanges) {
-        return converged(ctx, computed, before, [
-          supersedeStep(current, { kind: 'EffectsCleared' }, ctx.now),
-        ]);
-      }
-      return createAndRoute(
-        ctx,
-        computed,
-        gate,
-        transferBlocked,
-        before,
-        { plan: current, cause: { kind: 'EffectsChanged' } },
-        others,
-      );
-    }
-    return routeExisting(ctx, computed, gate, transferBlocked, before, current, others);
+    return routeApproved(ctx, computed, { gate, transferBlocked, before, current, others, hasChanges });
   }
 
   // Undecided pending plan: revalidated on every reconcile.
@@ -214,4 +123,125 @@ function appliedDuringInspection(ctx: Ctx, computed: ComputedPlan): PostgresPoli
     const appliedAt = toMillis(plan.status?.appliedAt);
     return planPhase(plan) === 'Applied' && appliedAt !== null && appliedAt >= requested && appliedAt <= now;
   });
+}
+
+/** A computed plan that must not be routed at all: the target cannot be identified as required, or it is blocked. */
+function refusedPlanning(ctx: Ctx, computed: ComputedPlan): ReconcileDecision | null {
+  const { policy } = ctx;
+  if (policy.spec.connection.requirePhysicalIdentity === true && computed.identity.physical === null) {
+    return failureDecision(
+      ctx,
+      'identity_blocked',
+      {
+        class: 'permanent',
+        reason: 'PhysicalIdentityRequired',
+        message:
+          'requirePhysicalIdentity is set and the target physical identity (system_identifier) cannot be read; planning refused',
+      },
+      {
+        TargetIdentityBlocked: cond(
+          'True',
+          'PhysicalIdentityRequired',
+          'the target physical identity cannot be read',
+        ),
+      },
+    );
+  }
+  if (computed.blockers.length > 0) {
+    return failureDecision(
+      ctx,
+      'blocked',
+      { class: 'permanent', reason: 'PlanBlocked', message: computed.blockers.join('; ') },
+      {},
+      { current_plan_ref: null },
+    );
+  }
+
+  return null;
+}
+
+/**
+ * Plans Applying for longer than stuckApplyingSeconds whose executor never reported: marked Failed, so they
+ * no longer hold the policy (the steps come first in the decision).
+ */
+function interruptedExecutions(ctx: Ctx): { before: ReconcileStep[]; interrupted: ReadonlySet<string> } {
+  const before: ReconcileStep[] = [];
+  const nowMs = toMillis(ctx.now) ?? 0;
+  const interrupted = new Set<string>();
+  for (const plan of ctx.owned) {
+    // A missing applyingSince (a writer bug) must not pin the policy forever: fall back to older stamps.
+    // Marking a live execution Failed is safe: the lock and the digest re-check stop a second run.
+    const since = toMillis(
+      plan.status?.applyingSince ?? plan.status?.revalidatedAt ?? plan.status?.computedAt,
+    );
+    if (
+      planPhase(plan) === 'Applying' &&
+      since !== null &&
+      nowMs - since > ctx.settings.stuckApplyingSeconds * 1000
+    ) {
+      interrupted.add(plan.metadata.name);
+      before.push({
+        kind: 'patchPlanStatus',
+        patch: failedPatch(
+          plan,
+          'ExecutionInterrupted',
+          `execution interrupted: no executor report within ${ctx.settings.stuckApplyingSeconds}s`,
+          ctx.now,
+        ),
+        purpose: { kind: 'interrupted' },
+      });
+    }
+  }
+  return { before, interrupted };
+}
+
+interface Routing {
+  readonly gate: ReturnType<typeof executionGate>;
+  readonly transferBlocked: boolean;
+  readonly before: readonly ReconcileStep[];
+  readonly current: PostgresPolicyPlan;
+  readonly others: readonly PostgresPolicyPlan[];
+  readonly hasChanges: boolean;
+}
+
+/** An approved plan: fails closed or is superseded when the target or its effects moved, else it is routed. */
+function routeApproved(ctx: Ctx, computed: ComputedPlan, routing: Routing): ReconcileDecision {
+  const { policy } = ctx;
+  const { gate, transferBlocked, before, current, others, hasChanges } = routing;
+  const verdict = identityVerdict({
+    requirePhysicalIdentity: policy.spec.connection.requirePhysicalIdentity === true,
+    approved: recordedIdentity(current),
+    observed: { physical: computed.identity.physical, logical: computed.identity.logicalFingerprint },
+  });
+  if (verdict.kind === 'fail_closed') {
+    // The approval was given for a target this reading cannot prove: the plan fails closed, exactly as
+    // the executor would have failed it, and the current reading is planned afresh for a new decision.
+    const failed = failClosedStep(current, verdict.reason, verdict.message, ctx.now);
+    if (!hasChanges) return converged(ctx, computed, [...before, failed], []);
+    return createAndRoute(ctx, computed, gate, transferBlocked, [...before, failed], null, others);
+  }
+  if (verdict.kind === 'superseded') {
+    const cause: SupersedeCause = {
+      kind: 'TargetIdentity',
+      reason: verdict.reason,
+      message: verdict.message,
+    };
+    if (!hasChanges) return converged(ctx, computed, before, [supersedeStep(current, cause, ctx.now)]);
+    return createAndRoute(ctx, computed, gate, transferBlocked, before, { plan: current, cause }, others);
+  }
+  if (!sameEffects(current, computed)) {
+    if (!hasChanges) {
+      return converged(ctx, computed, before, [supersedeStep(current, { kind: 'EffectsCleared' }, ctx.now)]);
+    }
+    return createAndRoute(
+      ctx,
+      computed,
+      gate,
+      transferBlocked,
+      before,
+      { plan: current, cause: { kind: 'EffectsChanged' } },
+      others,
+    );
+  }
+  return routeExisting(ctx, computed, gate, transferBlocked, before, current, others);
 }

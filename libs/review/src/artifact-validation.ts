@@ -6,9 +6,15 @@ import addFormatsModule from 'ajv-formats';
 import { ReviewArtifactSchema, type ReviewArtifact } from './artifact.schema.js';
 
 type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ??
-  (addFormatsModule as unknown as AddFormats);
+const isAddFormats = (value: unknown): value is AddFormats => typeof value === 'function';
+/** ajv-formats is CommonJS; under NodeNext its default export arrives either wrapped or bare. */
+function unwrapAddFormats(module: unknown): AddFormats {
+  if (typeof module === 'object' && module !== null && 'default' in module && isAddFormats(module.default))
+    return module.default;
+  if (isAddFormats(module)) return module;
+  throw new Error('ajv-formats exports no plugin function');
+}
+const addFormats = unwrapAddFormats(addFormatsModule);
 
 /** Where the schema is published in the repository. */
 export const REVIEW_ARTIFACT_SCHEMA_PATH = 'deploy/schemas/review-artifact.v2.json';

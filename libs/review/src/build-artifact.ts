@@ -29,6 +29,7 @@ import {
   simulateAccess,
   withCreatorEdges,
   withExecutorEdges,
+  type AccessTimeline,
 } from './access-simulation.js';
 import { computeFindings } from './findings.js';
 import { computePreflight } from './preflight.js';
@@ -122,6 +123,55 @@ function sqlPreview(input: ReviewInput): SqlPreview {
   return { status: 'available', sql: rendered.redactedSql };
 }
 
+/** Per phase: its changes and what the executor gains or loses through it. */
+function phaseRecords(phases: ReviewInput['plan']['phases'], timeline: AccessTimeline): PhaseRecord[] {
+  const empty = new Map();
+  return phases.map((phase, p) => {
+    const previous = p === 0 ? null : timeline.afterPhase[p - 1]!;
+    const next = timeline.afterPhase[p]!;
+    return {
+      phase: phase.phase,
+      change_indices: [...phase.change_indices],
+      executor_reachability_delta: accessDelta(previous?.reachability ?? empty, next.reachability),
+      executor_usage_delta: accessDelta(previous?.usage ?? empty, next.usage),
+    };
+  });
+}
+
+/**
+ * The state after the whole plan, for the graph. A wildcard grant stays one `*` target: every inventory
+ * scope gets a single `*` object, instead of one grant per table (tens of thousands at the spec's bounds).
+ */
+function graphState(
+  simulated: CatalogSnapshot,
+  changes: ReviewInput['plan']['changes'],
+  executor: Identity,
+): CatalogSnapshot {
+  const scopes = new Map(
+    simulated.inventory.map((o) => [`${o.kind}\u0000${o.schema}`, { ...o, name: '*', owner: '' }]),
+  );
+  return withCreatorEdges(
+    applyChanges({ ...simulated, inventory: [...scopes.values()] }, changes),
+    changes,
+    executor,
+  );
+}
+
+/** What the artifact leaves out because it could carry a secret. */
+function omissionsOf(sqlPreview: SqlPreview, after: CatalogSnapshot): Omission[] {
+  return [
+    ...(sqlPreview.status === 'omitted'
+      ? [{ field: 'sql_preview.sql', reason: 'sensitive_value' as const }]
+      : []),
+    ...(after.roles.some((r) => r.state.comment !== null)
+      ? [{ field: 'visual.nodes.comment', reason: 'sensitive_value' as const }]
+      : []),
+    ...(after.roles.some((r) => Object.keys(r.state.config).length > 0)
+      ? [{ field: 'visual.nodes.config', reason: 'sensitive_value' as const }]
+      : []),
+  ];
+}
+
 /**
  * Builds the review artifact. Throws ReviewInputError on a malformed timestamp, digest or a URL as label.
  * @example `const artifact = buildReviewArtifact({ toolVersion: '0.1.0', capturedAt: '2026-11-25T12:00:00Z', ... });`
@@ -158,43 +208,14 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
   const findings = computeFindings(analysis);
   const preflight = computePreflight(analysis, findings);
 
-  const empty = new Map();
-  const phases: PhaseRecord[] = plan.phases.map((phase, p) => {
-    const previous = p === 0 ? null : timeline.afterPhase[p - 1]!;
-    const next = timeline.afterPhase[p]!;
-    return {
-      phase: phase.phase,
-      change_indices: [...phase.change_indices],
-      executor_reachability_delta: accessDelta(previous?.reachability ?? empty, next.reachability),
-      executor_usage_delta: accessDelta(previous?.usage ?? empty, next.usage),
-    };
-  });
+  const phases = phaseRecords(plan.phases, timeline);
 
   const managedScope = artifactScope(desired, scope);
-  // For the graph a wildcard grant stays one `*` target: give every inventory scope a single `*` object,
-  // instead of expanding it into one grant per table (tens of thousands at the spec's bounds).
-  const scopes = new Map(
-    simulated.inventory.map((o) => [`${o.kind}\u0000${o.schema}`, { ...o, name: '*', owner: '' }]),
-  );
-  const after = withCreatorEdges(
-    applyChanges({ ...simulated, inventory: [...scopes.values()] }, plan.changes),
-    plan.changes,
-    executor,
-  );
+  const after = graphState(simulated, plan.changes, executor);
   const visual = buildVisual(after, simulated, desired, managedScope);
   const changes = recordChanges(plan.changes, desired, input.document);
   const sql_preview = sqlPreview(input);
-  const omissions: Omission[] = [
-    ...(sql_preview.status === 'omitted'
-      ? [{ field: 'sql_preview.sql', reason: 'sensitive_value' as const }]
-      : []),
-    ...(after.roles.some((r) => r.state.comment !== null)
-      ? [{ field: 'visual.nodes.comment', reason: 'sensitive_value' as const }]
-      : []),
-    ...(after.roles.some((r) => Object.keys(r.state.config).length > 0)
-      ? [{ field: 'visual.nodes.config', reason: 'sensitive_value' as const }]
-      : []),
-  ];
+  const omissions = omissionsOf(sql_preview, after);
   const removedAnything = omissions.length > 0 || changes.some((c) => (c.omissions ?? []).length > 0);
 
   const provenance = {

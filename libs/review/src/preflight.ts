@@ -112,54 +112,9 @@ function executorAuthority(a: Analysis, findings: readonly Finding[]): Preflight
   a.changes.forEach((change, index) => {
     const p = phaseOf[index]!;
     const state = p === 0 ? a.timeline.before : a.timeline.afterPhase[p - 1]!;
-    for (const need of authorityNeeds(change)) {
-      checked.add(index);
-      if (need.check === 'plan_order_authority') continue; // reported from executor_loses_access below
-      const status = state[need.access === 'usage' ? 'usage' : 'reachability'].get(need.role);
-      if (need.check === 'default_privilege_owner' && !existing.has(need.role) && !created.has(need.role)) {
-        issues.push({
-          code: 'missing_default_privilege_owner',
-          message: `change ${index}: default-privilege owner "${need.role}" does not exist`,
-          role: need.role,
-        });
-      } else if (status !== 'reachable') {
-        issues.push(
-          need.check === 'default_privilege_owner'
-            ? {
-                code: 'default_privilege_owner_unusable',
-                message:
-                  `change ${index}: executor "${actor}" does not have the privileges of "${need.role}" ` +
-                  `(ALTER DEFAULT PRIVILEGES FOR ROLE needs them; ADMIN is not enough)` +
-                  (created.has(need.role)
-                    ? '; a role created by a non-superuser gives its creator no USAGE'
-                    : ''),
-                role: need.role,
-              }
-            : {
-                code: 'grantor_unreachable',
-                message: `change ${index}: executor "${actor}" cannot act as grantor "${need.role}" to revoke its grant`,
-                role: need.role,
-              },
-        );
-      }
-    }
-    if ((change.kind === 'add_member' || change.kind === 'remove_member') && isPredefined(change.role)) {
-      checked.add(index);
-      const ok =
-        a.pgMajor >= 16
-          ? hasAdmin(a, state.snapshot.memberships, change.role)
-          : a.executorCreaterole === true;
-      if (!ok) {
-        issues.push({
-          code: 'predefined_role_admin_required',
-          message:
-            a.pgMajor >= 16
-              ? `change ${index}: granting or revoking "${change.role}" needs ADMIN OPTION on it, which executor "${actor}" lacks`
-              : `change ${index}: granting or revoking "${change.role}" needs CREATEROLE or superuser`,
-          role: change.role,
-        });
-      }
-    }
+    const found = changeAuthority(a, change, index, state, { existing, created });
+    if (found.checked) checked.add(index);
+    issues.push(...found.issues);
   });
   for (const f of findings.filter((x) => x.kind === 'executor_loses_access')) {
     issues.push({ code: 'executor_loses_access', message: f.message, role: f.role ?? null });
@@ -173,6 +128,67 @@ function executorAuthority(a: Analysis, findings: readonly Finding[]): Preflight
     publicRevokes,
     actor,
   );
+}
+
+/** What the executor's authority must cover for one change, given the role graph at its phase. */
+function changeAuthority(
+  a: Analysis,
+  change: Analysis['changes'][number],
+  index: number,
+  state: Analysis['timeline']['before'],
+  roles: { readonly existing: ReadonlySet<string>; readonly created: ReadonlySet<string> },
+): { readonly checked: boolean; readonly issues: readonly PreflightIssue[] } {
+  const actor = a.executor.role;
+  const { existing, created } = roles;
+  const issues: PreflightIssue[] = [];
+  let checked = false;
+  for (const need of authorityNeeds(change)) {
+    checked = true;
+    if (need.check === 'plan_order_authority') continue; // reported from executor_loses_access below
+    const status = state[need.access === 'usage' ? 'usage' : 'reachability'].get(need.role);
+    if (need.check === 'default_privilege_owner' && !existing.has(need.role) && !created.has(need.role)) {
+      issues.push({
+        code: 'missing_default_privilege_owner',
+        message: `change ${index}: default-privilege owner "${need.role}" does not exist`,
+        role: need.role,
+      });
+    } else if (status !== 'reachable') {
+      issues.push(
+        need.check === 'default_privilege_owner'
+          ? {
+              code: 'default_privilege_owner_unusable',
+              message:
+                `change ${index}: executor "${actor}" does not have the privileges of "${need.role}" ` +
+                `(ALTER DEFAULT PRIVILEGES FOR ROLE needs them; ADMIN is not enough)` +
+                (created.has(need.role)
+                  ? '; a role created by a non-superuser gives its creator no USAGE'
+                  : ''),
+              role: need.role,
+            }
+          : {
+              code: 'grantor_unreachable',
+              message: `change ${index}: executor "${actor}" cannot act as grantor "${need.role}" to revoke its grant`,
+              role: need.role,
+            },
+      );
+    }
+  }
+  if ((change.kind === 'add_member' || change.kind === 'remove_member') && isPredefined(change.role)) {
+    checked = true;
+    const ok =
+      a.pgMajor >= 16 ? hasAdmin(a, state.snapshot.memberships, change.role) : a.executorCreaterole === true;
+    if (!ok) {
+      issues.push({
+        code: 'predefined_role_admin_required',
+        message:
+          a.pgMajor >= 16
+            ? `change ${index}: granting or revoking "${change.role}" needs ADMIN OPTION on it, which executor "${actor}" lacks`
+            : `change ${index}: granting or revoking "${change.role}" needs CREATEROLE or superuser`,
+        role: change.role,
+      });
+    }
+  }
+  return { checked, issues };
 }
 
 function hasAdmin(a: Analysis, memberships: Analysis['snapshot']['memberships'], role: string): boolean {

@@ -57,35 +57,19 @@ function defaultKey(d: Pick<DefaultPrivilegeEntry, 'owner' | 'scope' | 'on_type'
   return JSON.stringify([d.owner, d.scope.type === 'global' ? null : d.scope.schema, d.on_type, d.grantee]);
 }
 
-/**
- * Builds the graph of `after` (the post-plan simulated snapshot). Defaults are drawn when the policy or the
- * inspected state names them (PostgreSQL's implicit PUBLIC defaults of new roles are not news).
- */
-export function buildVisual(
-  after: CatalogSnapshot,
-  before: CatalogSnapshot,
-  desired: DesiredState,
-  managedScope: ArtifactManagedScope,
-): Visual {
-  const managed = new Set(desired.roles.filter((r) => !r.external).map((r) => r.name));
-  const nodes = new Map<string, VisualNode>();
-  const edges = new Map<string, VisualEdge>();
-  const roleNames = new Set(after.roles.map((r) => r.name));
-  for (const r of after.roles) {
-    nodes.set(`role:${r.name}`, {
-      id: `role:${r.name}`,
-      label: r.name,
-      kind: 'role',
-      login: r.state.login,
-      managed: managed.has(r.name),
-      privileges: [],
-    });
-  }
-  const principal = (name: string): string => {
-    if (roleNames.has(name)) return `role:${name}`;
+/** Nodes and edges being collected, with external principals added as they are first named. */
+class GraphBuilder {
+  readonly nodes = new Map<string, VisualNode>();
+  readonly edges = new Map<string, VisualEdge>();
+
+  constructor(private readonly roleNames: ReadonlySet<string>) {}
+
+  /** The node id of a role, or of an external principal (added on first use). */
+  principal(name: string): string {
+    if (this.roleNames.has(name)) return `role:${name}`;
     const id = `external:${name}`;
-    if (!nodes.has(id)) {
-      nodes.set(id, {
+    if (!this.nodes.has(id)) {
+      this.nodes.set(id, {
         id,
         label: name,
         kind: 'external_principal',
@@ -95,21 +79,16 @@ export function buildVisual(
       });
     }
     return id;
-  };
-  const edge = (e: VisualEdge): void => {
-    edges.set(`${e.source}\u0000${e.target}\u0000${e.kind}`, e);
-  };
-
-  for (const m of after.memberships) {
-    const flags = [m.inherit ? '' : 'NOINHERIT', m.admin ? 'ADMIN' : ''].filter(Boolean);
-    edge({
-      source: principal(m.member),
-      target: principal(m.role),
-      kind: 'membership',
-      label: ['member', ...flags].join(' '),
-    });
   }
 
+  edge(e: VisualEdge): void {
+    this.edges.set(`${e.source}\u0000${e.target}\u0000${e.kind}`, e);
+  }
+}
+
+/** Grant targets (folded per schema above COLLAPSE_GRANT_TARGETS) and one edge per grantee and target. */
+function addGrants(graph: GraphBuilder, after: CatalogSnapshot): { collapsed: boolean; grantCount: number } {
+  const { nodes } = graph;
   const targets = new Set(after.grants.map((g) => targetOf(g, false).id));
   const collapsed = targets.size > COLLAPSE_GRANT_TARGETS;
   const grantEdges = new Map<string, { source: string; target: string; privileges: Set<string> }>();
@@ -125,21 +104,33 @@ export function buildVisual(
       managed: null,
       privileges: [...privileges].sort(compareCodePoints),
     });
-    const source = principal(g.grantee);
+    const source = graph.principal(g.grantee);
     const key = `${source}\u0000${t.id}`;
     const entry = grantEdges.get(key) ?? { source, target: t.id, privileges: new Set<string>() };
     for (const p of g.privileges) entry.privileges.add(p);
     grantEdges.set(key, entry);
   }
   for (const e of grantEdges.values()) {
-    edge({
+    graph.edge({
       source: e.source,
       target: e.target,
       kind: 'grant',
       label: [...e.privileges].sort(compareCodePoints).join(', '),
     });
   }
+  return { collapsed, grantCount: grantEdges.size };
+}
 
+/**
+ * Default-privilege targets the policy or the inspected state names (PostgreSQL's implicit PUBLIC defaults
+ * of new roles are not news); returns how many were drawn.
+ */
+function addDefaults(
+  graph: GraphBuilder,
+  after: CatalogSnapshot,
+  before: CatalogSnapshot,
+  desired: DesiredState,
+): number {
   const named = new Set(
     [...desired.default_privileges, ...desired.default_privilege_absences, ...before.default_privileges].map(
       defaultKey,
@@ -150,7 +141,7 @@ export function buildVisual(
     if (d.grantee === PUBLIC_GRANTEE && !named.has(defaultKey(d))) continue;
     defaultCount++;
     const t = defaultTarget(d);
-    nodes.set(t.id, {
+    graph.nodes.set(t.id, {
       id: t.id,
       label: t.label,
       kind: 'default_privilege_target',
@@ -158,16 +149,52 @@ export function buildVisual(
       managed: null,
       privileges: [...d.privileges],
     });
-    edge({
+    graph.edge({
       source: t.id,
-      target: principal(d.grantee),
+      target: graph.principal(d.grantee),
       kind: 'default_privilege',
       label: d.privileges.join(', '),
     });
   }
+  return defaultCount;
+}
 
-  const sortedNodes = [...nodes.values()].sort((a, b) => compareCodePoints(a.id, b.id));
-  const sortedEdges = [...edges.values()].sort(
+/**
+ * Builds the graph of `after` (the post-plan simulated snapshot). Defaults are drawn when the policy or the
+ * inspected state names them (PostgreSQL's implicit PUBLIC defaults of new roles are not news).
+ */
+export function buildVisual(
+  after: CatalogSnapshot,
+  before: CatalogSnapshot,
+  desired: DesiredState,
+  managedScope: ArtifactManagedScope,
+): Visual {
+  const managed = new Set(desired.roles.filter((r) => !r.external).map((r) => r.name));
+  const graph = new GraphBuilder(new Set(after.roles.map((r) => r.name)));
+  for (const r of after.roles) {
+    graph.nodes.set(`role:${r.name}`, {
+      id: `role:${r.name}`,
+      label: r.name,
+      kind: 'role',
+      login: r.state.login,
+      managed: managed.has(r.name),
+      privileges: [],
+    });
+  }
+  for (const m of after.memberships) {
+    const flags = [m.inherit ? '' : 'NOINHERIT', m.admin ? 'ADMIN' : ''].filter(Boolean);
+    graph.edge({
+      source: graph.principal(m.member),
+      target: graph.principal(m.role),
+      kind: 'membership',
+      label: ['member', ...flags].join(' '),
+    });
+  }
+  const { collapsed, grantCount } = addGrants(graph, after);
+  const defaultCount = addDefaults(graph, after, before, desired);
+
+  const sortedNodes = [...graph.nodes.values()].sort((a, b) => compareCodePoints(a.id, b.id));
+  const sortedEdges = [...graph.edges.values()].sort(
     (a, b) =>
       compareCodePoints(a.source, b.source) ||
       compareCodePoints(a.target, b.target) ||
@@ -178,7 +205,7 @@ export function buildVisual(
     meta: {
       source: 'desired',
       role_count: after.roles.length,
-      grant_count: grantEdges.size,
+      grant_count: grantCount,
       default_privilege_count: defaultCount,
       membership_count: sortedEdges.filter((e) => e.kind === 'membership').length,
       collapsed,

@@ -31,6 +31,38 @@ type Reading = {
   readonly deadLetters: number | undefined;
 };
 
+/** The figures of one scrape; each one the server does not answer for is left out and reported to `failed`. */
+async function readFigures(
+  jsm: JetStreamManager,
+  options: JetStreamMetricsOptions,
+  failed: () => void,
+): Promise<Reading> {
+  const consumers: Reading['consumers'][number][] = [];
+  for (const { stream, durable } of options.consumers) {
+    try {
+      const info = await jsm.consumers.info(stream, durable);
+      consumers.push({
+        stream,
+        consumer: durable,
+        pending: info.num_pending,
+        ackPending: info.num_ack_pending,
+        redelivered: info.num_redelivered,
+      });
+    } catch {
+      failed();
+    }
+  }
+  let deadLetters: number | undefined;
+  if (options.deadLetterStream) {
+    try {
+      deadLetters = (await jsm.streams.info(options.deadLetterStream)).state.messages;
+    } catch {
+      failed();
+    }
+  }
+  return { consumers, deadLetters };
+}
+
 /**
  * Registers the JetStream gauges on `registry`. A consumer or stream the server does not answer for
  * (missing, no permission, NATS down) is left out of that scrape and counted in
@@ -62,30 +94,7 @@ export function registerJetStreamMetrics(
       errors.inc(options.consumers.length + (options.deadLetterStream ? 1 : 0));
       return { consumers: [], deadLetters: undefined };
     }
-    const consumers: Reading['consumers'][number][] = [];
-    for (const { stream, durable } of options.consumers) {
-      try {
-        const info = await jsm.consumers.info(stream, durable);
-        consumers.push({
-          stream,
-          consumer: durable,
-          pending: info.num_pending,
-          ackPending: info.num_ack_pending,
-          redelivered: info.num_redelivered,
-        });
-      } catch {
-        errors.inc();
-      }
-    }
-    let deadLetters: number | undefined;
-    if (options.deadLetterStream) {
-      try {
-        deadLetters = (await jsm.streams.info(options.deadLetterStream)).state.messages;
-      } catch {
-        errors.inc();
-      }
-    }
-    return { consumers, deadLetters };
+    return readFigures(jsm, options, () => errors.inc());
   };
 
   const reading = (): Promise<Reading> => {

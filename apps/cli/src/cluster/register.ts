@@ -3,7 +3,7 @@
 import { Command, CommanderError, Option } from 'commander';
 
 import { EXIT, type CliIo } from '../io.js';
-import { clusterContext, type ClusterFlags } from './context.js';
+import { clusterContext, type ClusterContext, type ClusterFlags } from './context.js';
 import { OUTPUT_FORMATS } from './table.js';
 
 /** A usage error of a cluster command (unknown flag, missing argument, bad choice): exit 2. */
@@ -55,6 +55,41 @@ function example(command: Command, ...lines: string[]): Command {
 export function registerClusterCommands(program: Command, io: CliIo, setExit: (code: number) => void): void {
   const ctx = (flags: ClusterFlags) => clusterContext(flags, io);
 
+  registerPlanCommands(program, ctx, setExit);
+  registerAccessCommands(program, ctx, setExit);
+
+  example(
+    waitFlags(
+      kubeFlags(program.command('reconcile <policy>')).description(
+        'ask the planner to reconcile a PostgresPolicy now (annotation rolepolicy.io/reconcile-requested-at)',
+      ),
+      'the planner handled it (Ready=True exits 0)',
+    ),
+    'kubectl rolepolicy reconcile shop -n shop --wait',
+  ).action(async (policy: string, flags: ClusterFlags) => {
+    const { reconcileCommand } = await import('./reconcile-command.js');
+    setExit(await reconcileCommand(ctx(flags), policy, flags));
+  });
+
+  example(
+    kubeFlags(program.command('whoami'), { output: false }).description(
+      'the identity decisions are recorded with (SelfSubjectReview, as kubectl auth whoami)',
+    ),
+    'kubectl rolepolicy whoami',
+  ).action(async (flags: ClusterFlags) => {
+    const { whoAmI } = await import('./identity.js');
+    const me = await whoAmI(ctx(flags).cluster, io);
+    io.stdout(
+      `username: ${me.username}\n${me.uid ? `uid:      ${me.uid}\n` : ''}groups:   ${(me.groups ?? []).join(', ') || '(none)'}\nsource:   ${me.source === 'api' ? 'SelfSubjectReview' : 'kubeconfig (unverified)'}\n`,
+    );
+    setExit(EXIT.ok);
+  });
+}
+
+type Context = (flags: ClusterFlags) => ClusterContext;
+
+/** `plans`, `approve PLAN`, `deny PLAN`: the plans waiting for a decision, and the decision. */
+function registerPlanCommands(program: Command, ctx: Context, setExit: (code: number) => void): void {
   example(
     kubeFlags(program.command('plans'), { list: true })
       .description('plans waiting for a decision, with their change counts and warnings')
@@ -82,7 +117,10 @@ export function registerClusterCommands(program: Command, io: CliIo, setExit: (c
       setExit(await decidePlanCommand(ctx(flags), plan, decision, flags));
     });
   }
+}
 
+/** `access request|approve|deny|list`: time-boxed access through EphemeralAccessRequests. */
+function registerAccessCommands(program: Command, ctx: Context, setExit: (code: number) => void): void {
   const access = example(
     program.command('access').description('time-boxed access: EphemeralAccessRequests'),
     'kubectl rolepolicy access request orders-read --subject alice --for 30m --justification "INC-42"',
@@ -141,36 +179,9 @@ export function registerClusterCommands(program: Command, io: CliIo, setExit: (c
     const { listAccessCommand } = await import('./access-commands.js');
     setExit(await listAccessCommand(ctx(flags)));
   });
-
-  example(
-    waitFlags(
-      kubeFlags(program.command('reconcile <policy>')).description(
-        'ask the planner to reconcile a PostgresPolicy now (annotation rolepolicy.io/reconcile-requested-at)',
-      ),
-      'the planner handled it (Ready=True exits 0)',
-    ),
-    'kubectl rolepolicy reconcile shop -n shop --wait',
-  ).action(async (policy: string, flags: ClusterFlags) => {
-    const { reconcileCommand } = await import('./reconcile-command.js');
-    setExit(await reconcileCommand(ctx(flags), policy, flags));
-  });
-
-  example(
-    kubeFlags(program.command('whoami'), { output: false }).description(
-      'the identity decisions are recorded with (SelfSubjectReview, as kubectl auth whoami)',
-    ),
-    'kubectl rolepolicy whoami',
-  ).action(async (flags: ClusterFlags) => {
-    const { whoAmI } = await import('./identity.js');
-    const me = await whoAmI(ctx(flags).cluster, io);
-    io.stdout(
-      `username: ${me.username}\n${me.uid ? `uid:      ${me.uid}\n` : ''}groups:   ${(me.groups ?? []).join(', ') || '(none)'}\nsource:   ${me.source === 'api' ? 'SelfSubjectReview' : 'kubeconfig (unverified)'}\n`,
-    );
-    setExit(EXIT.ok);
-  });
 }
 
-/** The `candidate` subcommands that talk to the cluster (`candidate diff` is wired by main.ts). */
+/** The `candidate` subcommands that talk to the cluster (`candidate diff` is wired by database-commands.ts). */
 export function registerCandidateCommands(
   candidate: Command,
   io: CliIo,

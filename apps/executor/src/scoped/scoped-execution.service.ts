@@ -11,7 +11,6 @@ import {
   openConnection,
   withRedaction,
   type CatalogConnection,
-  type ExecutableStatement,
   type LockedDecision,
   type DatabaseTls,
   type WorkloadIdentity,
@@ -28,12 +27,10 @@ import {
   activationPlanName,
   anchoredRequests,
   escapeCheck,
-  expandPolicy,
   logicalFingerprint,
   NO_PRIVILEGED_NAMESPACES,
   renderSql,
   scopedChanges,
-  type PolicyContent,
   type PrivilegedNamespaces,
 } from '@rolepolicy/policy';
 import { SERVICE_CONFIG } from '@rolepolicy/runtime';
@@ -52,7 +49,7 @@ import { PlanNotVisibleError } from '../execution/secrets.js';
 import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from '../execution/role-lock.js';
 import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
-import { bundleScope, refusalFacts } from './scoped-steps.js';
+import { appliedFacts, bundleScope, declaredMemberships, refusalFacts } from './scoped-steps.js';
 import { runSweep } from './sweep-execution.js';
 import {
   isPlanRequest,
@@ -486,53 +483,6 @@ type Gathered =
     };
 
 const stop = (facts: ScopedFacts): Gathered => ({ kind: 'stop', facts });
-
-/** The Applied facts of rendered membership changes: what ran, what was kept and why. */
-function appliedFacts(
-  operation: PlanRequest['operation'],
-  computed: ReturnType<typeof scopedChanges>,
-  statements: readonly ExecutableStatement[],
-): ScopedFacts {
-  return {
-    outcome: 'Applied',
-    reason: operation === 'Activate' ? 'MembershipsGranted' : 'MembershipsRevoked',
-    message:
-      `${statements.length} statement(s) in one transaction; ` +
-      `${computed.unchanged.length} membership(s) already as wanted` +
-      (computed.retained.length > 0
-        ? `; kept because the base policy declares them: ${computed.retained.map((m) => `${m.role} -> ${m.member}`).join(', ')}`
-        : '') +
-      (computed.shared.length > 0
-        ? `; kept for other active requests: ${computed.shared
-            .map(
-              (s) =>
-                `${s.membership.role} -> ${s.membership.member} (${s.holders.map((h) => h.name).join(', ')})`,
-            )
-            .join(', ')}`
-        : ''),
-    statements: statements.map((s) => s.redacted),
-    retained: computed.retained,
-  };
-}
-
-/** The memberships a policy declares, or the Blocked outcome when it does not expand. */
-function declaredMemberships(
-  policy: PostgresPolicy,
-):
-  | { readonly ok: true; readonly memberships: Parameters<typeof scopedChanges>[0]['durable'] }
-  | { readonly ok: false; readonly blocked: ScopedFacts } {
-  const expansion = expandPolicy(policy.spec as PolicyContent, { policyName: policy.metadata.name });
-  if (expansion.ok) return { ok: true, memberships: expansion.desired.memberships };
-  const errors = expansion.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`);
-  return {
-    ok: false,
-    blocked: {
-      outcome: 'Blocked',
-      reason: 'InvalidPolicy',
-      message: `the target policy is invalid, so its declared memberships are unknown: ${errors.join('; ')}`,
-    },
-  };
-}
 
 /** `database_wait` -> `databaseWait`. */
 function camel(stage: string): string {

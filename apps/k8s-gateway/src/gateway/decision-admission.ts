@@ -61,14 +61,12 @@ export class DecisionAdmissionInformers {
     const api = this.kc.makeApiClient(AdmissionregistrationV1Api);
     this.policies = this.informer(
       `${BASE}/validatingadmissionpolicies`,
-      async () =>
-        (await api.listValidatingAdmissionPolicy()) as unknown as KubernetesListObject<KubernetesObject>,
+      () => api.listValidatingAdmissionPolicy(),
       () => (this.listedPolicies = true),
     );
     this.bindings = this.informer(
       `${BASE}/validatingadmissionpolicybindings`,
-      async () =>
-        (await api.listValidatingAdmissionPolicyBinding()) as unknown as KubernetesListObject<KubernetesObject>,
+      () => api.listValidatingAdmissionPolicyBinding(),
       () => (this.listedBindings = true),
     );
     await Promise.all([this.startOne(this.policies), this.startOne(this.bindings)]);

@@ -33,12 +33,13 @@ import {
   resyncRequestContract,
 } from '@rolepolicy/contracts';
 import { serveSecretAccess } from '@rolepolicy/contracts';
-import { GROUP, VERSION } from '@rolepolicy/kube';
+import { absentTargetOutcome } from './absent-target.js';
 import { CommandApplier, type WriteGuard } from './command-apply.js';
 import { commandRefusal, writeRefusal } from './command-authz.js';
 import { CommandConsumer } from './command-consumer.js';
 import { withConnectionReuse } from './connection-reuse.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
+import { outcomeEvent } from './outcome-event.js';
 import type { GatewayConfig } from './gateway-config.js';
 import { InformerSet, type KindListing, type ResourceChange } from './informer-set.js';
 import { DecisionAdmissionInformers } from './decision-admission.js';
@@ -421,96 +422,23 @@ export class Gateway {
     }
   }
 
-  /**
-   * Refuses, without calling the API, a command about an object the API does not have: its target (by
-   * uid) or, for a create, the owner it names. Such commands come from a view older than the API's (a
-   * restore, a new cluster, a delete while the gateway was away) and must not write anything.
-   */
+  /** A command about an object the API does not have (absent-target.ts), remembered so no Event follows. */
   private absentTarget(command: K8sCommandV1): CommandOutcome | undefined {
     const informers = this.informers;
     if (informers === undefined) return undefined;
-    const { target } = command;
-    const missing = (kind: string, name: string, uid: string | undefined): boolean =>
-      uid !== undefined && informers.has(kind, target.namespace, name, uid) === false;
-    let outcome: CommandOutcome | undefined;
-    if (command.command === 'delete-resource' || command.command === 'record-event') {
-      // Nothing to delete, nobody to tell: an Event about an object that is gone is dropped.
-      if (missing(target.kind, target.name, target.uid))
-        outcome = { kind: 'applied', resourceVersion: undefined };
-    } else if (command.command === 'set-finalizer') {
-      if (missing(target.kind, target.name, target.uid)) {
-        outcome = command.present
-          ? {
-              kind: 'rejected',
-              code: 404,
-              reason: 'NotFound',
-              message: `the API has no ${target.kind} ${target.namespace}/${target.name} with uid ${target.uid}`,
-            }
-          : { kind: 'applied', resourceVersion: undefined };
-      }
-    } else if (command.command === 'patch-status') {
-      if (missing(target.kind, target.name, target.uid)) {
-        outcome = {
-          kind: 'rejected',
-          code: 404,
-          reason: 'NotFound',
-          message: `the API has no ${target.kind} ${target.namespace}/${target.name} with uid ${target.uid}`,
-        };
-      }
-    } else {
-      const metadata = (command.object['metadata'] ?? {}) as { ownerReferences?: unknown };
-      const owners = Array.isArray(metadata.ownerReferences) ? metadata.ownerReferences : [];
-      const gone = owners.find(
-        (o: { controller?: boolean; kind?: string; name?: string; uid?: string }) =>
-          o.controller === true &&
-          o.kind !== undefined &&
-          o.name !== undefined &&
-          missing(o.kind, o.name, o.uid),
-      ) as { kind: string; name: string } | undefined;
-      if (gone !== undefined) {
-        outcome = {
-          kind: 'rejected',
-          code: 404,
-          reason: 'NotFound',
-          message: `the owner ${gone.kind} ${target.namespace}/${gone.name} is not in the API any more`,
-        };
-      }
-    }
+    const outcome = absentTargetOutcome(command, (kind, namespace, name, uid) =>
+      informers.has(kind, namespace, name, uid),
+    );
     if (outcome !== undefined) this.absentTargets.add(outcome);
     return outcome;
   }
 
   /** Tells the sender's side through a Warning Event on the target (visible in kubectl describe). */
   private async report(command: K8sCommandV1, outcome: CommandOutcome): Promise<void> {
+    if (this.absentTargets.has(outcome)) return;
+    const event = outcomeEvent(command, outcome, new Date());
+    if (event === undefined) return;
     const target = command.target;
-    // A failed Event is not reported with another Event.
-    if (target.kind === 'Event' || command.command === 'record-event' || this.absentTargets.has(outcome))
-      return;
-    // A refused command about an object rolepolicy does not own (a ConfigMap anywhere) leaves no trace
-    // there: the log line and the metric tell the operator; an Event would let a sender write into any namespace.
-    if (outcome.kind === 'refused' && target.apiVersion !== `${GROUP}/${VERSION}`) return;
-    const event = {
-      metadata: { generateName: `${target.name}.` },
-      involvedObject: {
-        apiVersion: target.apiVersion,
-        kind: target.kind,
-        name: target.name,
-        namespace: target.namespace,
-        ...(target.uid ? { uid: target.uid } : {}),
-      },
-      reason:
-        outcome.kind === 'stale'
-          ? 'CommandStale'
-          : outcome.kind === 'refused'
-            ? 'CommandRefused'
-            : 'CommandRejected',
-      message: `${command.command}: ${describeOutcome(outcome)}`.slice(0, 1024),
-      type: 'Warning',
-      source: { component: 'rolepolicy-k8s-gateway' },
-      firstTimestamp: new Date(),
-      lastTimestamp: new Date(),
-      count: 1,
-    };
     try {
       await this.kc
         .makeApiClient(CoreV1Api)

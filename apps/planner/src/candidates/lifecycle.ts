@@ -9,6 +9,7 @@ import {
   type ComputedPlan,
   type DesiredCondition,
   type PostgresPolicy,
+  type PostgresPolicyPlan,
   sameEffects,
   toMillis,
   newestFirst,
@@ -123,7 +124,6 @@ function decideOne(
   const name = candidate.metadata.name;
   const digest = candidateDigest(candidate);
   const owned = input.plans.filter((p) => isCandidatePlan(p, candidate));
-  let live = owned.filter(isLive).sort(newestFirst);
   if (digest === null) {
     pass.status(
       candidate,
@@ -134,59 +134,8 @@ function decideOne(
     );
     return;
   }
-  if (sets.denied.has(name)) {
-    const deniedPlan = owned.find((p) => planDecision(p) === 'denied');
-    for (const p of live) {
-      if (planDecision(p) === 'denied')
-        pass.steps.push({ kind: 'patchPlanStatus', patch: phasePatch(p, 'Rejected') });
-      else
-        pass.supersede(p, {
-          kind: 'Candidate',
-          reason: 'PlanDenied',
-          message: `plan ${deniedPlan?.metadata.name} of this candidate was denied`,
-        });
-    }
-    const message = `plan ${deniedPlan?.metadata.name ?? ''} was denied; file a successor candidate with spec.replaces to revise the proposal`;
-    pass.status(
-      candidate,
-      digest,
-      'Superseded',
-      { Ready: cond('False', 'PlanDenied', message), Superseded: cond('True', 'PlanDenied', message) },
-      undefined,
-    );
-    return;
-  }
-  if (sets.expired.has(name)) {
-    const message = `open for more than ${input.settings.ttlSeconds}s without promotion`;
-    for (const p of live)
-      pass.supersede(p, { kind: 'Candidate', reason: 'Expired', message: `candidate ${name} expired` });
-    pass.status(
-      candidate,
-      digest,
-      'Superseded',
-      { Ready: cond('False', 'Expired', message), Superseded: cond('True', 'Expired', message) },
-      undefined,
-    );
-    return;
-  }
-  // The base moved: a live plan pinned to other policy content no longer describes this proposal's effect
-  // (except while the policy carries the candidate's own content: the mid-promotion state).
-  if (base !== digest) {
-    const stale = live.filter(
-      (p) =>
-        p.spec.origin?.baseContentDigest !== base ||
-        p.spec.origin?.contentDigestEncoding !== CONTENT_DIGEST_ENCODING ||
-        p.spec.origin?.policyUid !== input.policy.metadata.uid,
-    );
-    for (const p of stale) {
-      pass.supersede(p, {
-        kind: 'Candidate',
-        reason: 'SupersededByBaseChange',
-        message: `the policy content moved from ${p.spec.origin?.baseContentDigest ?? 'none'} to ${base}`,
-      });
-    }
-    live = live.filter((p) => !stale.includes(p));
-  }
+  if (retired(pass, candidate, digest, owned, sets)) return;
+  const live = withoutStaleBase(pass, owned.filter(isLive).sort(newestFirst), base, digest);
   const current = live[0];
   const phaseNow: CandidatePhase = current ? 'Planned' : 'Pending';
   if (sets.overBudget.has(name)) {
@@ -212,6 +161,98 @@ function decideOne(
   }
   if (digest === base) return; // promotion (recordPromotion) owns this candidate
   if (outcome === undefined) return;
+  recordOutcome(pass, candidate, { digest, base, live, phaseNow }, outcome);
+}
+
+/** A denied or expired candidate is superseded with its live plans; true when this one was. */
+function retired(
+  pass: Pass,
+  candidate: Candidate,
+  digest: string,
+  owned: readonly PostgresPolicyPlan[],
+  sets: Pick<Classified, 'expired' | 'denied'>,
+): boolean {
+  const { input } = pass;
+  const name = candidate.metadata.name;
+  const live = owned.filter(isLive).sort(newestFirst);
+  if (sets.denied.has(name)) {
+    const deniedPlan = owned.find((p) => planDecision(p) === 'denied');
+    for (const p of live) {
+      if (planDecision(p) === 'denied')
+        pass.steps.push({ kind: 'patchPlanStatus', patch: phasePatch(p, 'Rejected') });
+      else
+        pass.supersede(p, {
+          kind: 'Candidate',
+          reason: 'PlanDenied',
+          message: `plan ${deniedPlan?.metadata.name} of this candidate was denied`,
+        });
+    }
+    const message = `plan ${deniedPlan?.metadata.name ?? ''} was denied; file a successor candidate with spec.replaces to revise the proposal`;
+    pass.status(
+      candidate,
+      digest,
+      'Superseded',
+      { Ready: cond('False', 'PlanDenied', message), Superseded: cond('True', 'PlanDenied', message) },
+      undefined,
+    );
+    return true;
+  }
+  if (sets.expired.has(name)) {
+    const message = `open for more than ${input.settings.ttlSeconds}s without promotion`;
+    for (const p of live)
+      pass.supersede(p, { kind: 'Candidate', reason: 'Expired', message: `candidate ${name} expired` });
+    pass.status(
+      candidate,
+      digest,
+      'Superseded',
+      { Ready: cond('False', 'Expired', message), Superseded: cond('True', 'Expired', message) },
+      undefined,
+    );
+    return true;
+  }
+  return false;
+}
+
+/**
+ * The base moved: a live plan pinned to other policy content no longer describes this proposal's effect
+ * (except while the policy carries the candidate's own content: the mid-promotion state). Supersedes those
+ * and returns the live plans left.
+ */
+function withoutStaleBase(
+  pass: Pass,
+  live: readonly PostgresPolicyPlan[],
+  base: string,
+  digest: string,
+): readonly PostgresPolicyPlan[] {
+  if (base === digest) return live;
+  const stale = live.filter(
+    (p) =>
+      p.spec.origin?.baseContentDigest !== base ||
+      p.spec.origin?.contentDigestEncoding !== CONTENT_DIGEST_ENCODING ||
+      p.spec.origin?.policyUid !== pass.input.policy.metadata.uid,
+  );
+  for (const p of stale) {
+    pass.supersede(p, {
+      kind: 'Candidate',
+      reason: 'SupersededByBaseChange',
+      message: `the policy content moved from ${p.spec.origin?.baseContentDigest ?? 'none'} to ${base}`,
+    });
+  }
+  return live.filter((p) => !stale.includes(p));
+}
+
+interface Planning {
+  readonly digest: string;
+  readonly base: string;
+  readonly live: readonly PostgresPolicyPlan[];
+  readonly phaseNow: CandidatePhase;
+}
+
+/** The candidate's computed plan: kept, created, or why there is none; its live plans otherwise superseded. */
+function recordOutcome(pass: Pass, candidate: Candidate, at: Planning, outcome: CandidateOutcome): void {
+  const { input } = pass;
+  const { digest, base, live, phaseNow } = at;
+  const name = candidate.metadata.name;
   if (outcome.kind === 'failed') {
     pass.status(
       candidate,

@@ -21,7 +21,8 @@ function message(overrides: Partial<AppliedSnapshotV1> = {}): AppliedSnapshotV1 
     scopeDigest: SCOPE,
     readAt: '2026-11-27T09:00:00.000Z',
     fingerprint: FP,
-    snapshot: { server_version_num: 150000, current_database: 'orders' },
+    // Only the head: the store passes the snapshot through without reading it.
+    snapshot: { server_version_num: 150000, current_database: 'orders' } as AppliedSnapshotV1['snapshot'],
     ...overrides,
   };
 }
@@ -44,7 +45,8 @@ describe('applied snapshots', () => {
     const snapshots = store();
     snapshots.put(message());
     expect(snapshots.take('team-a/orders', expected)).toEqual({
-      snapshot: { server_version_num: 150000, current_database: 'orders' },
+      // Only the head: the store passes the snapshot through without reading it.
+      snapshot: { server_version_num: 150000, current_database: 'orders' } as AppliedSnapshotV1['snapshot'],
       fingerprint: FP,
       readAt: '2026-11-27T09:00:00.000Z',
     });

@@ -63,9 +63,9 @@ export class AppliedSnapshots {
       message.scopeDigest === expected.scopeDigest;
     if (!matches) return null;
     return {
-      // Cast: the message contract checks only the snapshot's identity fields; the body is the executor's
-      // own CatalogSnapshot, sent as it read it (the digest the verification compares covers all of it).
-      snapshot: message.snapshot as unknown as CatalogSnapshot,
+      // The message contract checks only the snapshot's identity fields; the body is the executor's own
+      // CatalogSnapshot, sent as it read it (the digest the verification compares covers all of it).
+      snapshot: message.snapshot,
       fingerprint: message.fingerprint,
       readAt: message.readAt,
     };

@@ -1,46 +1,41 @@
 // The planner's reconcile loop, in the leading replica (ADR 0011): cache changes and timers wake a policy,
-// one pass per policy at a time. A pass gathers (change-keys.ts, policy-state.ts), inspects
-// (inspection.ts), decides (the pure lifecycle) and carries out the decision's steps as ordered gateway
-// commands (command-sink.ts); execution results are recorded in result-handling.ts.
+// one pass per policy at a time. A pass gathers (change-keys.ts, policy-state.ts, and policy-view.ts: the
+// cache with our own writes on top), inspects (inspection.ts), decides (the pure lifecycle) and carries out
+// the decision's steps as ordered gateway commands (command-sink.ts; policy status through policy-view.ts);
+// execution results are recorded in result-handling.ts.
 import type { Subscription } from '@nats-io/transport-node';
 import {
   SUBJECTS,
   appliedSnapshotContract,
   decodePayload,
-  OwnWrites,
   type AnyCached,
   type ResourceChange,
   type ExecuteResultV1,
 } from '@rolepolicy/contracts';
 import type { MembershipEdge } from '@rolepolicy/policy';
 import {
-  cachedPlan,
   cachedPolicy,
   decideReconcile,
   reconcileGate,
   reconcilingStatus,
-  sameStatus,
-  settledReady,
   type ConflictVerdict,
   type PlanningOutcome,
   type PostgresPolicy,
-  type PostgresPolicyPlan,
-  type PostgresPolicyStatus,
   type ReconcileDecision,
 } from '@rolepolicy/plan-lifecycle';
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo } from './converged-memo.js';
-import { OwnPlanWrites } from './own-plan-writes.js';
+import { PolicyView } from './policy-view.js';
 import { CommandSink } from './command-sink.js';
 import { handleResult, type ResultContext } from './result-handling.js';
 import { LIVE_PLAN_WAIT_MS, newPolicyState, resultPending, type PolicyState } from './policy-state.js';
 import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
-import { commandsOf, policyStatusCommand } from '../planning/gateway-commands.js';
+import { commandsOf } from '../planning/gateway-commands.js';
 import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue, Slots } from '@rolepolicy/runtime';
-import { planEventsOf, policyStatusEvents } from '../planning/plan-events.js';
+import { planEventsOf } from '../planning/plan-events.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { ReviewRecorder } from './review-recording.js';
@@ -53,14 +48,6 @@ import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.j
 
 export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 
-/**
- * How long a write of ours (a policy status, a created plan, a handled result) may stay invisible in the
- * cache before we stop overlaying it. Not a guess at the cache's lag: held access goes as soon as the cache
- * shows the write, and this only bounds memory. This replica (while it leads) is the one writer of policy
- * status and of the plans it creates; deciding on a cache older than our own writes superseded applied plans
- * when this was 30 s.
- */
-const OVERLAY_CAP_MS = LIVE_PLAN_WAIT_MS;
 /**
  * How long a post-apply snapshot may wait for the pass after its Applied result (they are sent a few ms
  * apart, but under load the pass waits its turn: a shorter wait turned that confirmation into a second
@@ -84,13 +71,8 @@ export class Reconciler {
     APPLIED_SNAPSHOT_MAX_KEPT,
   );
   private appliedSubscription: Subscription | undefined;
-  /** Plans we created and results we handled, on top of the cache until it shows them (own-plan-writes.ts). */
-  private readonly planWrites: OwnPlanWrites;
-  /**
-   * Per policy key: the status we last wrote, until the cache shows it. The gateway applies a policy status
-   * unconditionally, so the cache shows it by content (the same status), not by a newer version.
-   */
-  private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
+  /** The cache with our own writes on top, and the policy status writes (policy-view.ts). */
+  private readonly view: PolicyView;
   private readonly sink: CommandSink;
   private readonly inspection: Inspection;
   private readonly results: ResultContext;
@@ -111,13 +93,12 @@ export class Reconciler {
     this.now = deps.now ?? Date.now;
     this.sink = new CommandSink(deps.publisher, deps.log);
     this.changes = new ChangeKeys(deps.cache);
-    this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, this.now, deps.onOwnWriteExpired);
-    this.statusWrites = new OwnWrites({
-      store: 'planner-policy-status',
-      expiryMs: OVERLAY_CAP_MS,
+    this.view = new PolicyView({
+      cache: deps.cache,
+      sink: this.sink,
+      state: (key) => this.policies.get(key),
       now: this.now,
-      onExpired: deps.onOwnWriteExpired,
-      shows: (cached, write) => sameStatus(cached.status, write.value),
+      onOwnWriteExpired: deps.onOwnWriteExpired,
     });
     this.converged = new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
     this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
@@ -158,10 +139,10 @@ export class Reconciler {
       state: (key) => this.policies.get(key),
       trigger: (key) => this.trigger(key),
       requeue: (key, seconds) => this.requeue(key, seconds),
-      currentPolicy: (namespace, name) => this.currentPolicy(namespace, name),
-      currentPlans: (namespace) => this.currentPlans(namespace),
-      resultHandled: (namespace, name, status) => this.planWrites.resultHandled(namespace, name, status),
-      writeStatus: (policy, status) => this.writeStatus(policy, status),
+      currentPolicy: (namespace, name) => this.view.currentPolicy(namespace, name),
+      currentPlans: (namespace) => this.view.currentPlans(namespace),
+      resultHandled: (namespace, name, status) => this.view.resultHandled(namespace, name, status),
+      writeStatus: (policy, status) => this.view.writeStatus(policy, status),
       recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
       hasCandidates: (policy) => this.candidates.candidatesOf(policy).length > 0,
     };
@@ -171,7 +152,7 @@ export class Reconciler {
       secrets: deps.secrets,
       send: (command) => this.sink.send(command),
       recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
-      planCreated: (plan) => this.planWrites.planCreated(plan),
+      planCreated: (plan) => this.view.planCreated(plan),
       settings: deps.candidateSettings ?? DEFAULT_CANDIDATE_SETTINGS,
       inspectTimeoutMs: deps.inspectTimeoutMs,
       inspectSealKey: deps.inspectSealKey,
@@ -239,7 +220,7 @@ export class Reconciler {
           this.forget(effect.key);
           break;
         case 'planGone':
-          this.planWrites.deleted(effect.namespace, effect.name);
+          this.view.planDeleted(effect.namespace, effect.name);
           break;
         case 'planSeen':
           this.review.onPlan(effect.object);
@@ -272,7 +253,7 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
-    this.statusWrites.forget(key);
+    this.view.forget(key);
     this.heldAccessByPolicy.delete(key);
     this.converged.forget(key);
   }
@@ -300,24 +281,6 @@ export class Reconciler {
     clearTimeout(state.timer);
     state.timer = setTimeout(() => this.trigger(key), Math.max(0, seconds * 1000));
     state.timer.unref();
-  }
-
-  /** The policy as the next decision must see it: the cache, with our own newer status write on top. */
-  private currentPolicy(namespace: string, name: string): PostgresPolicy | null {
-    const object = this.deps.cache.get('postgrespolicy', namespace, name);
-    if (object === undefined) return null;
-    const policy = cachedPolicy(object);
-    if (policy === null) return null;
-    const written = this.statusWrites.pending(policyKey(namespace, name), policy);
-    return written === undefined ? policy : { ...policy, status: written.value };
-  }
-
-  private currentPlans(namespace: string): PostgresPolicyPlan[] {
-    const cached = this.deps.cache
-      .list('postgrespolicyplan', namespace)
-      .map((o) => cachedPlan(o))
-      .filter((p): p is PostgresPolicyPlan => p !== null);
-    return this.planWrites.plans(namespace, cached);
   }
 
   /**
@@ -356,7 +319,7 @@ export class Reconciler {
     if (this.stopped) return;
     const started = performance.now();
     const [namespace = '', name = ''] = key.split('/');
-    const policy = this.currentPolicy(namespace, name);
+    const policy = this.view.currentPolicy(namespace, name);
     const state = this.policies.get(key);
     if (policy === null || state === undefined || policy.metadata.deletionTimestamp !== undefined) return;
     if (resultPending(state, namespace, this.deps.cache, this.now())) {
@@ -393,11 +356,11 @@ export class Reconciler {
         outcome = { kind: 'failed', error: prepared.error };
       } else {
         const early = reconcilingStatus(policy, new Date(this.now()).toISOString());
-        if (early !== null) await this.writeStatus(policy, early);
+        if (early !== null) await this.view.writeStatus(policy, early);
         outcome = await this.inspection.inspectAndPlan(policy, prepared);
       }
     }
-    const latest = this.currentPolicy(namespace, name);
+    const latest = this.view.currentPolicy(namespace, name);
     if (latest !== null && latest.metadata.generation !== policy.metadata.generation) {
       // The spec moved while this pass planned the older content: deciding with the newer policy would
       // record its generation as observed for effects it never planned. The newer generation's pass follows.
@@ -406,7 +369,7 @@ export class Reconciler {
       return;
     }
     const current = latest ?? policy;
-    const plans = this.currentPlans(namespace);
+    const plans = this.view.currentPlans(namespace);
     // Promotion recognition (docs/candidates.md, section 4) reads the content the policy carried before this pass.
     const promotion = outcome?.kind === 'computed' ? await this.candidates.recognise(current, plans) : null;
     const decision = decideReconcile({
@@ -459,7 +422,7 @@ export class Reconciler {
       await this.candidates.afterPolicyPass({
         policy,
         decision,
-        plans: this.currentPlans(namespace),
+        plans: this.view.currentPlans(namespace),
         heldAccess: this.heldEdges(namespace, name),
       });
     } catch (error) {
@@ -491,31 +454,14 @@ export class Reconciler {
         state?.requestedInputs.set(step.request.planName, executionInputs(policy, prepared));
         continue;
       }
-      if (step.kind === 'createPlan') this.planWrites.planCreated(step.plan);
+      if (step.kind === 'createPlan') this.view.planCreated(step.plan);
       if (step.kind === 'writePolicyStatus') {
-        await this.writeStatus(policy, step.status);
+        await this.view.writeStatus(policy, step.status);
         continue;
       }
       for (const command of commandsOf(step, policy)) await this.sink.send(command);
       for (const planEvent of planEventsOf(step, policy)) await this.sink.recordEvent(planEvent, policy);
     }
-  }
-
-  private async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
-    const base = this.currentPolicy(policy.metadata.namespace, policy.metadata.name) ?? policy;
-    await this.sink.send(policyStatusCommand(base, status));
-    const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
-    const settled = settledReady(base.status, state?.settled);
-    if (state !== undefined) {
-      this.statusWrites.record(
-        policyKey(policy.metadata.namespace, policy.metadata.name),
-        status,
-        base.metadata.resourceVersion,
-      );
-      state.settled = settledReady(status, settled);
-    }
-    for (const policyEvent of policyStatusEvents(base, status, settled))
-      await this.sink.recordEvent(policyEvent, base);
   }
 
   /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */

@@ -78,15 +78,15 @@ export async function requestSnapshotUnlessUnchanged(
   const reply = decoded.value;
   if (reply.status === 'unchanged') return { ok: true, unchanged: true, fingerprint: reply.fingerprint };
   if (reply.status === 'error') return { ok: false, error: reply.error };
-  // Casts below: the reply contract checks the envelope; the snapshot and review facts are the
-  // inspector's own typed values, sent as read (their digests, not their shapes, are what is trusted).
+  // The reply contract checks the envelope; the snapshot and review facts are typed by their payload
+  // schemas as the inspector's own values (messages/inspect-reply.ts says why only their heads are checked).
   const extras = {
-    ...(reply.reviewFacts === undefined ? {} : { reviewFacts: reply.reviewFacts as unknown as ReviewFacts }),
+    ...(reply.reviewFacts === undefined ? {} : { reviewFacts: reply.reviewFacts }),
     ...(reply.fingerprint === undefined ? {} : { fingerprint: reply.fingerprint }),
   };
   switch (reply.status) {
     case 'inline':
-      return { ok: true, snapshot: reply.snapshot as unknown as CatalogSnapshot, via: 'inline', ...extras };
+      return { ok: true, snapshot: reply.snapshot, via: 'inline', ...extras };
     case 'object': {
       const bytes = await readStoredSnapshot(nats, reply.object.bucket, reply.object.name);
       if (bytes === null) {

@@ -1,5 +1,7 @@
 // The inspector's answer to `rp.inspect.request`: the snapshot inline, a reference into the JetStream
 // object store when it is large, or a classified error whose message is already redacted.
+import type { CatalogSnapshot } from '@rolepolicy/policy';
+import type { ReviewFacts } from '@rolepolicy/review';
 import { Type, type Static } from '@sinclair/typebox';
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
@@ -8,14 +10,17 @@ import { CatalogFingerprint } from './inspect-request.js';
 
 /**
  * A CatalogSnapshot (libs/policy model). Only its head is checked on the wire; the inspector builds it
- * with libs/catalog and the receiver uses it as `CatalogSnapshot`.
+ * with libs/catalog and the receiver uses it as `CatalogSnapshot` (its digest, not its shape, is what is
+ * trusted), so the schema declares that static type (`Type.Unsafe`: same JSON Schema, no cast at readers).
  */
-export const SnapshotPayload = Type.Object(
-  {
-    server_version_num: Type.Integer({ minimum: 0 }),
-    current_database: Type.String({ minLength: 1 }),
-  },
-  { additionalProperties: true },
+export const SnapshotPayload = Type.Unsafe<CatalogSnapshot>(
+  Type.Object(
+    {
+      server_version_num: Type.Integer({ minimum: 0 }),
+      current_database: Type.String({ minLength: 1 }),
+    },
+    { additionalProperties: true },
+  ),
 );
 
 /** Where a large snapshot was stored: JetStream object store bucket and object name (JSON, UTF-8). */
@@ -32,15 +37,17 @@ export const SnapshotObjectRef = Type.Object(
  * libs/review's ReviewFacts, read in the snapshot's transaction when the request asked (`review`). Only
  * the head is checked on the wire, like the snapshot; the receiver uses it as `ReviewFacts`.
  */
-export const ReviewFactsPayload = Type.Object(
-  {
-    executor_memberships: Type.Array(Type.Object({}, { additionalProperties: true })),
-    drop_roles: Type.Array(
-      Type.Object({ role: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
-    ),
-    predefined_roles: Type.Array(Type.String({ minLength: 1 })),
-  },
-  { additionalProperties: false },
+export const ReviewFactsPayload = Type.Unsafe<ReviewFacts>(
+  Type.Object(
+    {
+      executor_memberships: Type.Array(Type.Object({}, { additionalProperties: true })),
+      drop_roles: Type.Array(
+        Type.Object({ role: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+      ),
+      predefined_roles: Type.Array(Type.String({ minLength: 1 })),
+    },
+    { additionalProperties: false },
+  ),
 );
 
 /** `transient`: retry later (connection refused, timeouts, SQLSTATE 08xxx, 57P0x, 53xxx); else `permanent`. */

@@ -26,67 +26,11 @@ export const CONTENT_MESSAGES = {
   rolePatternProfile: 'role_pattern must contain {profile}',
 } as const;
 
-/** Builds every content block; `withDefaults` false leaves candidate content exactly as written. */
-export function contentBlocks(withDefaults: boolean) {
-  const grantObject = Type.Object(
-    {
-      type: ObjectType,
-      name: Opt(Nullable(Str({ min: 1, max: 256 }))),
-      schema: Opt(Nullable(Str({ min: 1, max: 63 }))),
-    },
-    celRules([
-      { rule: "self.type != 'database' || has(self.name)", message: CONTENT_MESSAGES.databaseGrantName },
-    ]),
-  );
-  const grant = Type.Object({
-    ensure: Opt(Ensure),
-    object: grantObject,
-    privileges: Privileges,
-    role: Str({ min: 1, max: 63 }),
-  });
+const roleConfig = () => MapOf(Str({ max: 256 }), { maxProperties: 32 });
+const nullableBool = () => Opt(Nullable(Type.Boolean()));
 
-  const defaultPrivilegeGrant = Type.Object({
-    ensure: Opt(Ensure),
-    on_type: ObjectType,
-    privileges: Privileges,
-    role: Opt(Nullable(Str({ min: 1, max: 63 }))),
-  });
-  const defaultPrivilegeScope = Type.Object(
-    {
-      type: StringEnum(['global', 'schema'] as const),
-      schema: Opt(Nullable(Str({ min: 1, max: 63 }))),
-    },
-    celRules([
-      {
-        rule: "self.type == 'schema' ? has(self.schema) : !has(self.schema)",
-        message: CONTENT_MESSAGES.scopeSchema,
-      },
-    ]),
-  );
-  const defaultPrivilege = Type.Object(
-    {
-      owner: Opt(Nullable(Str({ min: 1, max: 63 }))),
-      schema: Opt(Nullable(Str({ min: 1, max: 63 }))),
-      scope: Opt(Nullable(defaultPrivilegeScope)),
-      grant: List(defaultPrivilegeGrant, { max: 64 }),
-    },
-    celRules([{ rule: 'has(self.schema) != has(self.scope)', message: CONTENT_MESSAGES.schemaXorScope }]),
-  );
-
-  const membership = Type.Object({
-    role: RoleName,
-    members: List(
-      Type.Object({
-        name: RoleName,
-        inherit: Opt(Nullable(Type.Boolean())),
-        admin: Opt(Nullable(Type.Boolean())),
-      }),
-      { max: 512 },
-    ),
-    exclusive: Opt(Bool(dflt(withDefaults, false))),
-  });
-
-  const config = MapOf(Str({ max: 256 }), { maxProperties: 32 });
+/** A declared role: attributes, settings, and where its password comes from. */
+function roleSchema(withDefaults: boolean) {
   const password = Type.Object(
     {
       generate: Opt(
@@ -105,7 +49,6 @@ export function contentBlocks(withDefaults: boolean) {
       { rule: '!(has(self.generate) && has(self.secretRef))', message: CONTENT_MESSAGES.passwordSource },
     ]),
   );
-  const nullableBool = () => Opt(Nullable(Type.Boolean()));
   const role = Type.Object({
     name: RoleName,
     login: nullableBool(),
@@ -117,17 +60,21 @@ export function contentBlocks(withDefaults: boolean) {
     bypassrls: nullableBool(),
     connection_limit: Opt(Nullable(Int32())),
     comment: Opt(Nullable(Str({ max: 256 }))),
-    config: Opt(config),
+    config: Opt(roleConfig()),
     external: Opt(Bool(dflt(withDefaults, false))),
     password: Opt(Nullable(password)),
     password_valid_until: Opt(Nullable(Str({ max: 64 }))),
     preserve_undeclared_grants: Opt(Bool(dflt(withDefaults, false))),
   });
+  return role;
+}
 
+/** A profile: the attributes and grants every role it stamps out of a schema gets. */
+function profileSchema() {
   const profile = Type.Object({
     login: nullableBool(),
     inherit: nullableBool(),
-    config: Opt(config),
+    config: Opt(roleConfig()),
     grants: Opt(
       List(
         Type.Object(
@@ -158,6 +105,77 @@ export function contentBlocks(withDefaults: boolean) {
       ),
     ),
   });
+  return profile;
+}
+
+/** ALTER DEFAULT PRIVILEGES entries: an owner, exactly one of schema and scope, and the grants. */
+function defaultPrivilegeSchema() {
+  const defaultPrivilegeGrant = Type.Object({
+    ensure: Opt(Ensure),
+    on_type: ObjectType,
+    privileges: Privileges,
+    role: Opt(Nullable(Str({ min: 1, max: 63 }))),
+  });
+  const defaultPrivilegeScope = Type.Object(
+    {
+      type: StringEnum(['global', 'schema'] as const),
+      schema: Opt(Nullable(Str({ min: 1, max: 63 }))),
+    },
+    celRules([
+      {
+        rule: "self.type == 'schema' ? has(self.schema) : !has(self.schema)",
+        message: CONTENT_MESSAGES.scopeSchema,
+      },
+    ]),
+  );
+  const defaultPrivilege = Type.Object(
+    {
+      owner: Opt(Nullable(Str({ min: 1, max: 63 }))),
+      schema: Opt(Nullable(Str({ min: 1, max: 63 }))),
+      scope: Opt(Nullable(defaultPrivilegeScope)),
+      grant: List(defaultPrivilegeGrant, { max: 64 }),
+    },
+    celRules([{ rule: 'has(self.schema) != has(self.scope)', message: CONTENT_MESSAGES.schemaXorScope }]),
+  );
+  return defaultPrivilege;
+}
+
+/** Builds every content block; `withDefaults` false leaves candidate content exactly as written. */
+export function contentBlocks(withDefaults: boolean) {
+  const grantObject = Type.Object(
+    {
+      type: ObjectType,
+      name: Opt(Nullable(Str({ min: 1, max: 256 }))),
+      schema: Opt(Nullable(Str({ min: 1, max: 63 }))),
+    },
+    celRules([
+      { rule: "self.type != 'database' || has(self.name)", message: CONTENT_MESSAGES.databaseGrantName },
+    ]),
+  );
+  const grant = Type.Object({
+    ensure: Opt(Ensure),
+    object: grantObject,
+    privileges: Privileges,
+    role: Str({ min: 1, max: 63 }),
+  });
+
+  const defaultPrivilege = defaultPrivilegeSchema();
+
+  const membership = Type.Object({
+    role: RoleName,
+    members: List(
+      Type.Object({
+        name: RoleName,
+        inherit: Opt(Nullable(Type.Boolean())),
+        admin: Opt(Nullable(Type.Boolean())),
+      }),
+      { max: 512 },
+    ),
+    exclusive: Opt(Bool(dflt(withDefaults, false))),
+  });
+
+  const role = roleSchema(withDefaults);
+  const profile = profileSchema();
 
   const schemaBinding = Type.Object({
     name: Str({ min: 1, max: 63 }),

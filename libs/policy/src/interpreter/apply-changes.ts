@@ -109,23 +109,8 @@ function applyOne(state: State, change: Change, snapshot: CatalogSnapshot): void
     case 'revoke':
       return revoke(state, change);
     case 'set_default_privilege':
-    case 'revoke_default_privilege': {
-      const id = defaultKeyId(change);
-      const held = state.defaults.get(id)?.privileges ?? [];
-      const next =
-        change.kind === 'set_default_privilege'
-          ? union(held, change.privileges)
-          : minus(held, change.privileges);
-      const entry = {
-        owner: change.owner,
-        scope: change.scope,
-        on_type: change.on_type,
-        grantee: change.grantee,
-      };
-      if (next.length === 0) state.defaults.delete(id);
-      else state.defaults.set(id, { ...entry, privileges: next });
-      return;
-    }
+    case 'revoke_default_privilege':
+      return applyDefault(state, change);
     case 'add_member':
       state.memberships = state.memberships.filter(
         (e) => e.role !== change.role || e.member !== change.member,
@@ -161,18 +146,40 @@ function applyOne(state: State, change: Change, snapshot: CatalogSnapshot): void
     case 'set_password':
       return;
     case 'drop_role':
-      state.roles.delete(change.name);
-      state.existing.delete(change.name);
-      for (const [id, g] of state.grants) if (g.grantee === change.name) state.grants.delete(id);
-      for (const [id, d] of state.defaults)
-        if (d.owner === change.name || d.grantee === change.name) state.defaults.delete(id);
-      state.memberships = state.memberships.filter((e) => e.role !== change.name && e.member !== change.name);
-      return;
+      return dropRole(state, change.name);
     default: {
       const unreachable: never = change;
       return unreachable;
     }
   }
+}
+
+/** ALTER DEFAULT PRIVILEGES: the entry's privileges grow or shrink; an empty entry is gone. */
+function applyDefault(
+  state: State,
+  change: ChangeOf<'set_default_privilege' | 'revoke_default_privilege'>,
+): void {
+  const id = defaultKeyId(change);
+  const held = state.defaults.get(id)?.privileges ?? [];
+  const next =
+    change.kind === 'set_default_privilege' ? union(held, change.privileges) : minus(held, change.privileges);
+  const entry = {
+    owner: change.owner,
+    scope: change.scope,
+    on_type: change.on_type,
+    grantee: change.grantee,
+  };
+  if (next.length === 0) state.defaults.delete(id);
+  else state.defaults.set(id, { ...entry, privileges: next });
+}
+
+/** DROP ROLE: the role, its grants, the defaults it owns or receives, and its memberships either way. */
+function dropRole(state: State, name: string): void {
+  state.roles.delete(name);
+  state.existing.delete(name);
+  for (const [id, g] of state.grants) if (g.grantee === name) state.grants.delete(id);
+  for (const [id, d] of state.defaults) if (d.owner === name || d.grantee === name) state.defaults.delete(id);
+  state.memberships = state.memberships.filter((e) => e.role !== name && e.member !== name);
 }
 
 function createRole(state: State, change: ChangeOf<'create_role'>): void {

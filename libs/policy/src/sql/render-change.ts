@@ -1,7 +1,7 @@
 // Turns one typed change into its statements (executable text + redacted twin), per docs/sql-and-digests.md.
 // Exhaustive over change kinds: a new kind fails to compile here until it has a rendering.
 
-import type { Change, CreateRoleState, RoleAttribute } from '../model/change.js';
+import type { Change, ChangeOf, CreateRoleState, RoleAttribute } from '../model/change.js';
 import type { DefaultPrivilegeScope } from '../model/state.js';
 import { comparePrivileges, type ObjectType, type Privilege } from '../model/vocabulary.js';
 import { SqlRenderError } from './errors.js';
@@ -185,6 +185,43 @@ function setPassword(name: string, context: SqlContext): StatementText {
 }
 
 /**
+ * REVOKE, as the grantor when another role granted it: object-level GRANTED BY only accepts the current
+ * user, and a superuser's REVOKE acts as the object owner, so a grant made by another role is removed only
+ * when revoked as that role.
+ */
+function renderRevoke(
+  change: ChangeOf<'revoke'>,
+  context: SqlContext,
+  inventory: InventoryIndex,
+): RenderedPart[] {
+  const revokes = aclBatch(
+    'REVOKE',
+    privilegeList(change.privileges),
+    renderTargets(change, inventory),
+    renderGrantee(change.role),
+  );
+  if (change.grantor === null || revokes.objects.length === 0) return [revokes];
+  const restore = context.executorRole == null ? 'RESET ROLE' : `SET ROLE ${quoteRole(context.executorRole)}`;
+  return [plain(`SET ROLE ${quoteRole(change.grantor)}`), revokes, plain(restore)];
+}
+
+/** GRANT or REVOKE of a role membership, in the form the server version understands. */
+function renderMembership(change: ChangeOf<'add_member' | 'remove_member'>, pg16: boolean): RenderedPart {
+  if (change.kind === 'add_member') {
+    const head = `GRANT ${quoteRole(change.role)} TO ${quoteRole(change.member)}`;
+    if (pg16) {
+      const admin = change.admin ? ', ADMIN TRUE' : '';
+      return plain(`${head} WITH INHERIT ${change.inherit ? 'TRUE' : 'FALSE'}${admin}`);
+    }
+    // Before 16, inheritance is the member's rolinherit and there is no per-edge option.
+    return plain(change.admin ? `${head} WITH ADMIN OPTION` : head);
+  }
+  const head = `REVOKE ${quoteRole(change.role)} FROM ${quoteRole(change.member)}`;
+  // 16+ keeps one edge per grantor; without GRANTED BY a foreign grantor's edge is only warned about.
+  return plain(pg16 && change.grantor !== null ? `${head} GRANTED BY ${quoteRole(change.grantor)}` : head);
+}
+
+/**
  * Renders one change. Throws `SqlRenderError` (without `changeIndex`) when it cannot.
  * `inventory` is `indexInventory(context.inventory)`, built once per plan.
  */
@@ -226,20 +263,8 @@ export function renderChange(change: Change, context: SqlContext, inventory: Inv
           renderGrantee(change.role),
         ),
       ];
-    case 'revoke': {
-      const revokes = aclBatch(
-        'REVOKE',
-        privilegeList(change.privileges),
-        renderTargets(change, inventory),
-        renderGrantee(change.role),
-      );
-      if (change.grantor === null || revokes.objects.length === 0) return [revokes];
-      // Object-level GRANTED BY only accepts the current user, and a superuser's REVOKE acts as the
-      // object owner: a grant made by another role is removed only when revoked as that role.
-      const restore =
-        context.executorRole == null ? 'RESET ROLE' : `SET ROLE ${quoteRole(context.executorRole)}`;
-      return [plain(`SET ROLE ${quoteRole(change.grantor)}`), revokes, plain(restore)];
-    }
+    case 'revoke':
+      return renderRevoke(change, context, inventory);
     case 'set_default_privilege':
     case 'revoke_default_privilege':
       return [
@@ -252,22 +277,9 @@ export function renderChange(change: Change, context: SqlContext, inventory: Inv
           change.privileges,
         ),
       ];
-    case 'add_member': {
-      const head = `GRANT ${quoteRole(change.role)} TO ${quoteRole(change.member)}`;
-      if (pg16) {
-        const admin = change.admin ? ', ADMIN TRUE' : '';
-        return [plain(`${head} WITH INHERIT ${change.inherit ? 'TRUE' : 'FALSE'}${admin}`)];
-      }
-      // Before 16, inheritance is the member's rolinherit and there is no per-edge option.
-      return [plain(change.admin ? `${head} WITH ADMIN OPTION` : head)];
-    }
-    case 'remove_member': {
-      const head = `REVOKE ${quoteRole(change.role)} FROM ${quoteRole(change.member)}`;
-      // 16+ keeps one edge per grantor; without GRANTED BY a foreign grantor's edge is only warned about.
-      return [
-        plain(pg16 && change.grantor !== null ? `${head} GRANTED BY ${quoteRole(change.grantor)}` : head),
-      ];
-    }
+    case 'add_member':
+    case 'remove_member':
+      return [renderMembership(change, pg16)];
     case 'reassign_owned':
       return [plain(`REASSIGN OWNED BY ${quoteRole(change.from_role)} TO ${quoteRole(change.to_role)}`)];
     case 'drop_owned':

@@ -1,0 +1,119 @@
+// What the planner's next decision reads: the cache, with this replica's own writes on top until the cache
+// shows them (a policy status it wrote, plans it created, results it handled; libs/contracts own-writes.ts),
+// and the policy status write that records one. Deciding on the bare cache would undo a write still on its
+// way (put old conditions back, create a plan twice, supersede a plan it just saw applied).
+import { OwnWrites } from '@rolepolicy/contracts';
+import {
+  cachedPlan,
+  cachedPolicy,
+  sameStatus,
+  settledReady,
+  type PostgresPolicy,
+  type PostgresPolicyPlan,
+  type PostgresPolicyPlanStatus,
+  type PostgresPolicyStatus,
+} from '@rolepolicy/plan-lifecycle';
+import { policyStatusCommand } from '../planning/gateway-commands.js';
+import { policyStatusEvents } from '../planning/plan-events.js';
+import type { CommandSink } from './command-sink.js';
+import { policyKey } from './change-keys.js';
+import { OwnPlanWrites } from './own-plan-writes.js';
+import { LIVE_PLAN_WAIT_MS, type PolicyState } from './policy-state.js';
+import type { ReconcilerDeps } from './reconciler-deps.js';
+
+/**
+ * How long a write of ours (a policy status, a created plan, a handled result) may stay invisible in the
+ * cache before we stop overlaying it. Not a guess at the cache's lag: held access goes as soon as the cache
+ * shows the write, and this only bounds memory. This replica (while it leads) is the one writer of policy
+ * status and of the plans it creates; deciding on a cache older than our own writes superseded applied plans
+ * when this was 30 s.
+ */
+const OVERLAY_CAP_MS = LIVE_PLAN_WAIT_MS;
+
+export interface PolicyViewDeps {
+  readonly cache: ReconcilerDeps['cache'];
+  readonly sink: Pick<CommandSink, 'send' | 'recordEvent'>;
+  /** The reconciler's per-policy state (its settled Ready condition), undefined for a policy it forgot. */
+  readonly state: (key: string) => PolicyState | undefined;
+  readonly now: () => number;
+  readonly onOwnWriteExpired?: ((store: string) => void) | undefined;
+}
+
+/** The planner's read-your-own-writes view of policies and plans, and its policy status writes. */
+export class PolicyView {
+  /** Plans we created and results we handled, on top of the cache until it shows them (own-plan-writes.ts). */
+  private readonly planWrites: OwnPlanWrites;
+  /**
+   * Per policy key: the status we last wrote, until the cache shows it. The gateway applies a policy status
+   * unconditionally, so the cache shows it by content (the same status), not by a newer version.
+   */
+  private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
+
+  constructor(private readonly deps: PolicyViewDeps) {
+    this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, deps.now, deps.onOwnWriteExpired);
+    this.statusWrites = new OwnWrites({
+      store: 'planner-policy-status',
+      expiryMs: OVERLAY_CAP_MS,
+      now: deps.now,
+      onExpired: deps.onOwnWriteExpired,
+      shows: (cached, write) => sameStatus(cached.status, write.value),
+    });
+  }
+
+  /** The policy as the next decision must see it: the cache, with our own newer status write on top. */
+  currentPolicy(namespace: string, name: string): PostgresPolicy | null {
+    const object = this.deps.cache.get('postgrespolicy', namespace, name);
+    if (object === undefined) return null;
+    const policy = cachedPolicy(object);
+    if (policy === null) return null;
+    const written = this.statusWrites.pending(policyKey(namespace, name), policy);
+    return written === undefined ? policy : { ...policy, status: written.value };
+  }
+
+  /** The namespace's plans: the cache, with the plans we created and the results we handled on top. */
+  currentPlans(namespace: string): PostgresPolicyPlan[] {
+    const cached = this.deps.cache
+      .list('postgrespolicyplan', namespace)
+      .map((o) => cachedPlan(o))
+      .filter((p): p is PostgresPolicyPlan => p !== null);
+    return this.planWrites.plans(namespace, cached);
+  }
+
+  /**
+   * Sends a policy status (on top of the freshest view of the policy), reads it back until the cache shows
+   * it, and records the Events its Ready transition calls for.
+   */
+  async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
+    const { namespace, name } = policy.metadata;
+    const base = this.currentPolicy(namespace, name) ?? policy;
+    await this.deps.sink.send(policyStatusCommand(base, status));
+    const state = this.deps.state(policyKey(namespace, name));
+    const settled = settledReady(base.status, state?.settled);
+    if (state !== undefined) {
+      this.statusWrites.record(policyKey(namespace, name), status, base.metadata.resourceVersion);
+      state.settled = settledReady(status, settled);
+    }
+    for (const policyEvent of policyStatusEvents(base, status, settled))
+      await this.deps.sink.recordEvent(policyEvent, base);
+  }
+
+  /** A plan this replica created (through the gateway). */
+  planCreated(plan: PostgresPolicyPlan): void {
+    this.planWrites.planCreated(plan);
+  }
+
+  /** A result this replica handled, read as the plan's status until the cache shows it. */
+  resultHandled(namespace: string, name: string, status: PostgresPolicyPlanStatus): void {
+    this.planWrites.resultHandled(namespace, name, status);
+  }
+
+  /** The plan is gone from the cache: nothing of ours to read on top of it. */
+  planDeleted(namespace: string, name: string): void {
+    this.planWrites.deleted(namespace, name);
+  }
+
+  /** The policy is gone: its status write too. */
+  forget(key: string): void {
+    this.statusWrites.forget(key);
+  }
+}
