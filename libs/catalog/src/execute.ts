@@ -62,12 +62,32 @@ export type LockedDecision<T> =
 const LOCK_KEY = sql<bigint>`pg_catalog.hashtextextended('rolepolicy:' || pg_catalog.current_database(), 0)`;
 
 /**
- * The server-wide lock that role and membership DDL of one server is serialised on (ADR 0027). PostgreSQL
- * scopes advisory locks to the current database, so it is held by a session on a database every execution
- * of the server reaches (the maintenance database); `around` runs `task` while holding it.
+ * The server-wide locks that role and membership DDL of one server is serialised on (ADR 0027), one per role
+ * name: two executions that touch the same role (or the same membership, whose two names both count) wait for
+ * each other, executions on different roles do not. PostgreSQL scopes advisory locks to the current database,
+ * so they are held by a session on a database every execution of the server reaches (the maintenance
+ * database); `around` runs `task` while holding the locks of `roles`.
  */
 export interface ServerLock {
-  around<T>(task: () => Promise<T>): Promise<T>;
+  around<T>(task: () => Promise<T>, roles: readonly string[]): Promise<T>;
+}
+
+/**
+ * The names a role statement names (roles, members, grantors; a database named by `IN DATABASE` too, which
+ * only makes a lock wider): its quoted identifiers, unescaped, sorted and distinct. Statements render every
+ * identifier quoted; string literals (passwords, settings) are not names and are skipped.
+ * @example roleNamesOf(['GRANT "r" TO "m";']) // ['m', 'r']
+ */
+export function roleNamesOf(statements: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const text of statements) {
+    if (!isRoleStatement(text)) continue;
+    for (const match of text.matchAll(QUOTED)) {
+      const token = match[0];
+      if (token.startsWith('"')) names.add(token.slice(1, -1).replaceAll('""', '"'));
+    }
+  }
+  return [...names].sort();
 }
 
 /** Quoted identifiers and string literals left out, so a role named `"x ON y"` reads as a name. */
@@ -111,9 +131,8 @@ export async function executeUnderLock<T>(
       const decision = await prepare(session);
       if (decision.run) {
         const commit = () => session.transaction().execute((trx) => runStatements(trx, decision.statements));
-        const serverWide =
-          serverLock !== undefined && decision.statements.some((s) => isRoleStatement(s.sql));
-        await (serverWide ? serverLock.around(commit) : commit());
+        const roles = serverLock === undefined ? [] : roleNamesOf(decision.statements.map((s) => s.sql));
+        await (serverLock !== undefined && roles.length > 0 ? serverLock.around(commit, roles) : commit());
         await decision.afterCommit?.(session).catch(() => undefined);
       }
       return decision.result;

@@ -1,5 +1,5 @@
 // Which statements take the server's role lock (ADR 0027): those writing the server-wide role catalogs.
-import { isRoleStatement } from './execute.js';
+import { isRoleStatement, roleNamesOf } from './execute.js';
 
 describe('isRoleStatement', () => {
   it.each([
@@ -28,5 +28,23 @@ describe('isRoleStatement', () => {
     'SELECT pg_advisory_xact_lock(1)',
   ])('%s is not', (text) => {
     expect(isRoleStatement(text)).toBe(false);
+  });
+});
+
+describe('roleNamesOf: the role lock keys of a plan (ADR 0027)', () => {
+  it('names every role, member and grantor of role statements, unescaped, sorted, once', () => {
+    expect(
+      roleNamesOf([
+        'CREATE ROLE "app" NOLOGIN;',
+        'GRANT "app" TO "a""b" WITH ADMIN OPTION GRANTED BY "owner";',
+        'GRANT USAGE ON SCHEMA "s" TO "app";',
+        'ALTER ROLE "app" PASSWORD \'SCRAM-SHA-256$"not-a-name"\';',
+        'REVOKE "app" FROM "x";',
+      ]),
+    ).toEqual(['a"b', 'app', 'owner', 'x']);
+  });
+
+  it('is empty for a plan without role statements (no lock taken)', () => {
+    expect(roleNamesOf(['GRANT SELECT ON TABLE "s"."t" TO "app";', 'CREATE SCHEMA "s";'])).toEqual([]);
   });
 });

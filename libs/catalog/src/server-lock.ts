@@ -14,8 +14,9 @@ import {
 import type { ServerLock } from './execute.js';
 import { errorCode } from './redaction.js';
 
-/** One fixed key: the maintenance database is the server's, so the key need not name the server. */
-const ROLE_LOCK_KEY = sql<bigint>`pg_catalog.hashtextextended('rolepolicy:server-roles', 0)`;
+/** One key per role name: the maintenance database is the server's, so the key need not name the server. */
+const roleLockKey = (role: string) =>
+  sql<bigint>`pg_catalog.hashtextextended('rolepolicy:role:' || ${role}, 0)`;
 
 /**
  * The login cannot use the maintenance database at all: no such database (3D000), no CONNECT privilege
@@ -43,20 +44,24 @@ export function maintenanceLock(
   unavailable: (sqlState: string) => void,
 ): ServerLock {
   return {
-    async around<T>(task: () => Promise<T>): Promise<T> {
+    async around<T>(task: () => Promise<T>, roles: readonly string[]): Promise<T> {
       let held = false;
       try {
         return await withRedaction(connection, () =>
           connection.db.connection().execute(async (session) => {
-            await sql`SELECT pg_catalog.pg_advisory_lock(${ROLE_LOCK_KEY})`.execute(session);
+            // In one order (sorted names) everywhere, one at a time: two executions never hold each
+            // other's next lock (no deadlock between them).
+            for (const role of [...new Set(roles)].sort()) {
+              await sql`SELECT pg_catalog.pg_advisory_lock(${roleLockKey(role)})`.execute(session);
+              held = true;
+            }
             held = true;
             try {
               return await task();
             } finally {
-              // A failed unlock means a broken session, whose end released the lock.
-              await sql`SELECT pg_catalog.pg_advisory_unlock(${ROLE_LOCK_KEY})`
-                .execute(session)
-                .catch(() => undefined);
+              // The session is this lock's alone. A failed unlock means a broken session, whose end released
+              // the locks.
+              await sql`SELECT pg_catalog.pg_advisory_unlock_all()`.execute(session).catch(() => undefined);
             }
           }),
         );
