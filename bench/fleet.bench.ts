@@ -573,12 +573,15 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           'rp_inspect_requests_total',
           'rp_messages_handled_total',
           'rp_messages_failed_total',
+          'rp_planner_applied_snapshot_verifications_total',
         ];
         const countersBefore = await Promise.all(counters.map((name) => counterTotal(product, name)));
         const breakdowns = [
           ['rp_inspect_requests_total', 'outcome'],
           ['rp_planner_reconcile_seconds_count', 'decision'],
           ['rp_messages_handled_total', 'subject'],
+          // The pass after each Applied result: verified from the executor's snapshot, or why it inspected.
+          ['rp_planner_applied_snapshot_unused_total', 'reason'],
         ] as const;
         const breakdownsBefore = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
         const writes = new ApiWriteCounter();
@@ -605,7 +608,12 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         };
         // What the inspections answered (inline, object, unchanged = fingerprint only, ...) and the planner's
         // passes by decision: where a fleet under overload repeats work.
-        breakdown[String(executors)] = { inspections: grown(0), passes: grown(1), messages: grown(2) };
+        breakdown[String(executors)] = {
+          inspections: grown(0),
+          passes: grown(1),
+          messages: grown(2),
+          afterApply: { ...grown(3), verified: perDatabase(3) },
+        };
         console.log(`  breakdown per policy: ${JSON.stringify(breakdown[String(executors)])}`);
         console.log(`  per policy: ${JSON.stringify(perPolicy[String(executors)])}`);
         seconds[String(executors)] = round(run.seconds);

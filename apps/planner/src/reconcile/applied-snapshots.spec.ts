@@ -50,34 +50,34 @@ describe('applied snapshots', () => {
       fingerprint: FP,
       readAt: '2026-11-27T09:00:00.000Z',
     });
-    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+    expect(snapshots.take('team-a/orders', expected)).toEqual({ miss: 'not_received' });
   });
 
   it.each([
-    ['another plan', { plan: 'orders-old' }],
-    ['another target', { target: 'team-a/other-db' }],
-    ['another scope', { scopeDigest: `sha256:${'b'.repeat(64)}` }],
-    ['a recreated policy', { uid: 'uid-2' }],
-    ['a policy without uid', { uid: undefined }],
-  ])('refuses a snapshot taken for %s, and drops it', (_, differing) => {
+    ['another plan', { plan: 'orders-old' }, 'other_plan'],
+    ['another target', { target: 'team-a/other-db' }, 'other_target'],
+    ['another scope', { scopeDigest: `sha256:${'b'.repeat(64)}` }, 'other_scope'],
+    ['a recreated policy', { uid: 'uid-2' }, 'other_policy'],
+    ['a policy without uid', { uid: undefined }, 'other_policy'],
+  ])('refuses a snapshot taken for %s, says so, and drops it', (_, differing, reason) => {
     const snapshots = store();
     snapshots.put(message());
-    expect(snapshots.take('team-a/orders', { ...expected, ...differing })).toBeNull();
-    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+    expect(snapshots.take('team-a/orders', { ...expected, ...differing })).toEqual({ miss: reason });
+    expect(snapshots.take('team-a/orders', expected)).toEqual({ miss: 'not_received' });
   });
 
   it('is dropped unused when the pass expects nothing (inputs moved since the execution was requested)', () => {
     const snapshots = store();
     snapshots.put(message());
-    expect(snapshots.take('team-a/orders', null)).toBeNull();
-    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+    expect(snapshots.take('team-a/orders', null)).toEqual({ miss: 'inputs_changed' });
+    expect(snapshots.take('team-a/orders', expected)).toEqual({ miss: 'not_received' });
   });
 
   it('refuses a stale snapshot', () => {
     const snapshots = store();
     snapshots.put(message());
     now = 10_001;
-    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+    expect(snapshots.take('team-a/orders', expected)).toEqual({ miss: 'expired' });
   });
 
   it('keeps the newest per policy and a bounded number overall', () => {
@@ -90,6 +90,6 @@ describe('applied snapshots', () => {
     }
     expect(snapshots.size()).toBe(3);
     // The oldest (orders) went first.
-    expect(snapshots.take('team-a/orders', expected)).toBeNull();
+    expect(snapshots.take('team-a/orders', expected)).toEqual({ miss: 'not_received' });
   });
 });

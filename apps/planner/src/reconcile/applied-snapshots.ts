@@ -22,6 +22,41 @@ export interface AppliedSnapshotExpectation {
   readonly scopeDigest: string;
 }
 
+/**
+ * Why a pass had no snapshot to verify from (the reason label of
+ * `rp_planner_applied_snapshot_unused_total`): none arrived, the inputs moved since the execution was
+ * requested, it came too late, it was read for another plan, target, scope or policy. `changes_left` is
+ * the pass's own finding: the snapshot showed work still to do.
+ */
+export type AppliedSnapshotMissReason =
+  | 'not_received'
+  | 'inputs_changed'
+  | 'expired'
+  | 'other_policy'
+  | 'other_plan'
+  | 'other_target'
+  | 'other_scope'
+  | 'changes_left';
+
+/** No snapshot for this pass, and why. */
+export interface AppliedSnapshotMiss {
+  readonly miss: AppliedSnapshotMissReason;
+}
+
+function missOf(
+  entry: { message: AppliedSnapshotV1 },
+  expected: AppliedSnapshotExpectation,
+  expired: boolean,
+): AppliedSnapshotMissReason | null {
+  const { message } = entry;
+  if (expired) return 'expired';
+  if (expected.uid === undefined || message.policy.uid !== expected.uid) return 'other_policy';
+  if (message.plan.name !== expected.plan) return 'other_plan';
+  if (message.target !== expected.target) return 'other_target';
+  if (message.scopeDigest !== expected.scopeDigest) return 'other_scope';
+  return null;
+}
+
 export class AppliedSnapshots {
   private readonly entries = new Map<string, { message: AppliedSnapshotV1; at: number }>();
 
@@ -45,23 +80,17 @@ export class AppliedSnapshots {
   }
 
   /**
-   * The snapshot for the policy `key` if it matches `expected` and is fresh; taken either way (`null`
-   * expects nothing: the snapshot is only dropped).
+   * The snapshot for the policy `key` if it matches `expected` and is fresh, else why not; taken either
+   * way (`null` expects nothing: the snapshot is only dropped).
    */
-  take(key: string, expected: AppliedSnapshotExpectation | null): AppliedSnapshot | null {
+  take(key: string, expected: AppliedSnapshotExpectation | null): AppliedSnapshot | AppliedSnapshotMiss {
     const entry = this.entries.get(key);
-    if (entry === undefined) return null;
+    if (entry === undefined) return { miss: 'not_received' };
     this.entries.delete(key);
-    if (expected === null) return null;
+    if (expected === null) return { miss: 'inputs_changed' };
+    const miss = missOf(entry, expected, this.now() - entry.at > this.ttlMs);
+    if (miss !== null) return { miss };
     const { message } = entry;
-    const matches =
-      this.now() - entry.at <= this.ttlMs &&
-      expected.uid !== undefined &&
-      message.policy.uid === expected.uid &&
-      message.plan.name === expected.plan &&
-      message.target === expected.target &&
-      message.scopeDigest === expected.scopeDigest;
-    if (!matches) return null;
     return {
       // The message contract checks only the snapshot's identity fields; the body is the executor's own
       // CatalogSnapshot, sent as it read it (the digest the verification compares covers all of it).

@@ -7,7 +7,7 @@ import { canonicalJson, sha256Digest, type CatalogSnapshot, type MembershipEdge 
 import type { ReviewFacts } from '@rolepolicy/review';
 import { requestSnapshotUnlessUnchanged } from '@rolepolicy/contracts';
 import { API_VERSION, type PlanningOutcome, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
-import type { AppliedSnapshots } from './applied-snapshots.js';
+import type { AppliedSnapshotMissReason, AppliedSnapshots } from './applied-snapshots.js';
 import type { ConflictProof } from './conflict-proof.js';
 import { planningInputsDigest, type ConvergedMemo } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyHeldAccess } from '@rolepolicy/plan-lifecycle';
@@ -23,7 +23,8 @@ export interface InspectionDeps {
   readonly nats: NatsConnection;
   readonly inspectTimeoutMs: number;
   readonly inspectSealKey: string;
-  readonly onAppliedSnapshotUsed?: () => void;
+  /** Each pass after an Applied result: verified from the post-apply snapshot, or why not. */
+  readonly onAppliedSnapshot?: (outcome: 'verified' | AppliedSnapshotMissReason) => void;
   readonly converged: ConvergedMemo;
   readonly appliedSnapshots: AppliedSnapshots;
   readonly proof: ConflictProof;
@@ -117,17 +118,21 @@ export class Inspection {
     if (verify === undefined) return null;
     // A Secret rotated, or the spec edited, since the execution was requested: the executor's read says
     // nothing about the connection and content this pass must check (a dead port must fail here).
-    if (verify.inputs === undefined || verify.inputs !== executionInputs(policy, prepared)) {
-      this.deps.appliedSnapshots.take(key, null);
+    const applied = this.deps.appliedSnapshots.take(
+      key,
+      verify.inputs === undefined || verify.inputs !== executionInputs(policy, prepared)
+        ? null
+        : {
+            uid: policy.metadata.uid,
+            plan: verify.name,
+            target: prepared.target,
+            scopeDigest: scopeDigest(prepared.scope),
+          },
+    );
+    if ('miss' in applied) {
+      this.deps.onAppliedSnapshot?.(applied.miss);
       return null;
     }
-    const applied = this.deps.appliedSnapshots.take(key, {
-      uid: policy.metadata.uid,
-      plan: verify.name,
-      target: prepared.target,
-      scopeDigest: scopeDigest(prepared.scope),
-    });
-    if (applied === null) return null;
     // The executor's session used this very connection (the inputs above cover it): it reached the database.
     this.deps.proof.noteReached(
       policy.metadata.uid,
@@ -136,9 +141,10 @@ export class Inspection {
     );
     const outcome = this.planFromRead(policy, prepared, applied, applied.readAt);
     if (outcome.kind === 'computed' && outcome.plan.changeCount === 0) {
-      this.deps.onAppliedSnapshotUsed?.();
+      this.deps.onAppliedSnapshot?.('verified');
       return outcome;
     }
+    this.deps.onAppliedSnapshot?.('changes_left');
     this.deps.converged.forget(key);
     return null;
   }

@@ -56,6 +56,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
   private transition: Promise<void> = Promise.resolve();
   private histogram: Histogram<'decision'> | undefined;
   private appliedSnapshotsUsed: Counter | undefined;
+  private appliedSnapshotsUnused: Counter<'reason'> | undefined;
   private starting: Promise<void> | undefined;
   private stopped = false;
   /** The identity written to the lease. */
@@ -112,6 +113,12 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     this.appliedSnapshotsUsed = new Counter({
       name: 'rp_planner_applied_snapshot_verifications_total',
       help: 'Passes that verified convergence from an executor post-apply snapshot instead of an inspection (ADR 0017)',
+      registers: [this.metrics.registry],
+    });
+    this.appliedSnapshotsUnused = new Counter({
+      name: 'rp_planner_applied_snapshot_unused_total',
+      help: 'Passes after an Applied result that inspected instead, by reason (not_received, inputs_changed, expired, other_policy, other_plan, other_target, other_scope, changes_left)',
+      labelNames: ['reason'],
       registers: [this.metrics.registry],
     });
     registerPendingApprovalMetrics(this.metrics.registry, () => this.cache?.list('postgrespolicyplan') ?? []);
@@ -244,7 +251,10 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       },
       log: this.logger,
       ...(histogram ? { observe: (decision, seconds) => histogram.observe({ decision }, seconds) } : {}),
-      onAppliedSnapshotUsed: () => this.appliedSnapshotsUsed?.inc(),
+      onAppliedSnapshot: (outcome) =>
+        outcome === 'verified'
+          ? this.appliedSnapshotsUsed?.inc()
+          : this.appliedSnapshotsUnused?.inc({ reason: outcome }),
       decisions: () => this.decisions?.state ?? DECISIONS_NOT_REPORTED,
       onOwnWriteExpired: (store) => this.metrics.ownWritesExpired.inc({ store }),
     });

@@ -1,4 +1,5 @@
 // What the planner's reconciler needs from the service, and its defaults.
+import type { AppliedSnapshotMissReason } from './applied-snapshots.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamPublisher, ResourceCache, SecretReader } from '@rolepolicy/contracts';
 import type { LogRecord } from '@rolepolicy/runtime';
@@ -34,8 +35,11 @@ export interface ReconcilerDeps {
   readonly onCandidateInspection?: (kind: 'shared' | 'individual' | 'preview') => void;
   /** Called after each decided pass with its kind and duration (event to last command sent). */
   readonly observe?: (decision: string, seconds: number) => void;
-  /** Called when a pass verified convergence from a post-apply snapshot instead of an inspection. */
-  readonly onAppliedSnapshotUsed?: () => void;
+  /**
+   * Called for each pass after an Applied result: `verified` when it verified convergence from the
+   * executor's post-apply snapshot instead of an inspection, else why it could not.
+   */
+  readonly onAppliedSnapshot?: (outcome: 'verified' | AppliedSnapshotMissReason) => void;
   /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
   readonly convergedMemo?: ConvergedMemoSettings;
   /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */

@@ -116,7 +116,7 @@ export class Reconciler {
       nats: deps.nats,
       inspectTimeoutMs: deps.inspectTimeoutMs,
       inspectSealKey: deps.inspectSealKey,
-      ...(deps.onAppliedSnapshotUsed ? { onAppliedSnapshotUsed: deps.onAppliedSnapshotUsed } : {}),
+      ...(deps.onAppliedSnapshot ? { onAppliedSnapshot: deps.onAppliedSnapshot } : {}),
       converged: this.converged,
       appliedSnapshots: this.appliedSnapshots,
       proof: this.proof,
