@@ -1,4 +1,4 @@
-// The Kubernetes Events a reconcile step announces about a plan (pure): computed, approved, denied,
+// The Kubernetes Events a reconcile step announces about a plan (pure): computed (awaiting approval), approved, denied,
 // superseded and failed-closed here; applied and failed from the executor's report (planExecutionEvent).
 // `kubectl describe postgrespolicyplan <name>` lists them; the gateway writes and deduplicates them.
 // A policy status write announces its own transitions on the policy (policyStatusEvents).
@@ -33,9 +33,10 @@ export function planEventsOf(step: ReconcileStep, policy: PostgresPolicy): reado
   const namespace = policy.metadata.namespace;
   if (step.kind === 'createPlan') {
     const status = step.plan.status;
+    // A plan created approved (approval: auto) waits on nobody: its outcome (PlanApplied, PlanFailed or
+    // PlanSuperseded) is the one Event a person reads about it, which spares the API two writes a plan.
+    if (status?.phase === 'Approved') return [];
     const digest = status?.changeDigest ? `, digest ${status.changeDigest}` : '';
-    const autoApproved = status?.phase === 'Approved';
-    const approval = autoApproved ? 'approved automatically' : 'awaiting approval';
     const regarding = planRef(namespace, step.plan.metadata.name);
     return [
       {
@@ -44,11 +45,9 @@ export function planEventsOf(step: ReconcileStep, policy: PostgresPolicy): reado
           'Normal',
           'PlanComputed',
           'Plan',
-          `computed for PostgresPolicy ${policy.metadata.name} generation ${policy.metadata.generation}${digest}; ${approval}`,
+          `computed for PostgresPolicy ${policy.metadata.name} generation ${policy.metadata.generation}${digest}; awaiting approval`,
         ),
       },
-      // A plan created approved (approval: auto) has no later approval step to announce it.
-      ...(autoApproved ? [{ regarding, event: AUTO_APPROVED }] : []),
     ];
   }
   if (step.kind !== 'patchPlanStatus') return [];
