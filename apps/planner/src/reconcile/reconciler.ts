@@ -34,7 +34,7 @@ import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { commandsOf } from '../planning/gateway-commands.js';
 import { logRecord } from '@rolepolicy/runtime';
-import { KeyedQueue, Slots } from '@rolepolicy/runtime';
+import { KeyedQueue, Slots, announceIfSlow } from '@rolepolicy/runtime';
 import { planEventsOf } from '../planning/plan-events.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
@@ -56,6 +56,11 @@ export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 const APPLIED_SNAPSHOT_TTL_MS = LIVE_PLAN_WAIT_MS;
 /** Post-apply snapshots kept at most (one per policy; a fleet's burst of applies). */
 const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
+/**
+ * A new generation is announced (`Reconciling`, NewGeneration) only when its inspection outlasts this:
+ * a pass that ends sooner writes its outcome alone, one API write instead of two.
+ */
+const RECONCILING_AFTER_MS = 1_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
 
@@ -356,8 +361,11 @@ export class Reconciler {
         outcome = { kind: 'failed', error: prepared.error };
       } else {
         const early = reconcilingStatus(policy, new Date(this.now()).toISOString());
-        if (early !== null) await this.view.writeStatus(policy, early);
-        outcome = await this.inspection.inspectAndPlan(policy, prepared);
+        const inspect = () => this.inspection.inspectAndPlan(policy, prepared);
+        outcome =
+          early === null
+            ? await inspect()
+            : await announceIfSlow(inspect, () => this.view.writeStatus(policy, early), RECONCILING_AFTER_MS);
       }
     }
     const latest = this.view.currentPolicy(namespace, name);
