@@ -89,6 +89,40 @@ describe('KeyedQueue with slots', () => {
     await queue.idle();
   });
 
+  it('never makes a result wait behind a pass of its key that still waits for a slot', async () => {
+    // The fleet's trigger: the plan's Applied status event queued a pass behind 500 others; the result
+    // handler (one at a time) waited for it, and every other result waited behind that one.
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(1) });
+    let release!: () => void;
+    void queue.schedule('busy', () => new Promise<void>((resolve) => (release = resolve)));
+    const order: string[] = [];
+    void queue.schedule('policy', async () => void order.push('pass'));
+    await tick();
+    await queue.run('policy', async () => void order.push('result'));
+    expect(order).toEqual(['result']);
+    release();
+    await queue.idle();
+    expect(order).toEqual(['result', 'pass']);
+  });
+
+  it('a result still waits for the running pass of its key', async () => {
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(2) });
+    let release!: () => void;
+    const order: string[] = [];
+    void queue.schedule('policy', async () => {
+      order.push('pass start');
+      await new Promise<void>((resolve) => (release = resolve));
+      order.push('pass end');
+    });
+    await tick();
+    const result = queue.run('policy', async () => void order.push('result'));
+    await tick();
+    expect(order).toEqual(['pass start']);
+    release();
+    await result;
+    expect(order).toEqual(['pass start', 'pass end', 'result']);
+  });
+
   it('frees the slot of a pass that failed', async () => {
     const errors: string[] = [];
     const queue = new KeyedQueue((key) => errors.push(key), { slots: new Slots(1) });

@@ -14,7 +14,8 @@ export interface KeyedQueueOptions {
 /** Serialises async work per key. */
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<void>>();
-  private readonly queued = new Set<string>();
+  /** Passes requested and not started yet (waiting for a slot or for the key's running work). */
+  private readonly queued = new Map<string, Promise<void>>();
 
   constructor(
     private readonly onError: (key: string, error: unknown) => void,
@@ -23,28 +24,39 @@ export class KeyedQueue {
 
   /**
    * Runs `work` after the key's current run; a second request while one is queued is merged into it. A
-   * pass stays "queued" (and keeps merging requests) while it waits for a slot: it has read nothing yet.
-   * A waiting pass whose `urgent()` is true when a slot frees up goes before the others (Slots).
+   * pass stays "queued" (and keeps merging requests) while it waits for a slot: it has read nothing yet,
+   * so it joins its key's line only once it holds one, and a result ({@link run}) arriving meanwhile goes
+   * first. A waiting pass whose `urgent()` is true when a slot frees up goes before the others (Slots).
    */
   schedule(key: string, work: () => Promise<void>, urgent?: () => boolean): Promise<void> {
-    if (this.queued.has(key)) return this.tails.get(key) ?? Promise.resolve();
-    this.queued.add(key);
+    const merged = this.queued.get(key);
+    if (merged !== undefined) return merged;
     const start = async (): Promise<void> => {
       this.queued.delete(key);
       await work();
     };
     const slots = this.options.slots;
-    return this.enqueue(key, slots === undefined ? start : () => slots.run(start, urgent));
+    const done =
+      slots === undefined
+        ? this.enqueue(key, start)
+        : slots.run(() => this.enqueue(key, start), urgent).catch((error: unknown) => this.onError(key, error));
+    this.queued.set(key, done);
+    return done;
   }
 
-  /** Runs `work` after the key's current run, never merged (for results that must each be handled). */
+  /**
+   * Runs `work` after the key's running work, never merged (for results that must each be handled), and
+   * never behind a pass that has not started: a result must not wait for a slot.
+   */
   run(key: string, work: () => Promise<void>): Promise<void> {
     return this.enqueue(key, work);
   }
 
   /** Resolves when every key is idle. */
   async idle(): Promise<void> {
-    while (this.tails.size > 0) await Promise.all([...this.tails.values()]);
+    while (this.tails.size > 0 || this.queued.size > 0) {
+      await Promise.all([...this.tails.values(), ...this.queued.values()]);
+    }
   }
 
   private enqueue(key: string, work: () => Promise<void>): Promise<void> {
