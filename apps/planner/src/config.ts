@@ -57,7 +57,7 @@ export const plannerEnvSpec = {
     3600,
   ),
   PLANNER_CONCURRENCY: env.intInRange(
-    'Reconcile passes one planner runs at once; the others wait their turn (a burst of events must not starve the lease renewal)',
+    'Reconcile passes one planner runs at once, and execution results it handles at once; the others wait their turn (a burst of events must not starve the lease renewal)',
     1,
     256,
     16,

@@ -75,7 +75,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       );
     }
     this.identity = config.PLANNER_IDENTITY || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-    this.results = new LeaderResults(nats, metrics.observe);
+    this.results = new LeaderResults(nats, metrics.observe, config.PLANNER_CONCURRENCY);
   }
 
   onApplicationBootstrap(): void {
