@@ -93,7 +93,12 @@ export async function startProductProcesses(options: {
     'k8s-gateway',
   ];
   const stop = async (): Promise<void> => {
-    for (const s of [...services].reverse()) {
+    // The k8s-gateway last: the others hand over through it when they stop (the planner's last commands,
+    // lease release); stopped first, it left the planner waiting past the grace period (no CPU profile).
+    const gatewayLast = [...services]
+      .reverse()
+      .sort((a, b) => Number(a.name === 'k8s-gateway') - Number(b.name === 'k8s-gateway'));
+    for (const s of gatewayLast) {
       if (s.child.exitCode !== null) continue;
       const exited = new Promise((resolve) => s.child.once('exit', resolve));
       s.child.kill('SIGTERM');
