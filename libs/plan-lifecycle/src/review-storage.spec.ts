@@ -1,6 +1,6 @@
 // Review ConfigMap of a plan: plain JSON up to the threshold, gzip above it, nothing when even gzip is too
 // large; named from the plan, labelled, and owned by the plan once its uid is known.
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { buildPlan } from './plan-builder.js';
 import {
   REVIEW_CONFIGMAP_ANNOTATION,
@@ -9,6 +9,7 @@ import {
   reviewConfigMapName,
   withReviewAnnotation,
 } from './review-storage.js';
+import { gzipFitting } from './sql-storage.js';
 import { at, computed, policy } from './test-support/fixtures.js';
 
 describe('review ConfigMap of a plan', () => {
@@ -59,5 +60,29 @@ describe('review ConfigMap of a plan', () => {
         controller: true,
       }),
     ]);
+  });
+});
+
+describe('gzip that fits', () => {
+  // Review JSON's shape: many similar objects (level 9 finds more of the repeats than level 4).
+  const json = Buffer.from(
+    JSON.stringify(
+      Array.from({ length: 2_000 }, (_, i) => ({ role: `app_${i % 37}`, schema: `s${i % 11}`, n: i })),
+    ),
+  );
+  const fast = gzipSync(json, { level: 4 }).length;
+  const best = gzipSync(json, { level: 9 }).length;
+
+  it('uses the cheap level when its output fits, and it round-trips', () => {
+    const gz = gzipFitting(json, fast);
+    expect(gz.length).toBe(fast);
+    expect(gunzipSync(gz).equals(json)).toBe(true);
+  });
+
+  it('falls back to the smallest output when the cheap one is over the limit', () => {
+    expect(best).toBeLessThan(fast);
+    const gz = gzipFitting(json, fast - 1);
+    expect(gz.length).toBe(best);
+    expect(gunzipSync(gz).equals(json)).toBe(true);
   });
 });

@@ -1,8 +1,6 @@
 // Where a durable plan's review artifact lives: a ConfigMap named from the plan (`<plan>-review`), plain
 // JSON up to 16 KiB, gzip above, referenced by the plan's `rolepolicy.io/review-configmap` annotation
 // (the CRD has no status field for it) and owned by the plan. Pure: the gateway writes the ConfigMap.
-import { gzipSync } from 'node:zlib';
-
 import {
   REVIEW_ARTIFACT_LABEL,
   REVIEW_CONFIGMAP_ANNOTATION,
@@ -17,7 +15,7 @@ import {
   type ConfigMap,
   type PostgresPolicyPlan,
 } from './resources.js';
-import { sha256Hex, SQL_CONFIGMAP_MAX_GZIP_BYTES, SQL_INLINE_MAX_BYTES } from './sql-storage.js';
+import { gzipFitting, sha256Hex, SQL_CONFIGMAP_MAX_GZIP_BYTES, SQL_INLINE_MAX_BYTES } from './sql-storage.js';
 
 export { REVIEW_ARTIFACT_LABEL, REVIEW_CONFIGMAP_ANNOTATION, REVIEW_GZIP_KEY, REVIEW_JSON_KEY };
 
@@ -70,7 +68,7 @@ export function buildReviewConfigMap(
       data: { [REVIEW_JSON_KEY]: artifactJson },
     };
   }
-  const gz = gzipSync(bytes, { level: 9 });
+  const gz = gzipFitting(bytes, limits.configMapMaxGzipBytes);
   if (gz.length > limits.configMapMaxGzipBytes) return null;
   return {
     apiVersion: 'v1',
