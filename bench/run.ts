@@ -15,6 +15,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   candidates: async () => (await import('./candidates.bench.js')).runCandidatesBench,
   fleet: async () => (await import('./fleet.bench.js')).runFleetBench,
   generate: async () => (await import('./generate.bench.js')).runGenerateBench,
+  'cli-start': async () => (await import('./cli-start.bench.js')).runCliStartBench,
   'hot-paths': async () => (await import('./hot-paths.bench.js')).runHotPathsBench,
 };
 

@@ -3,9 +3,10 @@
 
 import { Readable } from 'node:stream';
 
-import type { PlanResult } from '@rolepolicy/policy';
+import { RECONCILIATION_MODES, type PlanResult } from '@rolepolicy/policy';
 
 import { ADDITIVE_IGNORES_ABSENCE, reportPlanProblems } from './commands/plan.js';
+import { CLI_RECONCILIATION_MODES } from './database-commands.js';
 import type { CliIo } from './io.js';
 import { generatePassword, passwordEnvName } from './passwords.js';
 import type { CliPlan } from './planning.js';
@@ -21,6 +22,12 @@ describe('secretRef passwords come from ROLEPOLICY_PASSWORD_<SECRETNAME>_<SECRET
     const a = generatePassword(32);
     expect(a).toHaveLength(32);
     expect(generatePassword(32)).not.toBe(a);
+  });
+});
+
+describe('--mode offers exactly the reconciliation modes a policy accepts', () => {
+  it("the choices written out for a fast startup are the policy engine's modes, in its order", () => {
+    expect(CLI_RECONCILIATION_MODES).toEqual(RECONCILIATION_MODES);
   });
 });
 

@@ -2,7 +2,7 @@
 // generate, review -f and candidate diff -f, with the options they share. Each command loads its module
 // when it runs, so `--help` stays fast.
 
-import { RECONCILIATION_MODES, type ReconciliationMode } from '@rolepolicy/policy';
+import type { ReconciliationMode } from '@rolepolicy/policy';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 import { kubeFlags } from './cluster/register.js';
@@ -28,9 +28,19 @@ Environment:
   DATABASE_URL   default for --database-url
 `;
 
+/**
+ * The policy's reconciliation modes (RECONCILIATION_MODES of @rolepolicy/policy, which a unit test keeps
+ * equal): written out so that defining the commands does not load the policy engine.
+ */
+export const CLI_RECONCILIATION_MODES = [
+  'authoritative',
+  'additive',
+  'adopt',
+] as const satisfies readonly ReconciliationMode[];
+
 function modeOption(): Option {
   return new Option('--mode <mode>', 'reconciliation mode (default: the policy reconciliation_mode)').choices(
-    RECONCILIATION_MODES,
+    CLI_RECONCILIATION_MODES,
   );
 }
 

@@ -1,7 +1,9 @@
 // `rolepolicy` command line: validate, inspect, plan and apply a policy against one database.
 // Exit codes: 0 ok / converged, 1 error, 2 invalid policy (validate) or changes pending (plan).
+// Startup loads only commander and the command definitions: each command imports its implementation
+// (and @kubernetes/client-node, pg, the review renderer, ...) when it runs, so `--help` and `validate`
+// do not pay for the others (docs/cli.md, "Startup"; bench: npm run bench -- cli-start).
 
-import { SafeError } from '@rolepolicy/catalog';
 import { Command, CommanderError } from 'commander';
 
 import { registerCandidateCommands, registerClusterCommands, UsageError } from './cluster/register.js';
@@ -50,6 +52,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, name: string):
 }
 
 /**
+ * Whether `error` is the catalog's SafeError (its message carries no secrets). The catalog is imported
+ * here, not at startup: a SafeError comes only from a command that has loaded it already.
+ */
+async function isSafeError(error: unknown): Promise<boolean> {
+  if (!(error instanceof Error)) return false;
+  const { SafeError } = await import('@rolepolicy/catalog');
+  return error instanceof SafeError;
+}
+
+/**
  * Runs the CLI on `argv` (as process.argv: node, script, args...) and returns the exit code.
  * @example `process.exitCode = await run(process.argv);`
  */
@@ -78,8 +90,8 @@ export async function run(
       io.stderr(`rolepolicy: ${error.message}\n`);
       return error.exitCode;
     }
-    if (error instanceof SafeError) {
-      io.stderr(`rolepolicy: ${error.message}\n`);
+    if (await isSafeError(error)) {
+      io.stderr(`rolepolicy: ${(error as Error).message}\n`);
       return EXIT.error;
     }
     // Anything else may carry connection details: print only its type.

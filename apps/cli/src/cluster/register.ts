@@ -1,10 +1,12 @@
 // Wires the cluster commands (`kubectl rolepolicy ...`, also `rolepolicy ...`) into the commander program:
 // kubectl's connection flags on each, an example in every --help, usage errors as exit 2.
+// Only the definitions load at startup: the API client (context.js, @kubernetes/client-node) and each
+// command's module are imported by the action that needs them.
 import { Command, CommanderError, Option } from 'commander';
 
 import { EXIT, type CliIo } from '../io.js';
-import { clusterContext, type ClusterContext, type ClusterFlags } from './context.js';
-import { OUTPUT_FORMATS } from './table.js';
+import type { ClusterContext, ClusterFlags } from './context.js';
+import { OUTPUT_FORMATS } from './output-formats.js';
 
 /** A usage error of a cluster command (unknown flag, missing argument, bad choice): exit 2. */
 export class UsageError extends Error {
@@ -51,9 +53,17 @@ function example(command: Command, ...lines: string[]): Command {
   return command.addHelpText('after', `\nExample:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
 }
 
+/** Checks -o and connects (context.js loads the API client on first use). */
+function connector(io: CliIo): Context {
+  return async (flags) => {
+    const { clusterContext } = await import('./context.js');
+    return clusterContext(flags, io);
+  };
+}
+
 /** Adds the cluster commands to `program`; `setExit` receives each command's exit code. */
 export function registerClusterCommands(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const ctx = (flags: ClusterFlags) => clusterContext(flags, io);
+  const ctx = connector(io);
 
   registerPlanCommands(program, ctx, setExit);
   registerAccessCommands(program, ctx, setExit);
@@ -68,7 +78,7 @@ export function registerClusterCommands(program: Command, io: CliIo, setExit: (c
     'kubectl rolepolicy reconcile shop -n shop --wait',
   ).action(async (policy: string, flags: ClusterFlags) => {
     const { reconcileCommand } = await import('./reconcile-command.js');
-    setExit(await reconcileCommand(ctx(flags), policy, flags));
+    setExit(await reconcileCommand(await ctx(flags), policy, flags));
   });
 
   example(
@@ -78,7 +88,7 @@ export function registerClusterCommands(program: Command, io: CliIo, setExit: (c
     'kubectl rolepolicy whoami',
   ).action(async (flags: ClusterFlags) => {
     const { whoAmI } = await import('./identity.js');
-    const me = await whoAmI(ctx(flags).cluster, io);
+    const me = await whoAmI((await ctx(flags)).cluster, io);
     io.stdout(
       `username: ${me.username}\n${me.uid ? `uid:      ${me.uid}\n` : ''}groups:   ${(me.groups ?? []).join(', ') || '(none)'}\nsource:   ${me.source === 'api' ? 'SelfSubjectReview' : 'kubeconfig (unverified)'}\n`,
     );
@@ -86,7 +96,7 @@ export function registerClusterCommands(program: Command, io: CliIo, setExit: (c
   });
 }
 
-type Context = (flags: ClusterFlags) => ClusterContext;
+type Context = (flags: ClusterFlags) => Promise<ClusterContext>;
 
 /** `plans`, `approve PLAN`, `deny PLAN`: the plans waiting for a decision, and the decision. */
 function registerPlanCommands(program: Command, ctx: Context, setExit: (code: number) => void): void {
@@ -97,7 +107,7 @@ function registerPlanCommands(program: Command, ctx: Context, setExit: (code: nu
     'kubectl rolepolicy plans -n shop',
   ).action(async (flags: ClusterFlags & { all?: boolean }) => {
     const { plansCommand } = await import('./plan-commands.js');
-    setExit(await plansCommand(ctx(flags), flags.all === true));
+    setExit(await plansCommand(await ctx(flags), flags.all === true));
   });
 
   for (const decision of ['Approved', 'Denied'] as const) {
@@ -114,7 +124,7 @@ function registerPlanCommands(program: Command, ctx: Context, setExit: (code: nu
       `kubectl rolepolicy ${verb} shop-3f2c1e9a0b4d -n shop -m "CHG-1234"${decision === 'Approved' ? ' --wait' : ''}`,
     ).action(async (plan: string, flags: ClusterFlags & { message?: string }) => {
       const { decidePlanCommand } = await import('./plan-commands.js');
-      setExit(await decidePlanCommand(ctx(flags), plan, decision, flags));
+      setExit(await decidePlanCommand(await ctx(flags), plan, decision, flags));
     });
   }
 }
@@ -141,7 +151,7 @@ function registerAccessCommands(program: Command, ctx: Context, setExit: (code: 
   ).action(async (policy: string, flags: ClusterFlags & Record<string, string | undefined>) => {
     const { requestAccessCommand } = await import('./access-commands.js');
     setExit(
-      await requestAccessCommand(ctx(flags), policy, {
+      await requestAccessCommand(await ctx(flags), policy, {
         subject: flags['subject'] ?? '',
         for: flags['for'],
         justification: flags['justification'],
@@ -167,7 +177,7 @@ function registerAccessCommands(program: Command, ctx: Context, setExit: (code: 
       `kubectl rolepolicy access ${verb} orders-read-x7k2p -n shop${decision === 'Approved' ? ' --wait' : ' -m "not on call"'}`,
     ).action(async (request: string, flags: ClusterFlags & { message?: string }) => {
       const { decideRequestCommand } = await import('./access-commands.js');
-      setExit(await decideRequestCommand(ctx(flags), request, decision, flags));
+      setExit(await decideRequestCommand(await ctx(flags), request, decision, flags));
     });
   }
   example(
@@ -177,7 +187,7 @@ function registerAccessCommands(program: Command, ctx: Context, setExit: (code: 
     'kubectl rolepolicy access list -n shop',
   ).action(async (flags: ClusterFlags) => {
     const { listAccessCommand } = await import('./access-commands.js');
-    setExit(await listAccessCommand(ctx(flags)));
+    setExit(await listAccessCommand(await ctx(flags)));
   });
 }
 
@@ -187,7 +197,7 @@ export function registerCandidateCommands(
   io: CliIo,
   setExit: (code: number) => void,
 ): void {
-  const ctx = (flags: ClusterFlags) => clusterContext(flags, io);
+  const ctx = connector(io);
   example(
     kubeFlags(candidate.command('create <policy>'))
       .description('propose policy content for a PostgresPolicy (the service plans it for review)')
@@ -201,7 +211,7 @@ export function registerCandidateCommands(
   ).action(
     async (policy: string, flags: ClusterFlags & { file: string; name?: string; replaces?: string }) => {
       const { candidateCreateCommand } = await import('./candidate-commands.js');
-      setExit(await candidateCreateCommand(ctx(flags), policy, flags));
+      setExit(await candidateCreateCommand(await ctx(flags), policy, flags));
     },
   );
   example(
@@ -211,7 +221,7 @@ export function registerCandidateCommands(
     'kubectl rolepolicy candidate list -n shop',
   ).action(async (flags: ClusterFlags) => {
     const { candidateListCommand } = await import('./candidate-commands.js');
-    setExit(await candidateListCommand(ctx(flags)));
+    setExit(await candidateListCommand(await ctx(flags)));
   });
   example(
     kubeFlags(candidate.command('status <candidate>')).description(
@@ -220,6 +230,6 @@ export function registerCandidateCommands(
     'kubectl rolepolicy candidate status shop-5d41402abc4b -n shop',
   ).action(async (name: string, flags: ClusterFlags) => {
     const { candidateStatusCommand } = await import('./candidate-commands.js');
-    setExit(await candidateStatusCommand(ctx(flags), name));
+    setExit(await candidateStatusCommand(await ctx(flags), name));
   });
 }

@@ -2,10 +2,7 @@
 // and `-o json|yaml|name`. Pure: objects and `now` in, text out.
 import { stringify } from 'yaml';
 
-/** Output formats of the listing and writing commands (`-o`). */
-export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
-/** One of {@link OUTPUT_FORMATS}. */
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export { OUTPUT_FORMATS, type OutputFormat } from './output-formats.js';
 
 /**
  * Columns separated by three spaces, each as wide as its widest cell, no trailing blanks (kubectl's

@@ -15,7 +15,7 @@ import {
 import { validateReviewArtifact, type ReviewArtifact } from '@rolepolicy/review';
 
 import { CliError, EXIT, type CliIo } from '../io.js';
-import { printArtifact, type ReviewFormat } from './review.js';
+import { printArtifact, type ReviewFormat } from './print-artifact.js';
 
 /** Options of `review --plan`. */
 export interface ReviewPlanOptions {

@@ -4,23 +4,13 @@
 
 import { readReviewFacts, withRedaction, type CatalogConnection } from '@rolepolicy/catalog';
 import { contentDigest, type DesiredState, type ReconciliationMode } from '@rolepolicy/policy';
-import {
-  buildReviewArtifact,
-  formatReviewArtifactJson,
-  formatReviewText,
-  renderReviewHtml,
-  ReviewInputError,
-  toolVersion,
-  type ReviewArtifact,
-} from '@rolepolicy/review';
+import { buildReviewArtifact, ReviewInputError, toolVersion, type ReviewArtifact } from '@rolepolicy/review';
 
 import { CliError, EXIT, type CliIo } from '../io.js';
 import { expandOrThrow, planningInput, planOnce, type CliPlan, type PlanningInput } from '../planning.js';
 import { loadPolicyToPlan, requireContent } from '../policy-file.js';
 import { connectFromOptions, type ConnectionOptions } from './connect.js';
-
-/** Output formats of review. */
-export type ReviewFormat = 'json' | 'html' | 'text';
+import { printArtifact, type ReviewFormat } from './print-artifact.js';
 
 /** Options of review. */
 export interface ReviewOptions extends ConnectionOptions {
@@ -70,21 +60,6 @@ export async function reviewOf(
       throw new CliError(error.message.replace('provenance.', '--').replace('_', '-'));
     }
     throw error;
-  }
-}
-
-/** Prints an artifact in the chosen format (default text) to stdout. */
-export function printArtifact(artifact: ReviewArtifact, format: ReviewFormat | undefined, io: CliIo): void {
-  switch (format ?? 'text') {
-    case 'json':
-      io.stdout(formatReviewArtifactJson(artifact));
-      break;
-    case 'html':
-      io.stdout(renderReviewHtml(artifact));
-      break;
-    case 'text':
-      io.stdout(formatReviewText(artifact));
-      break;
   }
 }
 
