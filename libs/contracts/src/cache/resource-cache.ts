@@ -19,6 +19,7 @@ import { RESYNC_TOKEN, SUBJECT_ROOT, parseResourceSubject, type ResourceKindToke
 import { applyMarker, collectChunk, olderThanMarker } from './resync.js';
 import { STREAMS } from '../topology.js';
 import { SharedRequest } from './shared-request.js';
+import { carrierOf } from '../tracing/trace-context.js';
 import {
   caughtUpWith,
   type Followed,
@@ -426,11 +427,10 @@ export class ResourceCache {
     } else {
       byName.set(key(namespace, name), event.object);
     }
-    this.notify(
-      event.type === 'delete'
-        ? { type: 'delete', kind, namespace, name }
-        : { type: 'upsert', kind, namespace, name, object: event.object },
-    );
+    // With the event's trace context, so the pass it wakes continues the change's trace (docs/tracing.md).
+    const trace = carrierOf(msg.headers);
+    const object = event.type === 'delete' ? {} : { object: event.object };
+    this.notify({ type: event.type, kind, namespace, name, ...object, ...(trace ? { trace } : {}) });
     return key(namespace, name);
   }
 
