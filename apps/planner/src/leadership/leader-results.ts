@@ -31,6 +31,7 @@ export class LeaderResults {
       topologyAccess: 'bind',
       contracts: SPINE_CONTRACTS,
       deadLetterSubject: (subject) => deadLetterSubject(subject),
+      service: 'planner',
       ...(this.observe ? { observe: this.observe } : {}),
     });
     server.addHandler(SUBJECTS.executeResult, (payload: unknown) => handle(payload as ExecuteResultV1), true);

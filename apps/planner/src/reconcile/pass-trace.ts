@@ -10,7 +10,12 @@ import {
   tracingActive,
   type TraceCarrier,
 } from '@rolepolicy/contracts';
-import type { PostgresPolicy, ReconcileDecision, ReconcileStep } from '@rolepolicy/plan-lifecycle';
+import {
+  planDecision,
+  type PostgresPolicy,
+  type ReconcileDecision,
+  type ReconcileStep,
+} from '@rolepolicy/plan-lifecycle';
 
 /** Per policy key: the trace of the latest change that woke it, taken by its next pass. */
 export class WakeTraces {
@@ -113,5 +118,10 @@ export function inStepSpan(
     ...stepAttributes(step, policy),
     [SPAN_ATTRIBUTES.kind]: 'PostgresPolicyPlan',
   });
-  return inSpan(name, { attributes }, () => run());
+  // A plan the planner approves as it creates it (approval: auto) is approved in this step too.
+  const approved = step.kind === 'createPlan' && planDecision(step.plan) === 'approved';
+  return inSpan(name, { attributes }, async () => {
+    await run();
+    if (approved) await inSpan('planner approve', { attributes }, async () => undefined);
+  });
 }
