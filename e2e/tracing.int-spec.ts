@@ -4,6 +4,7 @@
 // write), carry the resource identity, and hold neither the connection URL nor the role's password.
 import { OtlpReceiver, type ReceivedSpan } from '@rolepolicy/testing';
 import { startStack, type Stack, type TargetDatabase } from './stack.js';
+import { EphemeralResources } from './support/ephemeral.js';
 import { describeTrace, traceCovering } from './support/traces.js';
 
 let receiver: OtlpReceiver;
@@ -121,3 +122,70 @@ test('one trace follows a policy from its watch event to the status write, with 
   expect(everything).not.toContain(PASSWORD);
   expect(everything).not.toContain(db.url);
 });
+
+test('one trace follows an ephemeral access request from its creation to its revocation', async () => {
+  const [reader, alice] = [stack.role('eph_reader'), stack.role('eph_alice')];
+  await stack.resources.createPolicy('eph-target', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [
+      { name: reader, login: false },
+      { name: alice, login: true },
+    ],
+  });
+  await stack.reconciled('eph-target', 40_000);
+  const eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
+  await eph.create('EphemeralAccessPolicy', 'eph-auto', {
+    approval: { mode: 'Automatic' },
+    justification: { required: false },
+    maximumDuration: '1h',
+    defaultDuration: '4s',
+    postgresPolicyRef: { name: 'eph-target' },
+    memberships: [{ role: reader, inherit: true }],
+  });
+  await eph.create('EphemeralAccessRequest', 'eph-1', {
+    accessPolicyRef: { name: 'eph-auto' },
+    subject: { role: alice },
+    requestedBy: { username: 'alice@example.com' },
+    justification: 'incident 42',
+  });
+  await eph.phase('eph-1', 'Ended', 40_000);
+
+  const transition = (outcome: string) => (s: ReceivedSpan) =>
+    s.name === 'access-scheduler pass' && attr(s, 'outcome') === outcome;
+  const scoped = (operation: string) => (s: ReceivedSpan) =>
+    s.name.startsWith('executor-scoped') && s.attributes['rolepolicy.scoped_operation'] === operation;
+  const spans = await traceCovering(
+    receiver,
+    (s) => s.name === 'k8s-gateway watch EphemeralAccessRequest' && attr(s, 'name') === 'eph-1',
+    [
+      { label: 'request created', match: (s) => s.name === 'k8s-gateway watch EphemeralAccessRequest' },
+      { label: 'scheduler pass', match: transition('Pending->Applying') },
+      { label: 'activation executed', match: scoped('Activate') },
+      { label: 'activation committed', match: (s) => s.name === 'executor commit' },
+      { label: 'request active', match: transition('Applying->Active') },
+      { label: 'expiry pass', match: transition('Active->Revoking') },
+      { label: 'revocation executed', match: scoped('Revoke') },
+      { label: 'revocation committed', match: (s) => s.name === 'executor commit' },
+      { label: 'request ended', match: transition('Revoking->Ended') },
+      {
+        label: 'request status write',
+        match: (s) =>
+          s.name === 'k8s-gateway command patch-status' && attr(s, 'kind') === 'EphemeralAccessRequest',
+      },
+    ],
+    40_000,
+  );
+  // The target policy's planner passes that the request's status writes wake are in it too.
+  expect([...new Set(spans.map(service))]).toEqual(
+    expect.arrayContaining(['k8s-gateway', 'access-scheduler', 'executor']),
+  );
+  expect(spans.find(scoped('Revoke'))?.attributes).toMatchObject({
+    'rolepolicy.kind': 'PostgresPolicyPlan',
+    'rolepolicy.namespace': stack.namespace,
+    'rolepolicy.request': 'eph-1',
+  });
+  const everything = JSON.stringify(receiver.spans.map((s) => ({ name: s.name, attributes: s.attributes })));
+  expect(everything).not.toContain(db.url);
+}, 90_000);

@@ -19,6 +19,7 @@ export function describeTrace(spans: readonly ReceivedSpan[]): string {
         a['rolepolicy.namespace'],
         a['rolepolicy.name'],
         a['rolepolicy.outcome'],
+        a['rolepolicy.scoped_operation'],
       ]
         .filter((v) => v !== undefined)
         .join(' ');

@@ -58,3 +58,19 @@ export function executionPhases(): ExecutionPhases | undefined {
     },
   };
 }
+
+/** Names a scoped (ephemeral access) request on the running request span. */
+export function noteScopedRequest(request: {
+  readonly plan: { readonly namespace: string; readonly name: string };
+  readonly request?: { readonly name: string };
+  readonly operation: string;
+}): void {
+  if (!tracingActive()) return;
+  trace.getActiveSpan()?.setAttributes({
+    [SPAN_ATTRIBUTES.kind]: 'PostgresPolicyPlan',
+    [SPAN_ATTRIBUTES.namespace]: request.plan.namespace,
+    [SPAN_ATTRIBUTES.name]: request.plan.name,
+    'rolepolicy.scoped_operation': request.operation,
+    ...(request.request === undefined ? {} : { 'rolepolicy.request': request.request.name }),
+  });
+}
