@@ -102,6 +102,7 @@ export class OtlpReceiver {
     private readonly server: Server,
     private readonly file: string | undefined,
     private readonly onSpans: ((spans: readonly ReceivedSpan[]) => void) | undefined,
+    private readonly retain: boolean,
   ) {}
 
   /** Listens on 127.0.0.1 (a free port unless given). */
@@ -112,6 +113,8 @@ export class OtlpReceiver {
       readonly file?: string;
       /** Told about each batch of spans as it arrives. */
       readonly onSpans?: (spans: readonly ReceivedSpan[]) => void;
+      /** Keep what arrives in {@link spans} and {@link logs} (default true; a long-running stack says no). */
+      readonly retain?: boolean;
     } = {},
   ): Promise<OtlpReceiver> {
     let receiver: OtlpReceiver | undefined;
@@ -124,7 +127,7 @@ export class OtlpReceiver {
         res.end('{}');
       });
     });
-    receiver = new OtlpReceiver(server, options.file, options.onSpans);
+    receiver = new OtlpReceiver(server, options.file, options.onSpans, options.retain ?? true);
     await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
     return receiver;
   }
@@ -187,11 +190,12 @@ export class OtlpReceiver {
             status: s.status?.code ?? 0,
           });
     }
-    this.spans.push(...batch);
+    if (this.retain) this.spans.push(...batch);
     this.onSpans?.(batch);
   }
 
   private receiveLogs(request: LogRequest): void {
+    if (!this.retain) return;
     for (const rl of request.resourceLogs ?? []) {
       const serviceName = serviceNameOf(rl.resource);
       for (const sl of rl.scopeLogs ?? [])
