@@ -3,7 +3,7 @@
 // keeps the spans (flattened, attributes as plain values) and log records, and can append every request
 // as one JSON line to a file (the OTLP JSON file format a collector's file exporter writes).
 import { appendFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** An attribute value as plain JSON. */
@@ -117,17 +117,17 @@ export class OtlpReceiver {
       readonly retain?: boolean;
     } = {},
   ): Promise<OtlpReceiver> {
-    let receiver: OtlpReceiver | undefined;
-    const server = createServer((req, res) => {
+    const server = createServer();
+    const receiver = new OtlpReceiver(server, options.file, options.onSpans, options.retain ?? true);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const status = receiver!.receive(req.url ?? '', Buffer.concat(chunks).toString('utf8'));
+        const status = receiver.receive(req.url ?? '', Buffer.concat(chunks).toString('utf8'));
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end('{}');
       });
     });
-    receiver = new OtlpReceiver(server, options.file, options.onSpans, options.retain ?? true);
     await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
     return receiver;
   }
