@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { databaseTlsFromConfig, workloadIdentityFromConfig } from '@rolepolicy/catalog';
-import { SPAN_ATTRIBUTES, SpanKind, contextFromHeaders, inSpan } from '@rolepolicy/contracts';
+import { SPAN_ATTRIBUTES, SpanKind, contextFromHeaders, inSpan, tracingActive } from '@rolepolicy/contracts';
 import {
   NATS_CONNECTION,
   SERVICE_CONFIG,
@@ -105,6 +105,10 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async answer(msg: Msg): Promise<void> {
+    if (!tracingActive()) {
+      await this.answerNow(msg);
+      return;
+    }
     await inSpan(
       'inspector read',
       {

@@ -11,6 +11,7 @@ import {
   SpanKind,
   contextFromHeaders,
   inSpan,
+  tracingActive,
   decodePayload,
   deadLetterContract,
   encodePayload,
@@ -154,6 +155,7 @@ export class CommandConsumer {
 
   /** {@link process} in a consumer span continuing the sender's trace (docs/tracing.md). */
   private processInSpan(m: JsMsg, command: K8sCommandV1): Promise<void> {
+    if (!tracingActive()) return this.process(m, command);
     const attributes = {
       [SPAN_ATTRIBUTES.service]: 'k8s-gateway',
       [SPAN_ATTRIBUTES.command]: command.command,

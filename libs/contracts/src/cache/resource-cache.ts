@@ -427,10 +427,12 @@ export class ResourceCache {
     } else {
       byName.set(key(namespace, name), event.object);
     }
-    // With the event's trace context, so the pass it wakes continues the change's trace (docs/tracing.md).
-    const trace = carrierOf(msg.headers);
-    const object = event.type === 'delete' ? {} : { object: event.object };
-    this.notify({ type: event.type, kind, namespace, name, ...object, ...(trace ? { trace } : {}) });
+    const trace = carrierOf(msg.headers); // continued by the pass the change wakes (docs/tracing.md)
+    const change: WireChange =
+      event.type === 'delete'
+        ? { type: 'delete', kind, namespace, name }
+        : { type: 'upsert', kind, namespace, name, object: event.object };
+    this.notify(trace === undefined ? change : { ...change, trace });
     return key(namespace, name);
   }
 

@@ -11,7 +11,7 @@ import { inspectRequestContract, type InspectQuery } from '../messages/inspect-r
 import { sealInspectQuery } from '../secrets/inspect-seal.js';
 import { SUBJECTS } from '../subjects.js';
 import { traceHeaders } from '../tracing/trace-context.js';
-import { SPAN_ATTRIBUTES, SpanKind, inSpan } from '../tracing/spans.js';
+import { SPAN_ATTRIBUTES, SpanKind, inSpan, tracingActive } from '../tracing/spans.js';
 
 /** The inspector's classified, redacted error as its reply carries it. */
 export type InspectFailure = Extract<InspectReplyV1, { status: 'error' }>['error'];
@@ -71,6 +71,7 @@ export async function requestSnapshotUnlessUnchanged(
   options: RequestSnapshotOptions,
 ): Promise<SnapshotResult | UnchangedResult> {
   const subject = options.subject ?? SUBJECTS.inspectRequest;
+  if (!tracingActive()) return requestOnce(nats, subject, request, options);
   const attributes = {
     [SPAN_ATTRIBUTES.kind]: request.source.kind,
     [SPAN_ATTRIBUTES.namespace]: request.source.namespace,
