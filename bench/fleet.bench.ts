@@ -6,7 +6,8 @@
 // Also the latency of a single small policy from creation to Applied, and each service's peak RSS.
 // Every stage (each replica count, each floor) starts from freshly created databases without the roles of the
 // stages before it. -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4,
-// --latency-runs 20.
+// --latency-runs 20, --tracing (the services export OTLP traces to a receiver in this process; the report then
+// gives the services' CPU per policy with tracing on, to compare with a run without it: docs/tracing.md).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,7 +17,7 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { connect } from '@nats-io/transport-node';
 import { GROUP, KIND_NAMES, VERSION, type PostgresPolicy, type PostgresPolicyPlan } from '@rolepolicy/kube';
 import { deriveManagedScope, expandPolicy, type ManagedScope, type PolicyContent } from '@rolepolicy/policy';
-import { sandboxId } from '@rolepolicy/testing';
+import { OtlpReceiver, sandboxId } from '@rolepolicy/testing';
 import pg from 'pg';
 
 import { condition, PolicyResources } from '../e2e/support/resources.js';
@@ -41,6 +42,7 @@ type Options = {
   readonly executors: readonly number[];
   readonly concurrency: number;
   readonly latencyRuns: number;
+  readonly tracing: boolean;
 };
 
 function parse(args: readonly string[]): Options {
@@ -53,6 +55,7 @@ function parse(args: readonly string[]): Options {
     executors: (value('--executors') ?? '1,2,4').split(',').map(Number),
     concurrency: Number(value('--concurrency') ?? 4),
     latencyRuns: Number(value('--latency-runs') ?? 20),
+    tracing: args.includes('--tracing'),
   };
 }
 
@@ -417,6 +420,12 @@ function perLabel(
 }
 
 /** CPU seconds so far of each service, PostgreSQL, and this process (the API emulator and the polling). */
+/** Milliseconds of CPU the services spent per policy in a stage (PostgreSQL and the bench left out). */
+function serviceCpuMsPerPolicy(delta: Record<string, number>, policies: number): number {
+  const services = Object.entries(delta).filter(([name]) => name !== 'postgres' && !name.startsWith('bench'));
+  return round((services.reduce((sum, [, seconds]) => sum + seconds, 0) * 1000) / policies);
+}
+
 function stageCpu(product: ProductProcesses): Record<string, number> {
   return {
     ...product.cpuSeconds(),
@@ -506,8 +515,15 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     node: process.version,
     databases: options.databases,
     executorConcurrency: options.concurrency,
+    tracing: options.tracing,
     measuredAt: new Date().toISOString(),
   };
+  // --tracing: every service exports its spans (OTLP/HTTP JSON, the SDK's batch processor) to this process,
+  // which only counts them: the receiver's parsing is the collector's work, not the product's.
+  let spansReceived = 0;
+  const traces = options.tracing
+    ? await OtlpReceiver.start({ retain: false, onSpans: (spans) => (spansReceived += spans.length) })
+    : undefined;
   try {
     const extra = options.latencyRuns > 0 ? options.latencyRuns + 1 : 0;
     let started = performance.now();
@@ -519,6 +535,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const cpu: Record<string, Record<string, number>> = {};
     const floorCpu: Record<string, Record<string, number>> = {};
     const perPolicy: Record<string, Record<string, number>> = {};
+    const serviceCpuMs: Record<string, number> = {};
     const breakdown: Record<string, Record<string, Record<string, number>>> = {};
     const slowStages: Record<string, string> = {};
     const apiWrites: Record<string, Record<string, number>> = {};
@@ -537,7 +554,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       const product = await startProductProcesses({
         executors,
         namespace: NAMESPACE,
-        env: { EXECUTOR_CONCURRENCY: String(options.concurrency), INSPECT_MAX_TARGET_POOLS: '8' },
+        env: {
+          EXECUTOR_CONCURRENCY: String(options.concurrency),
+          INSPECT_MAX_TARGET_POOLS: '8',
+          ...(traces ? traces.env() : {}),
+        },
         logDir: stageLogs,
       });
       try {
@@ -591,7 +612,10 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         // The bench's own creates (`POST postgrespolicies`, one per policy) count as well: they are the user's.
         apiWrites[String(executors)] = writesPerPolicy(new Map(), writes.snapshot(), options.databases);
         console.log(`  API writes per policy: ${JSON.stringify(apiWrites[String(executors)])}`);
-        cpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpu(product)));
+        const stageDelta = cpuDelta(cpuBefore, stageCpu(product));
+        serviceCpuMs[String(executors)] = serviceCpuMsPerPolicy(stageDelta, options.databases);
+        cpu[String(executors)] = withTotal(stageDelta);
+        console.log(`  services' CPU per policy: ${serviceCpuMs[String(executors)]} ms`);
         const activity = await dbs.activity(options.databases);
         const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
         const breakdownsAfter = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
@@ -690,6 +714,10 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       perPolicy,
       perPolicyBreakdown: breakdown,
       cpuSeconds: cpu,
+      // CPU of the product's services (not PostgreSQL, not the bench) per policy, by executor count: compare a
+      // run with --tracing against one without to get the cost of tracing.
+      serviceCpuMsPerPolicy: serviceCpuMs,
+      ...(traces ? { spansReceived, spansPerPolicy: round(spansReceived / options.databases) } : {}),
       floorCpuSeconds: floorCpu,
       // The least wall time the same CPU work could take on this machine's cores, and its ratio to the floor.
       cpuBoundSeconds: Object.fromEntries(
@@ -706,7 +734,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     });
     // Written before the databases are dropped (slow with hundreds of them).
     console.log(JSON.stringify(report, null, 2));
-    writeResult('fleet', report);
+    writeResult(options.tracing ? 'fleet-tracing' : 'fleet', report);
     if (Object.keys(slowStages).length > 0) {
       throw new Error(
         `the fleet fell into the slow mode: ${Object.entries(slowStages)
@@ -716,6 +744,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     }
   } finally {
     process.off('SIGINT', onSignal);
+    await traces?.stop();
     await dbs.dispose();
   }
 }

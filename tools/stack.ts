@@ -19,6 +19,7 @@ import {
   type Service,
   writeCliLaunchers,
 } from './local-stack.js';
+import { startTraceSink } from './stack-traces.js';
 
 type Options = {
   readonly host: string;
@@ -141,6 +142,9 @@ async function main(): Promise<void> {
     for (const server of ownServers) server.kill('SIGTERM');
     process.exit(1);
   }
+  // STACK_TRACES=console or a file: tracing on, read without a collector (docs/tracing.md).
+  const traces = await startTraceSink(process.env['STACK_TRACES']);
+  if (traces) console.log(`\n${traces.describe}`);
   const cluster: Emulator = await startEmulator({
     port: options.apiPort,
     crdDir: crdDirectory(),
@@ -185,6 +189,7 @@ async function main(): Promise<void> {
     void (async () => {
       for (const s of [...services].reverse()) await s.stop();
       await cluster.stop();
+      await traces?.stop();
       for (const server of ownServers) server.kill('SIGTERM');
       console.log('[stack] stopped');
       process.exit(code);

@@ -1,5 +1,6 @@
 // The inspector's one job, kept thin: decode the request, run libs/catalog's inspect() on the target's
 // pooled connection, encode the reply (inline, or by object-store reference when large, or a classified error).
+import { trace } from '@opentelemetry/api';
 import {
   connectionSecrets,
   inspect,
@@ -10,6 +11,7 @@ import {
   type Secret,
 } from '@rolepolicy/catalog';
 import {
+  SPAN_ATTRIBUTES,
   decodePayload,
   encodePayload,
   inspectReplyContract,
@@ -57,6 +59,13 @@ export async function handleInspectRequest(data: Uint8Array, deps: InspectDeps):
     });
   }
   const request = decoded.value;
+  // The span of this read names what it reads (never the connection; docs/tracing.md).
+  trace.getActiveSpan()?.setAttributes({
+    [SPAN_ATTRIBUTES.kind]: request.source.kind,
+    [SPAN_ATTRIBUTES.namespace]: request.source.namespace,
+    [SPAN_ATTRIBUTES.name]: request.source.name,
+    [SPAN_ATTRIBUTES.generation]: request.generation,
+  });
   const opened = openInspectConnection(request, deps.sealKeys);
   if (!opened.ok) {
     return reply({

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { databaseTlsFromConfig, workloadIdentityFromConfig } from '@rolepolicy/catalog';
+import { SPAN_ATTRIBUTES, SpanKind, contextFromHeaders, inSpan, tracingActive } from '@rolepolicy/contracts';
 import {
   NATS_CONNECTION,
   SERVICE_CONFIG,
@@ -104,6 +105,29 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async answer(msg: Msg): Promise<void> {
+    if (!tracingActive()) {
+      await this.answerNow(msg);
+      return;
+    }
+    await inSpan(
+      'inspector read',
+      {
+        kind: SpanKind.SERVER,
+        parent: contextFromHeaders(msg.headers),
+        attributes: {
+          [SPAN_ATTRIBUTES.service]: 'inspector',
+          [SPAN_ATTRIBUTES.messagingSystem]: 'nats',
+          [SPAN_ATTRIBUTES.messagingDestination]: msg.subject,
+        },
+      },
+      async (span) => {
+        const outcome = await this.answerNow(msg);
+        span?.setAttribute(SPAN_ATTRIBUTES.outcome, outcome);
+      },
+    );
+  }
+
+  private async answerNow(msg: Msg): Promise<string> {
     const started = performance.now();
     const { bytes, outcome } = await this.slots.run(() => handleInspectRequest(msg.data, this.deps));
     const elapsedMs = performance.now() - started;
@@ -114,6 +138,7 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
       `inspect request answered (${outcome}) in ${Math.round(elapsedMs)} ms, ${bytes.byteLength} bytes`,
     );
     if (!msg.respond(bytes)) this.logger.warn('inspect request without a reply subject ignored');
+    return outcome;
   }
 
   private track(work: Promise<void>): void {

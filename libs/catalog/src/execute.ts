@@ -124,14 +124,22 @@ export async function executeUnderLock<T>(
   db: Kysely<PgCatalog>,
   prepare: (session: Kysely<PgCatalog>) => Promise<LockedDecision<T>>,
   serverLock?: ServerLock,
+  phases?: ExecutionPhases,
 ): Promise<T> {
   return db.connection().execute(async (session) => {
-    await sql`SELECT pg_catalog.pg_advisory_lock(${LOCK_KEY})`.execute(session);
+    const lockWait = phases?.begin('lock wait');
+    await sql`SELECT pg_catalog.pg_advisory_lock(${LOCK_KEY})`.execute(session).catch(ended(lockWait));
+    lockWait?.();
     try {
       const decision = await prepare(session);
       if (decision.run) {
-        const commit = () => session.transaction().execute((trx) => runStatements(trx, decision.statements));
         const roles = serverLock === undefined ? [] : roleNamesOf(decision.statements.map((s) => s.sql));
+        const roleWait =
+          serverLock !== undefined && roles.length > 0 ? phases?.begin('role lock wait') : undefined;
+        const commit = () => {
+          roleWait?.();
+          return commitStatements(session, decision.statements, phases);
+        };
         await (serverLock !== undefined && roles.length > 0 ? serverLock.around(commit, roles) : commit());
         await decision.afterCommit?.(session).catch(() => undefined);
       }
@@ -141,6 +149,44 @@ export async function executeUnderLock<T>(
       await sql`SELECT pg_catalog.pg_advisory_unlock(${LOCK_KEY})`.execute(session).catch(() => undefined);
     }
   });
+}
+
+/**
+ * Phases of {@link executeUnderLock} a caller may time (the executor's trace spans): `begin` is called when
+ * a phase starts and returns what ends it (with the error when it failed). Never given statement text.
+ */
+export type ExecutionPhases = {
+  begin(phase: 'lock wait' | 'role lock wait' | 'statements' | 'commit', statementCount?: number): PhaseEnd;
+};
+
+/** Ends a phase; `error` when it failed. */
+export type PhaseEnd = (error?: unknown) => void;
+
+/** A catch handler that ends the phase with the error and rethrows it. */
+function ended(end: PhaseEnd | undefined): (error: unknown) => never {
+  return (error) => {
+    end?.(error);
+    throw error;
+  };
+}
+
+/** The statements in one transaction, then its commit, each a phase. */
+async function commitStatements(
+  session: Kysely<PgCatalog>,
+  statements: readonly ExecutableStatement[],
+  phases: ExecutionPhases | undefined,
+): Promise<void> {
+  let commit: PhaseEnd | undefined;
+  await session
+    .transaction()
+    .execute(async (trx) => {
+      const running = phases?.begin('statements', statements.length);
+      await runStatements(trx, statements).catch(ended(running));
+      running?.();
+      commit = phases?.begin('commit');
+    })
+    .catch(ended(commit));
+  commit?.();
 }
 
 /** Runs statements in one transaction under the advisory lock. */

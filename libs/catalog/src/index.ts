@@ -36,7 +36,9 @@ export {
   ExecutionError,
   isRoleStatement,
   type ExecutableStatement,
+  type ExecutionPhases,
   type LockedDecision,
+  type PhaseEnd,
   type ServerLock,
 } from './execute.js';
 export { maintenanceLock, maintenanceSpec, openMaintenanceConnection } from './server-lock.js';

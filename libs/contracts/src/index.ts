@@ -43,3 +43,5 @@ export * from './leases/leader-lease.js';
 export * from './stores.js';
 export * from './inspect/inspect-client.js';
 export * from './secrets/secret-reader.js';
+export * from './tracing/trace-context.js';
+export * from './tracing/spans.js';

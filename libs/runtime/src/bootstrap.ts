@@ -1,7 +1,14 @@
 // Boots one service: validated config, Nest HTTP app (health, metrics) plus the JetStream transport.
 // apps/<name>/src/main.ts only calls runService(); tests call startService() with sandbox overrides.
 import 'reflect-metadata';
-import { Module, type DynamicModule, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+  type INestApplication,
+  type LogLevel,
+  type Type,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -24,6 +31,7 @@ import type { ServiceMetrics } from './metrics.js';
 import type { DependencyCheck } from './readiness.js';
 import { RuntimeModule } from './runtime.module.js';
 import { NATS_CONNECTION, SERVICE_METRICS } from './tokens.js';
+import { startTelemetry, type TelemetryHandle } from './telemetry/telemetry.js';
 
 /** How one service is put together; each app exports one of these. */
 export type ServiceDefinition<S extends EnvSpec> = {
@@ -57,6 +65,15 @@ const LEVELS: readonly LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose']
 @Module({})
 class ServiceRootModule {}
 
+/** Flushes and releases the service's telemetry after everything else has shut down. */
+class TelemetryShutdown implements OnApplicationShutdown {
+  constructor(private readonly telemetry: TelemetryHandle | undefined) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.telemetry?.release();
+  }
+}
+
 /**
  * Starts a service and resolves once it listens on HTTP and pulls from JetStream.
  * @throws ConfigError when a variable is missing or malformed
@@ -70,8 +87,26 @@ export async function startService<S extends EnvSpec>(
   const base = config as unknown as BaseConfig;
   const natsProblems = natsConfigProblems(base);
   if (natsProblems.length > 0) throw new ConfigError(natsProblems);
+  // Before Nest, so the first message a service handles is already traced (off without OTEL_*: docs/tracing.md).
+  const telemetry = await startTelemetry(def.service);
+  try {
+    return await startNest(def, options, config, base, telemetry);
+  } catch (err) {
+    await telemetry?.release();
+    throw err;
+  }
+}
+
+async function startNest<S extends EnvSpec>(
+  def: ServiceDefinition<S>,
+  options: StartOptions,
+  config: ConfigOf<S>,
+  base: BaseConfig,
+  telemetry: TelemetryHandle | undefined,
+): Promise<INestApplication> {
   const root: DynamicModule = {
     module: ServiceRootModule,
+    providers: [{ provide: TelemetryShutdown, useValue: new TelemetryShutdown(telemetry) }],
     imports: [
       RuntimeModule.forRoot({ service: def.service, config: base, checks: def.checks?.(config) ?? [] }),
       def.module,
@@ -97,6 +132,7 @@ export async function startService<S extends EnvSpec>(
       contracts: options.contracts ?? SPINE_CONTRACTS,
       deadLetterSubject: options.deadLetterSubject ?? ((subject) => deadLetterSubject(subject)),
       observe: metrics.observe,
+      service: def.service,
       ...(def.concurrency ? { concurrency: def.concurrency(config) } : {}),
       ...(options.backoff ? { backoff: options.backoff } : {}),
     });

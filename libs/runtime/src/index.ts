@@ -15,3 +15,4 @@ export * from './slots.js';
 export * from './decision-admission-report.js';
 export * from './keyed-queue.js';
 export * from './announce-if-slow.js';
+export * from './telemetry/telemetry.js';

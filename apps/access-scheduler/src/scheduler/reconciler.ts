@@ -33,6 +33,7 @@ import { SchedulerWrites } from './scheduler-writes.js';
 import { ScopedRequests } from './scoped-requests.js';
 import { sweepRequests } from './sweep.js';
 import { TargetFinalizers } from './target-finalizer.js';
+import { RequestTraces, inRequestSpan, noteRequestDecision } from './request-trace.js';
 
 export { ACCESS_POLICY_FINALIZER, type SchedulerDeps };
 
@@ -48,6 +49,8 @@ export class AccessScheduler {
   private readonly sink: CommandSink;
   private readonly scoped: ScopedRequests;
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
+  /** The trace of each request's latest event, continued by its passes (request-trace.ts). */
+  private readonly traces = new RequestTraces();
   /** What a request's pass reads (request-gather.ts) and where its writes go (request-carry-out.ts). */
   private readonly gather: RequestGatherDeps;
   private readonly carryOut: RequestCarryOutDeps;
@@ -209,6 +212,7 @@ export class AccessScheduler {
   }
 
   private onChange(change: ResourceChange): void {
+    this.traces.noteChange(change, requestKey(change.namespace, change.name));
     for (const wake of wakesOf(change, this.deps.cache)) this.wake(wake);
   }
 
@@ -223,8 +227,14 @@ export class AccessScheduler {
     this.retryTimers.set(key, timer);
   }
 
+  /** One request's pass, in the request's trace (request-trace.ts). */
+  private reconcileRequest(ns: string, name: string): Promise<void> {
+    const carrier = this.traces.get(requestKey(ns, name));
+    return inRequestSpan(carrier, ns, name, () => this.requestPass(ns, name));
+  }
+
   /** One request's pass: gather, decide (pure), carry out; then its retry and its target's finalizer. */
-  private async reconcileRequest(ns: string, name: string): Promise<void> {
+  private async requestPass(ns: string, name: string): Promise<void> {
     if (this.stopped) return;
     const cached = this.deps.cache.get('ephemeralaccessrequest', ns, name);
     if (cached === undefined) return;
@@ -241,6 +251,7 @@ export class AccessScheduler {
       now,
       ...(unauthenticated ? { decisionsUnauthenticated: unauthenticated() } : {}),
     });
+    noteRequestDecision(request.metadata.generation, decision);
     await carryOutRequest(this.carryOut, facts, decision, now, view.chained);
     if (decision.waiting) this.retryLater(ns, name);
     const resolved = request.status?.resolvedAccess;

@@ -16,6 +16,7 @@ import {
   SecretAccessClient,
   bindTopology,
   ensureTopology,
+  traceHeaders,
   type StreamDefinition,
 } from '@rolepolicy/contracts';
 import { cacheClusterView, type ClusterView } from './cluster-view.js';
@@ -77,7 +78,12 @@ export async function startExecutionCluster(
     appliedSnapshot: (message) => {
       const data = encodePayload(appliedSnapshotContract, message);
       if (data.byteLength > APPLIED_SNAPSHOT_MAX_BYTES) return false;
-      nc.publish(`${options.subjectRoot ?? SUBJECT_ROOT}.applied.snapshot`, data);
+      const headers = traceHeaders();
+      nc.publish(
+        `${options.subjectRoot ?? SUBJECT_ROOT}.applied.snapshot`,
+        data,
+        headers ? { headers } : undefined,
+      );
       return true;
     },
     stop: () => cache.stop(),

@@ -78,6 +78,7 @@ import {
   type ExecutionSecretResolver,
 } from './secrets.js';
 import { isMissingGenerated } from '@rolepolicy/kube';
+import { executionPhases, noteOutcome, noteRequest } from './execution-trace.js';
 
 /** Handles execution requests; one instance per executor replica. */
 /** What the executor read under the lock: the catalog, the fresh plan and policy, the plan re-made. */
@@ -115,6 +116,13 @@ export class ExecutionService {
     request: ExecuteRequestV1 | ExecuteRequestV2,
     delivery: { readonly finalAttempt: boolean } = { finalAttempt: false },
   ): Promise<ExecuteResultV1> {
+    noteRequest({
+      kind: 'PostgresPolicyPlan',
+      namespace: request.plan.namespace,
+      name: request.plan.name,
+      ...(request.v === 2 ? { policy: request.policy.name } : {}),
+      digest: request.changeDigest,
+    });
     const facts = request.v === 1 ? INCOMPLETE : await this.attempt(request, delivery.finalAttempt);
     if (request.v === 2) {
       try {
@@ -128,6 +136,7 @@ export class ExecutionService {
       }
     }
     const result = resultFor(request, facts, new Date());
+    noteOutcome(result.phase, result.reason, result.statementCount);
     await this.publish(result);
     this.logger.log(
       logRecord(
@@ -237,6 +246,7 @@ export class ExecutionService {
           connection.db,
           (session) => this.underLock(request, { ...connection, db: session }, prepared, probe),
           roleLock.lock,
+          executionPhases(),
         ),
       );
     } catch (error) {

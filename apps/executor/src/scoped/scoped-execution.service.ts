@@ -3,6 +3,7 @@
 // then under the same per-database advisory lock as policy executions re-verify, inspect the bundle roles
 // and the subject, compute the membership changes (pure), run the escape check and execute them in ONE
 // transaction; publish a ScopedExecuteResultV1. Never logs URLs or passwords.
+import { executionPhases, noteOutcome, noteScopedRequest } from '../execution/execution-trace.js';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   ExecutionError,
@@ -118,6 +119,7 @@ export class ScopedExecutionService {
     request: ScopedExecuteRequestV1,
     delivery: { readonly finalAttempt: boolean; readonly queuedMs?: number } = { finalAttempt: false },
   ): Promise<ScopedExecuteResultV1> {
+    noteScopedRequest(request);
     let facts: ScopedFacts;
     const hops: Hops = delivery.queuedMs === undefined ? {} : { queued: Math.round(delivery.queuedMs) };
     const lap = stopwatch(hops);
@@ -140,6 +142,7 @@ export class ScopedExecutionService {
       }
     }
     const result = await this.report(request, facts);
+    noteOutcome(result.outcome, result.reason, result.statements.length);
     lap('report');
     for (const [stage, ms] of Object.entries(hops))
       this.serializer?.observeStage?.(request.operation, stage as ScopedStage, ms);
@@ -326,6 +329,7 @@ export class ScopedExecutionService {
               return decision;
             },
             roleLock.lock,
+            executionPhases(),
           ),
         );
         lap('commit');

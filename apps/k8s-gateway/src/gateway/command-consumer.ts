@@ -5,7 +5,13 @@
 // spine's transport rules (libs/contracts).
 import { jetstream, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { trace } from '@opentelemetry/api';
 import {
+  SPAN_ATTRIBUTES,
+  SpanKind,
+  contextFromHeaders,
+  inSpan,
+  tracingActive,
   decodePayload,
   deadLetterContract,
   encodePayload,
@@ -144,11 +150,33 @@ export class CommandConsumer {
       return;
     }
     const command = decoded.value as K8sCommandV1;
-    await this.order.run(command.orderingKey ?? UNKEYED, () => this.process(m, command));
+    await this.order.run(command.orderingKey ?? UNKEYED, () => this.processInSpan(m, command));
+  }
+
+  /** {@link process} in a consumer span continuing the sender's trace (docs/tracing.md). */
+  private processInSpan(m: JsMsg, command: K8sCommandV1): Promise<void> {
+    if (!tracingActive()) return this.process(m, command);
+    const attributes = {
+      [SPAN_ATTRIBUTES.service]: 'k8s-gateway',
+      [SPAN_ATTRIBUTES.command]: command.command,
+      [SPAN_ATTRIBUTES.kind]: command.target.kind,
+      [SPAN_ATTRIBUTES.namespace]: command.target.namespace,
+      [SPAN_ATTRIBUTES.name]: command.target.name,
+      [SPAN_ATTRIBUTES.messagingSystem]: 'nats',
+      [SPAN_ATTRIBUTES.messagingDestination]: m.subject,
+      [SPAN_ATTRIBUTES.deliveryCount]: m.info.deliveryCount,
+    };
+    const parent = contextFromHeaders(m.headers);
+    return inSpan(
+      `k8s-gateway command ${command.command}`,
+      { kind: SpanKind.CONSUMER, parent, attributes },
+      () => this.process(m, command),
+    );
   }
 
   private async process(m: JsMsg, command: K8sCommandV1): Promise<void> {
     const outcome = await this.options.apply(command, m.seq, m.subject);
+    trace.getActiveSpan()?.setAttribute(SPAN_ATTRIBUTES.outcome, outcome.kind);
     const where = `${command.command} ${command.target.kind} ${command.target.namespace}/${command.target.name}`;
     const fields = {
       command: command.command,

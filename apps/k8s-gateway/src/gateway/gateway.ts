@@ -37,6 +37,7 @@ import { absentTargetOutcome } from './absent-target.js';
 import { CommandApplier, type WriteGuard } from './command-apply.js';
 import { commandRefusal, writeRefusal } from './command-authz.js';
 import { CommandConsumer } from './command-consumer.js';
+import { TraceLinks, inWatchSpan } from './trace-links.js';
 import { withConnectionReuse } from './connection-reuse.js';
 import { describeOutcome, type CommandOutcome } from './command-outcome.js';
 import { outcomeEvent } from './outcome-event.js';
@@ -114,6 +115,8 @@ export class Gateway {
   private resyncResponder: Subscription | undefined;
   /** Outcomes of commands refused because the API does not have their target (no Event is written). */
   private readonly absentTargets = new WeakSet<CommandOutcome>();
+  /** The trace of each object's last write, continued by its watch event (docs/tracing.md). */
+  private readonly traceLinks = new TraceLinks();
   /** The identity written to the Lease. */
   readonly identity: string;
 
@@ -210,7 +213,7 @@ export class Gateway {
       namespace,
       resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
       restartBackoff: this.wiring.backoff,
-      sink: (change) => this.publish(change),
+      sink: (change) => inWatchSpan(this.traceLinks, change, () => this.publish(change)),
       markerSink: (listing) => this.publishMarker(listing),
       permanent: permanentPublishFailure,
       log: this.log,
@@ -260,6 +263,10 @@ export class Gateway {
               this.absentTarget(command) ??
               (await applier.apply(command, trusted ? undefined : this.writeGuard(sender!, command))));
         if (outcome.kind === 'refused') this.onRefused?.(outcome.sender, command);
+        if (outcome.kind === 'applied') {
+          const { kind, namespace, name } = command.target;
+          this.traceLinks.wrote(kind, namespace, name, outcome.resourceVersion);
+        }
         return outcome;
       },
       report: (command, outcome) => this.report(command, outcome),

@@ -38,6 +38,7 @@ export class LeaderResults {
       contracts: SPINE_CONTRACTS,
       concurrency: this.concurrency,
       deadLetterSubject: (subject) => deadLetterSubject(subject),
+      service: 'planner',
       ...(this.observe ? { observe: this.observe } : {}),
     });
     server.addHandler(SUBJECTS.executeResult, (payload: unknown) => handle(payload as ExecuteResultV1), true);

@@ -45,6 +45,7 @@ import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
 
 import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.js';
+import { WakeTraces, inPassSpan, inStepSpan, notePass } from './pass-trace.js';
 
 export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 
@@ -56,10 +57,7 @@ export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 const APPLIED_SNAPSHOT_TTL_MS = LIVE_PLAN_WAIT_MS;
 /** Post-apply snapshots kept at most (one per policy; a fleet's burst of applies). */
 const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
-/**
- * A new generation is announced (`Reconciling`, NewGeneration) only when its inspection outlasts this:
- * a pass that ends sooner writes its outcome alone, one API write instead of two.
- */
+/** `Reconciling` (NewGeneration) is written only when the inspection outlasts this (one API write less). */
 const RECONCILING_AFTER_MS = 1_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 const RESULT_RECHECK_MS = 5_000;
@@ -93,6 +91,8 @@ export class Reconciler {
   private readonly converged: ConvergedMemo;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
+  /** The trace of the change that woke each policy, continued by its pass (pass-trace.ts). */
+  private readonly wakeTraces = new WakeTraces();
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.now = deps.now ?? Date.now;
@@ -214,6 +214,9 @@ export class Reconciler {
   /** Carries out what a cache change asks (change-keys.ts gathers it). */
   private onChange(change: ResourceChange): void {
     for (const effect of this.changes.effectsOf(change)) {
+      if (effect.kind === 'wake') this.wakeTraces.note(effect.key, change.trace);
+      if (effect.kind === 'policy')
+        this.wakeTraces.note(policyKey(change.namespace, change.name), change.trace);
       switch (effect.kind) {
         case 'wake':
           if (effect.ifKnown !== true || this.policies.has(effect.key)) this.trigger(effect.key);
@@ -258,6 +261,7 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
+    this.wakeTraces.forget(key);
     this.view.forget(key);
     this.heldAccessByPolicy.delete(key);
     this.converged.forget(key);
@@ -319,8 +323,12 @@ export class Reconciler {
     }
   }
 
-  /** One level-triggered pass for a policy. */
-  private async reconcile(key: string): Promise<void> {
+  /** One level-triggered pass for a policy, in the trace of the change that woke it. */
+  private reconcile(key: string): Promise<void> {
+    return inPassSpan(key, this.wakeTraces.take(key), () => this.pass(key));
+  }
+
+  private async pass(key: string): Promise<void> {
     if (this.stopped) return;
     const started = performance.now();
     const [namespace = '', name = ''] = key.split('/');
@@ -393,6 +401,7 @@ export class Reconciler {
         ? { promoted: { plan: promotion.handOver, previousContentDigest: promotion.previous } }
         : {}),
     });
+    notePass(policy, decision);
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
     await this.candidatePass(current, decision);
     this.review.endPass(key);
@@ -453,23 +462,33 @@ export class Reconciler {
         original.kind === 'createPlan'
           ? { ...original, plan: this.review.recordPlan(key, policy, original.plan) }
           : original;
-      if (step.kind === 'requestExecution') {
-        if (prepared === null) continue;
-        const state = this.policies.get(policyKey(policy.metadata.namespace, policy.metadata.name));
-        const retry = state?.skipped.get(step.request.planName) ?? 0;
-        await this.sink.requestExecution(step.request, retry, policy, prepared);
-        state?.awaiting.set(step.request.planName, this.now());
-        state?.requestedInputs.set(step.request.planName, executionInputs(policy, prepared));
-        continue;
-      }
-      if (step.kind === 'createPlan') this.view.planCreated(step.plan);
-      if (step.kind === 'writePolicyStatus') {
-        await this.view.writeStatus(policy, step.status);
-        continue;
-      }
-      for (const command of commandsOf(step, policy)) await this.sink.send(command);
-      for (const planEvent of planEventsOf(step, policy)) await this.sink.recordEvent(planEvent, policy);
+      await inStepSpan(step, policy, () => this.carryOutStep(key, policy, step, prepared));
     }
+  }
+
+  /** One step of a decision: a command (or execution request) acked by JetStream before the next. */
+  private async carryOutStep(
+    key: string,
+    policy: PostgresPolicy,
+    step: ReconcileDecision['steps'][number],
+    prepared: Prepared | null,
+  ): Promise<void> {
+    if (step.kind === 'requestExecution') {
+      if (prepared === null) return;
+      const state = this.policies.get(key);
+      const retry = state?.skipped.get(step.request.planName) ?? 0;
+      await this.sink.requestExecution(step.request, retry, policy, prepared);
+      state?.awaiting.set(step.request.planName, this.now());
+      state?.requestedInputs.set(step.request.planName, executionInputs(policy, prepared));
+      return;
+    }
+    if (step.kind === 'createPlan') this.view.planCreated(step.plan);
+    if (step.kind === 'writePolicyStatus') {
+      await this.view.writeStatus(policy, step.status);
+      return;
+    }
+    for (const command of commandsOf(step, policy)) await this.sink.send(command);
+    for (const planEvent of planEventsOf(step, policy)) await this.sink.recordEvent(planEvent, policy);
   }
 
   /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */

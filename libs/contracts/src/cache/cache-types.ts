@@ -7,6 +7,7 @@ import type { ResourceKindToken } from '../subjects.js';
 import type { Cached } from './cached-kinds.js';
 import type { CompleteMarker, MarkerAssembly } from './resync.js';
 import type { SharedRequest } from './shared-request.js';
+import type { TraceCarrier } from '../tracing/trace-context.js';
 
 /** A Kubernetes object as published in a resource event (Secrets included: never log one). */
 export type CachedObject = ResourceEventV1['object'];
@@ -19,6 +20,8 @@ export type ResourceChange = {
     readonly namespace: string;
     readonly name: string;
     readonly object?: Cached<K>;
+    /** The trace context the event carried (tracing on only; docs/tracing.md). */
+    readonly trace?: TraceCarrier;
   };
 }[ResourceKindToken];
 
@@ -53,6 +56,7 @@ export type WireChange = {
   readonly namespace: string;
   readonly name: string;
   readonly object?: CachedObject;
+  readonly trace?: TraceCarrier;
 };
 
 /** Per kind: its current consumer and message stream, and the stream sequence of the last event applied. */

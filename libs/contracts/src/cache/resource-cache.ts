@@ -19,6 +19,7 @@ import { RESYNC_TOKEN, SUBJECT_ROOT, parseResourceSubject, type ResourceKindToke
 import { applyMarker, collectChunk, olderThanMarker } from './resync.js';
 import { STREAMS } from '../topology.js';
 import { SharedRequest } from './shared-request.js';
+import { carrierOf } from '../tracing/trace-context.js';
 import {
   caughtUpWith,
   type Followed,
@@ -426,11 +427,12 @@ export class ResourceCache {
     } else {
       byName.set(key(namespace, name), event.object);
     }
-    this.notify(
+    const trace = carrierOf(msg.headers); // continued by the pass the change wakes (docs/tracing.md)
+    const change: WireChange =
       event.type === 'delete'
         ? { type: 'delete', kind, namespace, name }
-        : { type: 'upsert', kind, namespace, name, object: event.object },
-    );
+        : { type: 'upsert', kind, namespace, name, object: event.object };
+    this.notify(trace === undefined ? change : { ...change, trace });
     return key(namespace, name);
   }
 

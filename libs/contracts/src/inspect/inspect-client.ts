@@ -10,6 +10,8 @@ import { inspectReplyContract, type InspectReplyV1 } from '../messages/inspect-r
 import { inspectRequestContract, type InspectQuery } from '../messages/inspect-request.js';
 import { sealInspectQuery } from '../secrets/inspect-seal.js';
 import { SUBJECTS } from '../subjects.js';
+import { traceHeaders } from '../tracing/trace-context.js';
+import { SPAN_ATTRIBUTES, SpanKind, inSpan, tracingActive } from '../tracing/spans.js';
 
 /** The inspector's classified, redacted error as its reply carries it. */
 export type InspectFailure = Extract<InspectReplyV1, { status: 'error' }>['error'];
@@ -68,10 +70,37 @@ export async function requestSnapshotUnlessUnchanged(
   request: InspectQuery,
   options: RequestSnapshotOptions,
 ): Promise<SnapshotResult | UnchangedResult> {
+  const subject = options.subject ?? SUBJECTS.inspectRequest;
+  if (!tracingActive()) return requestOnce(nats, subject, request, options);
+  const attributes = {
+    [SPAN_ATTRIBUTES.kind]: request.source.kind,
+    [SPAN_ATTRIBUTES.namespace]: request.source.namespace,
+    [SPAN_ATTRIBUTES.name]: request.source.name,
+    [SPAN_ATTRIBUTES.generation]: request.generation,
+    [SPAN_ATTRIBUTES.messagingSystem]: 'nats',
+    [SPAN_ATTRIBUTES.messagingDestination]: subject,
+  };
+  return inSpan('inspect request', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const result = await requestOnce(nats, subject, request, options);
+    span?.setAttribute(
+      SPAN_ATTRIBUTES.outcome,
+      !result.ok ? 'error' : 'unchanged' in result ? 'unchanged' : result.via,
+    );
+    return result;
+  });
+}
+
+async function requestOnce(
+  nats: NatsConnection,
+  subject: string,
+  request: InspectQuery,
+  options: RequestSnapshotOptions,
+): Promise<SnapshotResult | UnchangedResult> {
+  const headers = traceHeaders();
   const msg = await nats.request(
-    options.subject ?? SUBJECTS.inspectRequest,
+    subject,
     encodePayload(inspectRequestContract, sealInspectQuery(request, options.sealTo)),
-    { timeout: options.timeoutMs ?? 60_000 },
+    { timeout: options.timeoutMs ?? 60_000, ...(headers === undefined ? {} : { headers }) },
   );
   const decoded = decodePayload(inspectReplyContract, msg.data);
   if (!decoded.ok) throw new Error(`invalid inspect reply: ${decoded.detail}`);

@@ -20,6 +20,8 @@ import { DEFAULT_BACKOFF, nakDelayMs, type BackoffPolicy } from './backoff.js';
 import { JetStreamContext } from './jetstream.context.js';
 import type { MessageOutcome, OutcomeObserver } from './outcome.js';
 import { slotsFor, type SlotCounts } from './slots.js';
+import { contextFromHeaders } from '../tracing/trace-context.js';
+import { SPAN_ATTRIBUTES, SpanKind, inSpan, tracingActive, type InSpanOptions } from '../tracing/spans.js';
 
 /**
  * Transport id of {@link JetStreamServer}: pass it as the second argument of `@EventPattern` when an app
@@ -55,6 +57,8 @@ export type JetStreamServerOptions = {
    * replica never holds messages it is not working on.
    */
   readonly concurrency?: SlotCounts;
+  /** The service serving the handlers: names the consumer spans (docs/tracing.md). */
+  readonly service?: string;
 };
 
 type Failure = { readonly reason: DeadLetterV1['reason']; readonly detail: string };
@@ -219,8 +223,12 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     // Tell JetStream the message is still in progress, so a slow handler is not redelivered to a replica.
     const heartbeat = setInterval(() => m.working(), Math.max(250, Math.floor(def.ackWaitMs / 3)));
     try {
-      const result: unknown = await handler(payload, new JetStreamContext([m, def]));
-      await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
+      const run = async (): Promise<void> => {
+        const result: unknown = await handler(payload, new JetStreamContext([m, def]));
+        await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
+      };
+      // With tracing on, in a consumer span continuing the sender's trace (docs/tracing.md).
+      await (tracingActive() ? inSpan(`${def.durable} process`, this.spanOptions(m), run) : run());
     } catch (err) {
       clearInterval(heartbeat);
       await this.failed(def, m, err);
@@ -229,6 +237,19 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     clearInterval(heartbeat);
     await m.ackAck();
     this.report({ kind: 'handled', consumer: def.durable, subject: m.subject });
+  }
+
+  private spanOptions(m: JsMsg): InSpanOptions {
+    return {
+      kind: SpanKind.CONSUMER,
+      parent: contextFromHeaders(m.headers),
+      attributes: {
+        [SPAN_ATTRIBUTES.service]: this.options.service ?? 'unknown',
+        [SPAN_ATTRIBUTES.messagingSystem]: 'nats',
+        [SPAN_ATTRIBUTES.messagingDestination]: m.subject,
+        [SPAN_ATTRIBUTES.deliveryCount]: m.info.deliveryCount,
+      },
+    };
   }
 
   private async failed(def: ConsumerDefinition, m: JsMsg, err: unknown): Promise<void> {

@@ -6,6 +6,7 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { encodePayload, type MessageContract, type PayloadOf } from '../contract.js';
 import { subjectMatches } from '../subject-match.js';
+import { traceHeaders } from '../tracing/trace-context.js';
 import { nakDelayMs, type BackoffPolicy } from './backoff.js';
 
 /** Result of one publish: the stream sequence, and whether JetStream dropped it as a duplicate. */
@@ -76,9 +77,15 @@ export class JetStreamPublisher {
     const data = encodePayload(contract, payload);
     const retry = options.retry === false ? undefined : (options.retry ?? this.options.retry);
     const attempts = Math.max(1, retry?.attempts ?? 1);
+    // The active span's trace context travels in the headers (none with tracing off; docs/tracing.md).
+    const headers = traceHeaders();
+    const sendOptions =
+      msgId === undefined && headers === undefined
+        ? undefined
+        : { ...(msgId === undefined ? {} : { msgID: msgId }), ...(headers === undefined ? {} : { headers }) };
     for (let attempt = 1; ; attempt++) {
       try {
-        const ack = await this.js.publish(subject, data, msgId === undefined ? undefined : { msgID: msgId });
+        const ack = await this.js.publish(subject, data, sendOptions);
         return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
       } catch (err) {
         const error = err instanceof Error ? err : new Error(String(err));

@@ -1,0 +1,127 @@
+// The planner's spans (docs/tracing.md): a pass continues the trace of the change that woke it (the
+// resource event's context, kept per policy until the pass runs), names the policy and what it decided, and
+// the steps a person waits on (a plan made, approved, sent to an executor) are spans of their own.
+import { trace } from '@opentelemetry/api';
+import {
+  SPAN_ATTRIBUTES,
+  contextFromCarrier,
+  definedAttributes,
+  inSpan,
+  tracingActive,
+  type TraceCarrier,
+} from '@rolepolicy/contracts';
+import {
+  planDecision,
+  type PostgresPolicy,
+  type ReconcileDecision,
+  type ReconcileStep,
+} from '@rolepolicy/plan-lifecycle';
+
+/** Per policy key: the trace of the latest change that woke it, taken by its next pass. */
+export class WakeTraces {
+  private readonly byKey = new Map<string, TraceCarrier>();
+
+  note(key: string, carrier: TraceCarrier | undefined): void {
+    if (carrier !== undefined) this.byKey.set(key, carrier);
+  }
+
+  take(key: string): TraceCarrier | undefined {
+    const carrier = this.byKey.get(key);
+    if (carrier !== undefined) this.byKey.delete(key);
+    return carrier;
+  }
+
+  forget(key: string): void {
+    this.byKey.delete(key);
+  }
+}
+
+/** Runs one pass of the policy `key` in a `planner pass` span continuing `carrier`'s trace. */
+export function inPassSpan(
+  key: string,
+  carrier: TraceCarrier | undefined,
+  pass: () => Promise<void>,
+): Promise<void> {
+  if (!tracingActive()) return pass();
+  const [namespace = '', name = ''] = key.split('/');
+  return inSpan(
+    'planner pass',
+    {
+      parent: contextFromCarrier(carrier),
+      attributes: {
+        [SPAN_ATTRIBUTES.service]: 'planner',
+        [SPAN_ATTRIBUTES.kind]: 'PostgresPolicy',
+        [SPAN_ATTRIBUTES.namespace]: namespace,
+        [SPAN_ATTRIBUTES.name]: name,
+      },
+    },
+    () => pass(),
+  );
+}
+
+/** Names the policy generation and the decision on the running pass span. */
+export function notePass(policy: PostgresPolicy, decision: ReconcileDecision | undefined): void {
+  const span = trace.getActiveSpan();
+  if (span === undefined || !tracingActive()) return;
+  span.setAttribute(SPAN_ATTRIBUTES.generation, policy.metadata.generation ?? 0);
+  if (decision !== undefined) span.setAttribute(SPAN_ATTRIBUTES.outcome, decision.kind);
+}
+
+/** The span name of a step a person waits on, or undefined for the others (status writes, events). */
+function stepSpanName(step: ReconcileStep): string | undefined {
+  if (step.kind === 'createPlan') return 'planner create plan';
+  if (step.kind === 'requestExecution') return 'planner request execution';
+  if (step.kind !== 'patchPlanStatus') return undefined;
+  const purpose = step.purpose.kind;
+  return purpose === 'autoApprove' || purpose === 'recordApprovedPhase' ? 'planner approve' : undefined;
+}
+
+/** Plan name and digest of a step (none for the others). */
+function stepAttributes(step: ReconcileStep, policy: PostgresPolicy): Record<string, string | undefined> {
+  const base = {
+    [SPAN_ATTRIBUTES.namespace]: policy.metadata.namespace,
+    [SPAN_ATTRIBUTES.policy]: policy.metadata.name,
+  };
+  switch (step.kind) {
+    case 'createPlan':
+      return {
+        ...base,
+        [SPAN_ATTRIBUTES.plan]: step.plan.metadata.name,
+        [SPAN_ATTRIBUTES.planDigest]: step.plan.status?.changeDigest ?? undefined,
+      };
+    case 'requestExecution':
+      return {
+        ...base,
+        [SPAN_ATTRIBUTES.plan]: step.request.planName,
+        [SPAN_ATTRIBUTES.planDigest]: step.request.changeDigest,
+      };
+    case 'patchPlanStatus':
+      return {
+        ...base,
+        [SPAN_ATTRIBUTES.plan]: step.patch.name,
+        [SPAN_ATTRIBUTES.planDigest]: step.patch.status.changeDigest ?? undefined,
+      };
+    default:
+      return base;
+  }
+}
+
+/** Runs one step of a decision, in a span of its own when it is one a person waits on. */
+export function inStepSpan(
+  step: ReconcileStep,
+  policy: PostgresPolicy,
+  run: () => Promise<void>,
+): Promise<void> {
+  const name = tracingActive() ? stepSpanName(step) : undefined;
+  if (name === undefined) return run();
+  const attributes = definedAttributes({
+    ...stepAttributes(step, policy),
+    [SPAN_ATTRIBUTES.kind]: 'PostgresPolicyPlan',
+  });
+  // A plan the planner approves as it creates it (approval: auto) is approved in this step too.
+  const approved = step.kind === 'createPlan' && planDecision(step.plan) === 'approved';
+  return inSpan(name, { attributes }, async () => {
+    await run();
+    if (approved) await inSpan('planner approve', { attributes }, async () => undefined);
+  });
+}
