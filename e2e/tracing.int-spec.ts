@@ -1,6 +1,6 @@
 // End to end with tracing on (issue 30, docs/tracing.md): the five services export OTLP/HTTP JSON to an
 // in-process receiver; one policy created and applied yields one trace whose spans cover every service on
-// the path in order (watch event, pass, inspection, plan write, approval, execution under the lock, status
+// the path in order (watch event, pass, inspection, approval, plan write, execution under the lock, status
 // write), carry the resource identity, and hold neither the connection URL nor the role's password.
 import { OtlpReceiver, type ReceivedSpan } from '@rolepolicy/testing';
 import { startStack, type Stack, type TargetDatabase } from './stack.js';
@@ -63,12 +63,13 @@ test('one trace follows a policy from its watch event to the status write, with 
       { label: 'gateway watch event', match: (s) => s.name === 'k8s-gateway watch PostgresPolicy' },
       { label: 'planner pass', match: (s) => s.name === 'planner pass' },
       { label: 'inspector read', match: (s) => s.name === 'inspector read' },
+      // approval: auto: the plan is approved as it is built, then written approved.
+      { label: 'approval', match: (s) => s.name === 'planner approve' },
       {
         label: 'plan write',
         match: (s) =>
           s.name === 'k8s-gateway command apply-resource' && attr(s, 'kind') === 'PostgresPolicyPlan',
       },
-      { label: 'approval', match: (s) => s.name === 'planner approve' },
       { label: 'execution', match: (s) => s.name === 'executor-execute process' },
       { label: 'lock wait', match: (s) => s.name === 'executor lock wait' },
       { label: 'statements', match: (s) => s.name === 'executor statements' },

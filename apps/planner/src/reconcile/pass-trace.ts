@@ -118,10 +118,11 @@ export function inStepSpan(
     ...stepAttributes(step, policy),
     [SPAN_ATTRIBUTES.kind]: 'PostgresPolicyPlan',
   });
-  // A plan the planner approves as it creates it (approval: auto) is approved in this step too.
+  // A plan the planner approves as it creates it (approval: auto) is approved in this step too, before it
+  // is written: the plan is created approved.
   const approved = step.kind === 'createPlan' && planDecision(step.plan) === 'approved';
   return inSpan(name, { attributes }, async () => {
-    await run();
     if (approved) await inSpan('planner approve', { attributes }, async () => undefined);
+    await run();
   });
 }
