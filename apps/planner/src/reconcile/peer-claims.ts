@@ -20,6 +20,8 @@ interface Known {
   readonly claims: Promise<PeerClaim | null>;
   /** The read answered (its claims, if any, are in the index). */
   settled: boolean;
+  /** The last refresh that saw the peer. */
+  seen: number;
 }
 
 /**
@@ -36,6 +38,7 @@ export class PeerClaims {
    * compares its policy only with the peers that can overlap it, not with all N (issue 28, "Scale").
    */
   private readonly index = new ClaimIndex<PeerClaim>();
+  private refreshes = 0;
 
   constructor(
     private readonly reader: SecretReader,
@@ -48,8 +51,7 @@ export class PeerClaims {
    * goes unanswered (a refused one claims nothing).
    */
   async of(peers: readonly PostgresPolicy[], self: string): Promise<PeerClaim[]> {
-    const reads = this.refresh(peers, self);
-    const pending = peers.map((peer) => reads.get(peer.metadata.uid)!.claims);
+    const pending = this.refresh(peers, self).map((read) => read.claims);
     // All reads in flight at once (one gateway round trip, not one per peer).
     return (await Promise.all(pending)).filter((c): c is PeerClaim => c !== null);
   }
@@ -59,32 +61,36 @@ export class PeerClaims {
    * claims, ClaimIndex). Waits only for reads that have not answered yet; throws as {@link of} does.
    */
   async overlapping(peers: readonly PostgresPolicy[], self: PolicyClaims): Promise<PeerClaim[]> {
-    const reads = this.refresh(peers, self.uid);
     const pending: Promise<PeerClaim | null>[] = [];
-    for (const read of reads.values()) if (!read.settled) pending.push(read.claims);
+    for (const read of this.refresh(peers, self.uid)) if (!read.settled) pending.push(read.claims);
     if (pending.length > 0) await Promise.all(pending);
     return this.index.candidates(self);
   }
 
   /**
    * Starts a read for every peer whose generation or Secret versions moved since its last read, and forgets
-   * gone peers. Returns the current read of each peer. Checking a peer is a few map lookups: nothing is built
-   * for a peer that did not change.
+   * gone peers. Returns the current read of each peer, in order. Checking a peer is a few map lookups:
+   * nothing is built for a peer that did not change.
    */
-  private refresh(peers: readonly PostgresPolicy[], self: string): Map<string, Known> {
-    const reads = new Map<string, Known>();
+  private refresh(peers: readonly PostgresPolicy[], self: string): Known[] {
+    // Synchronous, so a refresh's stamp marks exactly the peers it saw, whatever other passes interleave.
+    const stamp = ++this.refreshes;
+    const reads: Known[] = [];
     for (const peer of peers) {
-      const uid = peer.metadata.uid;
-      const known = this.known.get(uid);
+      const known = this.known.get(peer.metadata.uid);
       const read = known !== undefined && this.current(known, peer) ? known : this.read(peer);
-      reads.set(uid, read);
+      read.seen = stamp;
+      reads.push(read);
     }
     // The asking policy is a peer of every other one: what is remembered about it must survive its own pass
     // (forgetting it made every other policy's next pass read its Secrets again: N^2 reads in a fleet).
-    for (const uid of this.known.keys()) {
-      if (uid !== self && !reads.has(uid)) {
-        this.known.delete(uid);
-        this.index.delete(uid);
+    // Every peer seen has an entry now, so only more entries than peers (and self) can include a gone one.
+    if (this.known.size > reads.length + (this.known.has(self) ? 1 : 0)) {
+      for (const [uid, known] of this.known) {
+        if (uid !== self && known.seen !== stamp) {
+          this.known.delete(uid);
+          this.index.delete(uid);
+        }
       }
     }
     return reads;
@@ -124,6 +130,7 @@ export class PeerClaims {
       versions: names.map((n) => this.versionOf(peer.metadata.namespace, n)),
       claims,
       settled: false,
+      seen: 0,
     };
     this.known.set(uid, created);
     claims.then(
