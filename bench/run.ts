@@ -16,6 +16,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   fleet: async () => (await import('./fleet.bench.js')).runFleetBench,
   generate: async () => (await import('./generate.bench.js')).runGenerateBench,
   'hot-paths': async () => (await import('./hot-paths.bench.js')).runHotPathsBench,
+  conflicts: async () => (await import('./conflicts.bench.js')).runConflictsBench,
 };
 
 const [name, ...args] = process.argv.slice(2);
