@@ -17,6 +17,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   generate: async () => (await import('./generate.bench.js')).runGenerateBench,
   'cli-start': async () => (await import('./cli-start.bench.js')).runCliStartBench,
   'hot-paths': async () => (await import('./hot-paths.bench.js')).runHotPathsBench,
+  conflicts: async () => (await import('./conflicts.bench.js')).runConflictsBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

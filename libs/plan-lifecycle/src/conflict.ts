@@ -69,7 +69,7 @@ export function compareSeniority(a: PolicyClaims, b: PolicyClaims): number {
 }
 
 /** `host:port` of a `host:port/dbname` address (the whole key when it has no database part). */
-function serverAddress(databaseKey: string): string {
+export function serverAddress(databaseKey: string): string {
   const slash = databaseKey.indexOf('/');
   return slash < 0 ? databaseKey : databaseKey.slice(0, slash);
 }

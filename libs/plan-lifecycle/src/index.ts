@@ -9,6 +9,7 @@ export * from './redact.js';
 export * from './approval.js';
 export * from './outcome.js';
 export * from './conflict.js';
+export * from './conflict-index.js';
 export * from './execution-verdict.js';
 export * from './sql-storage.js';
 export * from './review-storage.js';

@@ -88,7 +88,9 @@ export class ConflictProof {
   }
 
   /**
-   * The conflict verdict of `self` against peers whose connection reached the database. A senior peer
+   * The conflict verdict of `self` against peers whose connection reached the database (`peers`: all peers'
+   * claims, or only those that can overlap `self`, PeerClaims.overlapping: the verdict is the same;
+   * `peerPolicies`: every live peer policy). A senior peer
    * that would block `self` and has no proof yet is asked for one now (a session with its own connection).
    * A conflict with another namespace is reported only once `self`'s own connection reached the database,
    * so a policy that cannot log in learns nothing of what other namespaces manage there.
@@ -102,11 +104,14 @@ export class ConflictProof {
     peers: readonly PeerClaim[],
     peerPolicies: readonly PostgresPolicy[],
   ): Promise<ProvenVerdict> {
-    const live = new Set([self.claims.uid, ...peerPolicies.map((p) => p.metadata.uid)]);
-    for (const uid of this.reached.keys()) if (!live.has(uid)) this.reached.delete(uid);
+    // What is remembered of gone policies is dropped once it could outnumber the live ones: uids are never
+    // reused, so a stale entry is never consulted, and checking on every pass cost O(all policies).
+    if (this.reached.size > peerPolicies.length + 1) {
+      const live = new Set([self.claims.uid, ...peerPolicies.map((p) => p.metadata.uid)]);
+      for (const uid of this.reached.keys()) if (!live.has(uid)) this.reached.delete(uid);
+    }
     const proven = (p: PeerClaim) => this.reached.get(p.claims.uid)?.connection === p.connection;
     const byUid = new Map(peers.map((p) => [p.claims.uid, p]));
-    const policies = new Map(peerPolicies.map((p) => [p.metadata.uid, p]));
     const own = connectionDigest(self.connection);
     const mine = this.withIdentity(self.claims, own);
     // An unproven peer has no identity here, so only its address can put it on this server: a peer that
@@ -115,7 +120,9 @@ export class ConflictProof {
       mine,
       peers.map((p) => this.withIdentity(p.claims, p.connection)),
     ).filter((c) => !proven(byUid.get(c.uid)!));
-    const asked = await Promise.all(unproven.map((c) => this.provePeer(policies.get(c.uid))));
+    const asked = await Promise.all(
+      unproven.map((c) => this.provePeer(peerPolicies.find((p) => p.metadata.uid === c.uid))),
+    );
     const failed = asked.find((a): a is ProvenVerdict & { kind: 'failed' } => a !== null);
     if (failed !== undefined) return failed;
     const verdict = detectConflict(

@@ -67,3 +67,42 @@ test('a peer whose spec moved (a new generation) is read again, even with the sa
   await claims.of([edited], a.metadata.uid);
   expect(reader.reads).toEqual(['db-1', 'db-1']);
 });
+
+describe('the peers that can overlap a policy (issue 28: not every peer on every pass)', () => {
+  const withRoles = (i: number, roles: string[], generation = 1) =>
+    policy(
+      { connection: { secretRef: { name: `db-${i}` } }, roles: roles.map((name) => ({ name })) } as never,
+      { name: `p${i}`, uid: `uid-${i}`, generation },
+    );
+  const claimsOf = (i: number, roles: string[]) => ({
+    namespace: 'team-a',
+    name: `p${i}`,
+    uid: `uid-${i}`,
+    creationTimestamp: '2026-11-01T00:00:00Z',
+    databaseKey: `db.example:5432/db-${i}`,
+    roles,
+    schemas: [],
+  });
+
+  test('only peers sharing a role name are returned, and each peer is read once', async () => {
+    const reader = countingReader();
+    const claims = new PeerClaims(reader, () => '5');
+    const peers = [withRoles(1, ['app']), withRoles(2, ['other']), withRoles(3, ['app', 'x'])];
+    const found = await claims.overlapping(peers, claimsOf(0, ['app']));
+    expect(found.map((c) => c.claims.name).sort()).toEqual(['p1', 'p3']);
+    expect(await claims.overlapping(peers, claimsOf(4, ['other']))).toEqual([
+      expect.objectContaining({ claims: expect.objectContaining({ name: 'p2' }) }),
+    ]);
+    expect([...reader.reads].sort()).toEqual(['db-1', 'db-2', 'db-3']);
+  });
+
+  test('a peer that starts claiming the role is found once its new generation is read; a gone peer is not', async () => {
+    const reader = countingReader();
+    const claims = new PeerClaims(reader, () => '5');
+    const self = claimsOf(0, ['app']);
+    expect(await claims.overlapping([withRoles(1, ['other']), withRoles(2, ['app'])], self)).toHaveLength(1);
+    const found = await claims.overlapping([withRoles(1, ['app'], 2)], self);
+    expect(found.map((c) => c.claims.name)).toEqual(['p1']);
+    expect(reader.reads).toEqual(['db-1', 'db-2', 'db-1']);
+  });
+});

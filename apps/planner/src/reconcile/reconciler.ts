@@ -294,7 +294,8 @@ export class Reconciler {
 
   /**
    * Conflicts with every other live policy whose connection reached the database (their Secrets read only
-   * when their versions moved; ADR 0024 for the proof).
+   * when their versions moved; ADR 0024 for the proof). Only the peers that can overlap the policy (a role
+   * name, or a schema on a same-named database, in common) are compared: the others cannot block it.
    */
   private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ProvenVerdict> {
     const peers = this.deps.cache
@@ -302,7 +303,7 @@ export class Reconciler {
       .map((o) => cachedPolicy(o))
       .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
       .filter((p) => p.metadata.deletionTimestamp === undefined);
-    const claims = await this.peers.of(peers, policy.metadata.uid);
+    const claims = await this.peers.overlapping(peers, prepared.claims);
     return this.proof.verdict(
       { policy, claims: prepared.claims, connection: prepared.connection },
       claims,
