@@ -43,3 +43,6 @@ export * from './leases/leader-lease.js';
 export * from './stores.js';
 export * from './inspect/inspect-client.js';
 export * from './secrets/secret-reader.js';
+export * from './audit/audit-record.js';
+export * from './audit/audit-builders.js';
+export * from './audit/audit-replay.js';

@@ -14,3 +14,4 @@ export * from './keyed-mutex.js';
 export * from './slots.js';
 export * from './decision-admission-report.js';
 export * from './keyed-queue.js';
+export * from './audit-log.js';
