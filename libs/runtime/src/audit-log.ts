@@ -2,6 +2,7 @@
 // `audit`, at every LOG_LEVEL (a compliance trail is not diagnostics), and one OpenTelemetry log record on
 // the logger `rolepolicy.audit`, which the global LoggerProvider exports over OTLP when one is registered
 // (OTEL_LOGS_EXPORTER=otlp) and which costs nothing otherwise (the API's no-op provider).
+import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { logs, SeverityNumber, type AnyValueMap, type Logger as OtelLogger } from '@opentelemetry/api-logs';
 import {
@@ -19,6 +20,12 @@ import { pinoOptions, prettyStream } from './logging.js';
 export interface AuditSink {
   /** Writes one record; never throws (a record that breaks the schema is written and reported). */
   write(record: AuditRecord): void;
+}
+
+/** The replica writing a record: `HOSTNAME` (the pod name in a cluster), else the host name and pid. */
+export function auditInstance(env: NodeJS.ProcessEnv = process.env): string {
+  const host = env['HOSTNAME'];
+  return host !== undefined && host !== '' ? host.slice(0, 253) : `${hostname()}/${process.pid}`.slice(0, 253);
 }
 
 /** A sink that keeps nothing (for code constructed outside a service, e.g. unit tests of one class). */

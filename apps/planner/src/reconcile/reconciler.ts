@@ -36,6 +36,7 @@ import { commandsOf } from '../planning/gateway-commands.js';
 import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue, Slots } from '@rolepolicy/runtime';
 import { planEventsOf } from '../planning/plan-events.js';
+import { planAuditRecords } from '../planning/plan-audit.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { ReviewRecorder } from './review-recording.js';
@@ -461,7 +462,18 @@ export class Reconciler {
       }
       for (const command of commandsOf(step, policy)) await this.sink.send(command);
       for (const planEvent of planEventsOf(step, policy)) await this.sink.recordEvent(planEvent, policy);
+      this.auditStep(step, policy);
     }
+  }
+
+  /** Writes the audit records of a step once its commands are stored (docs/audit.md). */
+  private auditStep(step: ReconcileDecision['steps'][number], policy: PostgresPolicy): void {
+    const audit = this.deps.audit;
+    if (audit === undefined) return;
+    const plans = this.view.currentPlans(policy.metadata.namespace);
+    const at = new Date(this.now()).toISOString();
+    for (const record of planAuditRecords(step, policy, (n) => plans.find((p) => p.metadata.name === n), at))
+      audit.write(record);
   }
 
   /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */

@@ -46,7 +46,11 @@ export interface AuditPlanInput {
       readonly uid?: string | null;
       readonly groups?: readonly string[] | null;
     } | null;
-    readonly conditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string }[];
+    readonly conditions?: readonly {
+      readonly type: string;
+      readonly status: string;
+      readonly reason?: string | null;
+    }[];
   } | null;
 }
 
