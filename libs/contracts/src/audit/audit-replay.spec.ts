@@ -5,7 +5,7 @@ import { membershipRecords, planAppliedRecord } from './audit-builders.js';
 import { auditRecordsIn, dedupeAudit, membershipEdge, replayMemberships } from './audit-replay.js';
 
 const database = { host: 'h', port: 5432, name: 'd', target: null };
-const DB = 'h:5432/d';
+const DB = 'h:5432';
 const summary = {
   default_privileges_revoked: 0,
   default_privileges_set: 0,

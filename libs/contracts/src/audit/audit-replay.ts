@@ -28,17 +28,20 @@ export function dedupeAudit(records: readonly AuditRecord[]): AuditRecord[] {
   return records.filter((r) => (seen.has(r.id) ? false : (seen.add(r.id), true)));
 }
 
-/** `member` is a member of `role` in the database named by `database` (`host:port/name`). */
+/**
+ * `member` is a member of `role` on the server `server` (`host:port`). Roles and memberships belong to the
+ * PostgreSQL server (cluster), not to one database: plans in two databases of one server change one graph.
+ */
 export type MembershipEdge = `${string}\u0000${string}\u0000${string}`;
 
 /** The key of an edge, for sets and comparisons. */
-export function membershipEdge(database: string, role: string, member: string): MembershipEdge {
-  return `${database}\u0000${role}\u0000${member}`;
+export function membershipEdge(server: string, role: string, member: string): MembershipEdge {
+  return `${server}\u0000${role}\u0000${member}`;
 }
 
-/** `host:port/name` of a record's database. */
-export function databaseKey(database: { host: string; port: number; name: string }): string {
-  return `${database.host}:${database.port}/${database.name}`;
+/** `host:port` of a record's database: the server whose roles it changed. */
+export function serverKey(database: { host: string; port: number }): string {
+  return `${database.host}:${database.port}`;
 }
 
 /**
@@ -56,7 +59,7 @@ export function replayMemberships(
   for (const record of dedupeAudit(records)) {
     switch (record.event) {
       case 'plan.applied': {
-        const db = databaseKey(record.database);
+        const db = serverKey(record.database);
         const dropped = new Set(record.changes.rolesDropped);
         for (const edge of [...edges]) {
           const [edb, role, member] = edge.split('\u0000');
@@ -68,11 +71,11 @@ export function replayMemberships(
       }
       case 'membership.granted':
         for (const m of record.memberships)
-          edges.add(membershipEdge(databaseKey(record.database), m.role, m.member));
+          edges.add(membershipEdge(serverKey(record.database), m.role, m.member));
         break;
       case 'membership.revoked':
         for (const m of record.memberships)
-          edges.delete(membershipEdge(databaseKey(record.database), m.role, m.member));
+          edges.delete(membershipEdge(serverKey(record.database), m.role, m.member));
         break;
       default:
         continue; // decisions and request phases change no edge themselves
