@@ -40,8 +40,8 @@ beforeAll(async () => {
   db = await stack.createDatabase('audit');
   gatedDb = await stack.createDatabase('audit_gated');
   eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
-  const { host, port } = new URL(db.url);
-  server = `${host}:${port || '5432'}`;
+  const { hostname, port } = new URL(db.url);
+  server = `${hostname}:${port || '5432'}`;
   await stack.core.createNamespacedSecret({
     namespace: stack.namespace,
     body: {
