@@ -23,7 +23,8 @@ const lines: string[] = [];
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
   const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-  if (!text.includes('"service":"rolepolicy-')) return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+  if (!text.includes('"service":"rolepolicy-'))
+    return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
   lines.push(...text.split('\n').filter((l) => l.length > 0));
   return process.env['RP_TEST_VERBOSE'] ? write(chunk) : true;
 }) as typeof process.stdout.write;
@@ -175,14 +176,20 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
 
   // 10:00 app moves from reading to writing.
   await stack.resources.patchPolicySpec('team', teamPolicy([['writer', 'app']]));
-  await reconciledWith('team', async () => (await hasEdges([['writer', 'app']])()) && lacksEdges([['reader', 'app']])());
+  await reconciledWith(
+    'team',
+    async () => (await hasEdges([['writer', 'app']])()) && lacksEdges([['reader', 'app']])(),
+  );
   await snapshot('app moved to writer', [['writer', 'app']]);
 
   // 11:00 a gated policy on another database of the server: its first plan is denied, nothing changes.
   await stack.resources.createPolicy('gated', gatedPolicy([['auditor', 'bob']]));
   const denied = await pendingPlan('gated');
   await stack.resources.deny(denied.metadata.name!, { username: 'dana@example.com', groups: ['dba'] });
-  await waitFor('the denied plan Rejected', async () => (await stack.resources.plan(denied.metadata.name!))?.status?.phase === 'Rejected');
+  await waitFor(
+    'the denied plan Rejected',
+    async () => (await stack.resources.plan(denied.metadata.name!))?.status?.phase === 'Rejected',
+  );
   await snapshot('gated plan denied', [['writer', 'app']]);
 
   // 12:00 the gated policy is edited; dana approves the new plan and it is applied.
@@ -224,7 +231,10 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
     approval: { mode: 'Required' },
     memberships: [{ role: role('reader'), inherit: true }],
   });
-  await eph.create('EphemeralAccessRequest', 'alice-read', { ...request, accessPolicyRef: { name: 'read-approval' } });
+  await eph.create('EphemeralAccessRequest', 'alice-read', {
+    ...request,
+    accessPolicyRef: { name: 'read-approval' },
+  });
   await eph.phase('alice-read', 'PendingApproval', 60_000);
   await eph.decide('alice-read', 'Denied', { message: 'not during the freeze' }, 'security@example.com');
   await eph.phase('alice-read', 'Denied', 60_000);
@@ -252,11 +262,18 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
   const teamPlans = all.filter((r) => r.event === 'plan.applied' && r.policy.name === 'team');
   expect(teamPlans).toHaveLength(2);
   expect(teamPlans[0]).toMatchObject({ changes: { passwordsSet: [role('app')] } });
-  expect(all.filter((r) => r.event === 'plan.approved' && r.policy.name === 'team' && r.automatic)).toHaveLength(2);
+  expect(
+    all.filter((r) => r.event === 'plan.approved' && r.policy.name === 'team' && r.automatic),
+  ).toHaveLength(2);
 
   const write = ofObject('alice-write');
   expect(write.map((r) => r.event)).toEqual(
-    expect.arrayContaining(['access.approved', 'membership.granted', 'access.activated', 'membership.revoked']),
+    expect.arrayContaining([
+      'access.approved',
+      'membership.granted',
+      'access.activated',
+      'membership.revoked',
+    ]),
   );
   expect(write.find((r) => r.event === 'membership.granted')).toMatchObject({
     operation: 'Activate',

@@ -2,11 +2,7 @@
 // an OpenTelemetry log record when a LoggerProvider is registered (a no-op when none is).
 import { PassThrough } from 'node:stream';
 import { logs } from '@opentelemetry/api-logs';
-import {
-  InMemoryLogRecordExporter,
-  LoggerProvider,
-  SimpleLogRecordProcessor,
-} from '@opentelemetry/sdk-logs';
+import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { auditRecordsIn, membershipRecords, type AuditRecord } from '@rolepolicy/contracts';
 import { AuditLog, auditInstance } from './audit-log.js';
 
@@ -28,7 +24,14 @@ function capture(): { stream: PassThrough; lines: () => string[] } {
   const stream = new PassThrough();
   const chunks: string[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
-  return { stream, lines: () => chunks.join('').split('\n').filter((l) => l.length > 0) };
+  return {
+    stream,
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((l) => l.length > 0),
+  };
 }
 
 afterEach(() => logs.disable());

@@ -25,7 +25,9 @@ export interface AuditSink {
 /** The replica writing a record: `HOSTNAME` (the pod name in a cluster), else the host name and pid. */
 export function auditInstance(env: NodeJS.ProcessEnv = process.env): string {
   const host = env['HOSTNAME'];
-  return host !== undefined && host !== '' ? host.slice(0, 253) : `${hostname()}/${process.pid}`.slice(0, 253);
+  return host !== undefined && host !== ''
+    ? host.slice(0, 253)
+    : `${hostname()}/${process.pid}`.slice(0, 253);
 }
 
 /** A sink that keeps nothing (for code constructed outside a service, e.g. unit tests of one class). */

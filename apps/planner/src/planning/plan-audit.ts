@@ -22,7 +22,10 @@ export function planAuditRecords(
     if (step.plan.status?.phase !== 'Approved') return [];
     const created = {
       ...step.plan,
-      metadata: { ...step.plan.metadata, namespace: step.plan.metadata.namespace ?? policy.metadata.namespace },
+      metadata: {
+        ...step.plan.metadata,
+        namespace: step.plan.metadata.namespace ?? policy.metadata.namespace,
+      },
     };
     return [
       planDecisionRecord({ event: 'plan.approved', at, plan: created, policy: policyRef, automatic: true }),
@@ -47,7 +50,11 @@ export function planAuditRecords(
         planFailedRecord({
           at,
           source: 'planner',
-          plan: { namespace: policy.metadata.namespace, name: current.metadata.name, uid: current.metadata.uid },
+          plan: {
+            namespace: policy.metadata.namespace,
+            name: current.metadata.name,
+            uid: current.metadata.uid,
+          },
           policy: policyRef,
           digest: current.status?.changeDigest ?? null,
           key: current.metadata.uid ?? `${policy.metadata.namespace}/${current.metadata.name}`,

@@ -42,7 +42,14 @@ const changes: readonly Change[] = [
   { kind: 'set_password', name: 'app', password_source: 'orders-pw:password:123' },
   { kind: 'add_member', role: 'app_reader', member: 'app', inherit: true, admin: false },
   { kind: 'remove_member', role: 'app_writer', member: 'app', grantor: null },
-  { kind: 'grant', role: 'app_reader', privileges: ['SELECT'], object_type: 'table', name: 'orders', schema: 'public' },
+  {
+    kind: 'grant',
+    role: 'app_reader',
+    privileges: ['SELECT'],
+    object_type: 'table',
+    name: 'orders',
+    schema: 'public',
+  },
   { kind: 'drop_role', name: 'legacy' },
 ];
 
@@ -123,7 +130,14 @@ describe('plan.applied', () => {
         membershipsGranted: [{ role: 'app_reader', member: 'app', admin: false, inherit: true }],
         membershipsRevoked: [{ role: 'app_writer', member: 'app', admin: null, inherit: null }],
         privileges: [
-          { op: 'grant', role: 'app_reader', privileges: ['SELECT'], objectType: 'table', schema: 'public', object: 'orders' },
+          {
+            op: 'grant',
+            role: 'app_reader',
+            privileges: ['SELECT'],
+            objectType: 'table',
+            schema: 'public',
+            object: 'orders',
+          },
         ],
         truncated: false,
       },
@@ -165,7 +179,13 @@ describe('plan decisions', () => {
 
   it('records the deciding identity as recorded on the plan', () => {
     const record = valid(
-      planDecisionRecord({ event: 'plan.approved', at: AT, plan, policy: { name: 'orders', uid: 'p' }, automatic: false }),
+      planDecisionRecord({
+        event: 'plan.approved',
+        at: AT,
+        plan,
+        policy: { name: 'orders', uid: 'p' },
+        automatic: false,
+      }),
     );
     expect(record).toMatchObject({
       event: 'plan.approved',
@@ -178,11 +198,24 @@ describe('plan decisions', () => {
   });
 
   it('is one record per plan and decision, whenever it is observed', () => {
-    const a = planDecisionRecord({ event: 'plan.denied', at: AT, plan, policy: { name: 'o' }, automatic: false });
-    const b = planDecisionRecord({ event: 'plan.denied', at: 'later', plan, policy: { name: 'o' }, automatic: false });
+    const a = planDecisionRecord({
+      event: 'plan.denied',
+      at: AT,
+      plan,
+      policy: { name: 'o' },
+      automatic: false,
+    });
+    const b = planDecisionRecord({
+      event: 'plan.denied',
+      at: 'later',
+      plan,
+      policy: { name: 'o' },
+      automatic: false,
+    });
     expect(a.id).toBe(b.id);
     expect(a.id).not.toBe(
-      planDecisionRecord({ event: 'plan.approved', at: AT, plan, policy: { name: 'o' }, automatic: false }).id,
+      planDecisionRecord({ event: 'plan.approved', at: AT, plan, policy: { name: 'o' }, automatic: false })
+        .id,
     );
   });
 
@@ -235,7 +268,12 @@ describe('access request transitions', () => {
   it('redacts credentials from the transition message', () => {
     const record = accessTransitionRecord(
       request,
-      { from: 'Applying', to: 'Failed', reason: 'PlanFailed', message: `connect to ${URL_WITH_PASSWORD} failed` },
+      {
+        from: 'Applying',
+        to: 'Failed',
+        reason: 'PlanFailed',
+        message: `connect to ${URL_WITH_PASSWORD} failed`,
+      },
       AT,
     );
     expect(JSON.stringify(record)).not.toContain(PASSWORD);
@@ -284,7 +322,10 @@ describe('membership records', () => {
       bundleHash: null,
       changes: [{ kind: 'remove_member', role: 'app_reader', member: 'mallory', grantor: null }],
     });
-    expect(valid(swept!)).toMatchObject({ object: { kind: 'PostgresPolicy', name: 'orders' }, request: null });
+    expect(valid(swept!)).toMatchObject({
+      object: { kind: 'PostgresPolicy', name: 'orders' },
+      request: null,
+    });
     expect(membershipRecords({ ...base, operation: 'Activate', changes: [] })).toEqual([]);
   });
 });
@@ -300,7 +341,12 @@ describe('the schema', () => {
       applied(),
       accessTransitionRecord(
         request,
-        { from: 'Active', to: 'Denied', reason: 'Denied', message: `PASSWORD '${PASSWORD}' ${URL_WITH_PASSWORD} ${VERIFIER}` },
+        {
+          from: 'Active',
+          to: 'Denied',
+          reason: 'Denied',
+          message: `PASSWORD '${PASSWORD}' ${URL_WITH_PASSWORD} ${VERIFIER}`,
+        },
         AT,
       ),
     ];

@@ -130,7 +130,12 @@ export function accessChanges(changes: readonly Change[]): AuditAccessChanges {
         });
         break;
       case 'remove_member':
-        push(out.membershipsRevoked, { role: change.role, member: change.member, admin: null, inherit: null });
+        push(out.membershipsRevoked, {
+          role: change.role,
+          member: change.member,
+          admin: null,
+          inherit: null,
+        });
         break;
       case 'grant':
       case 'revoke':
@@ -215,9 +220,10 @@ export function planFailedRecord(input: {
     digest: input.digest,
     reason: input.reason.slice(0, 128) || 'Failed',
     errorClass: input.errorClass ?? null,
-    sqlState: input.sqlState !== undefined && input.sqlState !== null && /^[0-9A-Z]{5}$/.test(input.sqlState)
-      ? input.sqlState
-      : null,
+    sqlState:
+      input.sqlState !== undefined && input.sqlState !== null && /^[0-9A-Z]{5}$/.test(input.sqlState)
+        ? input.sqlState
+        : null,
     database: input.database ?? null,
     executor: input.executor ?? null,
   };
@@ -338,7 +344,11 @@ export interface AuditAccessStatus {
     readonly targetPolicyUid?: string;
     readonly bundleHash?: string;
     readonly grantedDuration?: string;
-    readonly memberships?: readonly { readonly role: string; readonly member: string; readonly inherit: boolean }[];
+    readonly memberships?: readonly {
+      readonly role: string;
+      readonly member: string;
+      readonly inherit: boolean;
+    }[];
   } | null;
   readonly decidedBy?: { readonly username: string } | null;
   readonly expiresAt?: string | null;
@@ -350,7 +360,12 @@ export interface AuditAccessStatus {
  */
 export function accessTransitionRecord(
   request: AuditAccessRequestInput,
-  transition: { readonly from: AccessPhase; readonly to: AccessPhase; readonly reason: string; readonly message: string },
+  transition: {
+    readonly from: AccessPhase;
+    readonly to: AccessPhase;
+    readonly reason: string;
+    readonly message: string;
+  },
   at: string,
   after?: AuditAccessStatus | null,
 ): AuditRecordOf<AccessEvent> {
@@ -372,8 +387,12 @@ export function accessTransitionRecord(
     requestedBy: request.spec.requestedBy.username,
     decidedBy: status.decidedBy?.username ?? request.status?.decidedBy?.username ?? null,
     memberships:
-      resolved?.memberships?.map((m) => ({ role: m.role, member: m.member, admin: false, inherit: m.inherit })) ??
-      null,
+      resolved?.memberships?.map((m) => ({
+        role: m.role,
+        member: m.member,
+        admin: false,
+        inherit: m.inherit,
+      })) ?? null,
     grantedDuration: resolved?.grantedDuration ?? null,
     expiresAt: status.expiresAt ?? null,
     fromPhase: transition.from,

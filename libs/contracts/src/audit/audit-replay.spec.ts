@@ -59,21 +59,29 @@ describe('replayMemberships', () => {
         { kind: 'add_member', role: 'reader', member: 'app', inherit: true, admin: false },
         { kind: 'add_member', role: 'old', member: 'app', inherit: true, admin: false },
       ]),
-      ...scoped('Activate', [{ kind: 'add_member', role: 'writer', member: 'alice', inherit: true, admin: false }]),
+      ...scoped('Activate', [
+        { kind: 'add_member', role: 'writer', member: 'alice', inherit: true, admin: false },
+      ]),
       applied('2', [{ kind: 'drop_role', name: 'old' }]),
       ...scoped('Revoke', [{ kind: 'remove_member', role: 'writer', member: 'alice', grantor: null }]),
     ];
     const timeline = replayMemberships(records);
     expect(timeline.map((t) => [...t.edges].sort())).toEqual([
       [membershipEdge(DB, 'old', 'app'), membershipEdge(DB, 'reader', 'app')],
-      [membershipEdge(DB, 'old', 'app'), membershipEdge(DB, 'reader', 'app'), membershipEdge(DB, 'writer', 'alice')],
+      [
+        membershipEdge(DB, 'old', 'app'),
+        membershipEdge(DB, 'reader', 'app'),
+        membershipEdge(DB, 'writer', 'alice'),
+      ],
       [membershipEdge(DB, 'reader', 'app'), membershipEdge(DB, 'writer', 'alice')],
       [membershipEdge(DB, 'reader', 'app')],
     ]);
   });
 
   it('counts a record written twice once', () => {
-    const record = applied('1', [{ kind: 'add_member', role: 'r', member: 'm', inherit: true, admin: false }]);
+    const record = applied('1', [
+      { kind: 'add_member', role: 'r', member: 'm', inherit: true, admin: false },
+    ]);
     expect(dedupeAudit([record, { ...record, at: '2026-11-28T11:00:00.000Z' }])).toHaveLength(1);
     expect(replayMemberships([record, record])).toHaveLength(1);
   });
