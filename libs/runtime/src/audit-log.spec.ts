@@ -74,6 +74,15 @@ describe('AuditLog', () => {
     expect(out.lines()).toHaveLength(1);
   });
 
+  it('does not write a record again that it wrote recently (same id), but writes other records', () => {
+    const out = capture();
+    const audit = new AuditLog('access-scheduler', { LOG_FORMAT: 'json' }, out.stream);
+    audit.write(record);
+    audit.write({ ...record, at: '2026-11-28T10:00:05.000Z' });
+    audit.write({ ...record, id: 'f'.repeat(32) });
+    expect(auditRecordsIn(out.lines()).map((r) => r.id)).toEqual([record.id, 'f'.repeat(32)]);
+  });
+
   it('names the replica by HOSTNAME (the pod), else host and pid', () => {
     expect(auditInstance({ HOSTNAME: 'rolepolicy-executor-7d9f-0' })).toBe('rolepolicy-executor-7d9f-0');
     expect(auditInstance({})).toMatch(/\/\d+$/);

@@ -62,9 +62,18 @@ export function otelAuditRecord(record: AuditRecord): Parameters<OtelLogger['emi
   };
 }
 
-/** The audit writer of one service. */
+/** How many record ids a writer remembers to skip its own repeats (a pass deciding the same event again). */
+export const AUDIT_RECENT_IDS = 10_000;
+
+/**
+ * The audit writer of one service. A record whose id this writer wrote among its last
+ * {@link AUDIT_RECENT_IDS} is not written again: a level-triggered loop may decide one event on several
+ * passes (a deleted request is released on each pass until its finalizer is gone). Another process (a new
+ * leader, another replica) may still write it again; consumers keep the first of each id (docs/audit.md).
+ */
 export class AuditLog implements AuditSink {
   private readonly lines: pino.Logger;
+  private readonly recent = new Set<string>();
 
   constructor(
     service: string,
@@ -79,6 +88,9 @@ export class AuditLog implements AuditSink {
   }
 
   write(record: AuditRecord): void {
+    if (this.recent.has(record.id)) return;
+    this.recent.add(record.id);
+    if (this.recent.size > AUDIT_RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
     const checked = validatePayload(auditRecordContract, record);
     if (!checked.ok) violations.error(`audit record ${record.event} breaks its schema: ${checked.detail}`);
     this.lines.info({ audit: record }, auditMessage(record));
