@@ -292,5 +292,5 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
   // No record holds a secret the day used: the password, the connection URLs, a verifier.
   const text = lines.filter((l) => l.includes('"context":"audit"')).join('\n');
   for (const secret of [PASSWORD, db.url, gatedDb.url, 'SCRAM-SHA-256$']) expect(text).not.toContain(secret);
-  expect(snapshots.map((s) => s.step)).toHaveLength(6);
+  expect(snapshots.map((s) => s.step)).toHaveLength(7);
 }, 420_000);
