@@ -282,7 +282,10 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
   });
   const read = ofObject('alice-read');
   expect(read.map((r) => r.event)).toEqual(['access.requested', 'access.denied']);
-  expect(read[1]).toMatchObject({ decidedBy: 'security@example.com', requestedBy: 'alice@example.com' });
+  expect(read[1]).toMatchObject({
+    decidedBy: { username: 'security@example.com' },
+    requestedBy: { username: 'alice@example.com' },
+  });
 
   // Written once per event: the services wrote no record twice (redelivery and leader changes would keep its id).
   const kept = new Set(dedupeAudit(all));

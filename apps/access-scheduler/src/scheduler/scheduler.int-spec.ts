@@ -376,7 +376,7 @@ test(
     expect(audit[0]).toMatchObject({
       source: 'access-scheduler',
       bundleHash: resolved.bundleHash,
-      requestedBy: 'alice@example.com',
+      requestedBy: { username: 'alice@example.com' },
       subject: 'alice',
       toPhase: 'Applying',
       object: { uid: applying.metadata['uid'] },

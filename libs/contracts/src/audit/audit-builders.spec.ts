@@ -258,8 +258,8 @@ describe('access request transitions', () => {
       object: { kind: 'EphemeralAccessRequest', namespace: 'shop', name: 'alice-read', uid: 'req-uid' },
       accessPolicy: { name: 'read', uid: 'ap-uid' },
       subject: 'alice',
-      requestedBy: 'alice@example.com',
-      decidedBy: 'bob@example.com',
+      requestedBy: { username: 'alice@example.com' },
+      decidedBy: { username: 'bob@example.com' },
       bundleHash: 'sha256:bundle',
       memberships: [{ role: 'app_reader', member: 'alice', admin: false, inherit: true }],
     });

@@ -54,8 +54,15 @@ export interface AuditPlanInput {
   } | null;
 }
 
-/** `decidedBy` as the record carries it. */
-function identity(by: NonNullable<NonNullable<AuditPlanInput['status']>['decidedBy']>): AuditIdentity {
+/** An identity as a resource records it (`decidedBy`, `requestedBy`). */
+export interface IdentityInput {
+  readonly username: string;
+  readonly uid?: string | null;
+  readonly groups?: readonly string[] | null;
+}
+
+/** `decidedBy` / `requestedBy` as the record carries it. */
+function identity(by: IdentityInput): AuditIdentity {
   return { username: by.username, uid: by.uid ?? null, groups: [...(by.groups ?? [])].slice(0, 64) };
 }
 
@@ -332,7 +339,7 @@ export interface AuditAccessRequestInput {
   readonly spec: {
     readonly accessPolicyRef: { readonly name: string };
     readonly subject: { readonly role: string };
-    readonly requestedBy: { readonly username: string };
+    readonly requestedBy: IdentityInput;
   };
   readonly status?: AuditAccessStatus | null;
 }
@@ -350,7 +357,7 @@ export interface AuditAccessStatus {
       readonly inherit: boolean;
     }[];
   } | null;
-  readonly decidedBy?: { readonly username: string } | null;
+  readonly decidedBy?: IdentityInput | null;
   readonly expiresAt?: string | null;
 }
 
@@ -376,6 +383,7 @@ export function accessTransitionRecord(
   const name = request.metadata.name ?? '';
   const uid = request.metadata.uid ?? null;
   const id = auditId(event, [uid ?? `${namespace}/${name}`, transition.from, transition.to]);
+  const decider = status.decidedBy ?? request.status?.decidedBy ?? null;
   return {
     ...envelope(event, id, at),
     source: 'access-scheduler',
@@ -384,8 +392,8 @@ export function accessTransitionRecord(
     targetPolicyUid: resolved?.targetPolicyUid ?? null,
     bundleHash: resolved?.bundleHash ?? null,
     subject: request.spec.subject.role,
-    requestedBy: request.spec.requestedBy.username,
-    decidedBy: status.decidedBy?.username ?? request.status?.decidedBy?.username ?? null,
+    requestedBy: identity(request.spec.requestedBy),
+    decidedBy: decider ? identity(decider) : null,
     memberships:
       resolved?.memberships?.map((m) => ({
         role: m.role,

@@ -75,7 +75,11 @@ const request = {
   spec: {
     accessPolicyRef: { name: 'orders-write' },
     subject: { role: 'alice' },
-    requestedBy: { username: 'alice@example.com' },
+    requestedBy: {
+      username: 'alice@example.com',
+      uid: 'oidc:2d7e',
+      groups: ['orders-devs', 'system:authenticated'],
+    },
   },
   status: {
     resolvedAccess: {
@@ -85,7 +89,11 @@ const request = {
       grantedDuration: '30m',
       memberships: [{ role: 'orders_writer', member: 'alice', inherit: true }],
     },
-    decidedBy: { username: 'security@example.com' },
+    decidedBy: {
+      username: 'security@example.com',
+      uid: 'oidc:41c9',
+      groups: ['security', 'system:authenticated'],
+    },
     expiresAt: '2026-11-28T09:30:00Z',
   },
 };

@@ -194,8 +194,8 @@ const accessFields = {
   targetPolicyUid: Uid,
   bundleHash: Type.Union([Digest, Type.Null()]),
   subject: RoleName,
-  requestedBy: Type.String({ minLength: 1, maxLength: 512 }),
-  decidedBy: Type.Union([Type.String({ minLength: 1, maxLength: 512 }), Type.Null()]),
+  requestedBy: AuditIdentity,
+  decidedBy: Type.Union([AuditIdentity, Type.Null()]),
   /** The bundle the request resolved to (null before it resolved). */
   memberships: Type.Union([Type.Array(AuditMembership, { maxItems: 64 }), Type.Null()]),
   grantedDuration: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
