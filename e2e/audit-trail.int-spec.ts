@@ -80,11 +80,12 @@ function reconstructed(): Set<MembershipEdge> {
 }
 
 /** A snapshot of pg_auth_members at this step, and what the trail says at the same point. */
-const snapshots: { step: string; live: string[]; audit: string[] }[] = [];
+const snapshots: { step: string; takenAt: string; live: string[]; audit: string[] }[] = [];
 async function snapshot(step: string, expected: readonly [string, string][]): Promise<void> {
+  const takenAt = new Date().toISOString();
   const live = [...(await liveEdges())].sort();
   const audit = [...reconstructed()].sort();
-  snapshots.push({ step, live, audit });
+  snapshots.push({ step, takenAt, live, audit });
   expect({ step, edges: live }).toEqual({
     step,
     edges: expected.map(([r, m]) => membershipEdge(server, role(r), role(m))).sort(),
@@ -296,4 +297,14 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
   const text = lines.filter((l) => l.includes('"context":"audit"')).join('\n');
   for (const secret of [PASSWORD, db.url, gatedDb.url, 'SCRAM-SHA-256$']) expect(text).not.toContain(secret);
   expect(snapshots.map((s) => s.step)).toHaveLength(7);
+
+  // Who had which membership when: from the whole day's trail, the edges as of each snapshot's time.
+  const timeline = replayMemberships(all);
+  for (const { step, takenAt, live } of snapshots) {
+    const asOf =
+      timeline.filter((t) => Date.parse(t.after.at) <= Date.parse(takenAt)).at(-1)?.edges ??
+      new Set<MembershipEdge>();
+    const ours = [...asOf].filter((e) => e.split('\u0000')[1]!.startsWith(stack.rolePrefix)).sort();
+    expect({ step, edges: ours }).toEqual({ step, edges: live });
+  }
 }, 420_000);
