@@ -130,8 +130,8 @@ export class ExecutionService {
       }
     }
     const result = resultFor(request, facts, new Date());
-    if (request.v === 2 && result.phase === 'Failed') this.audit.write(failedRecord(request, result));
     await this.publish(result);
+    if (request.v === 2 && result.phase === 'Failed') this.audit.write(failedRecord(request, result));
     this.logger.log(
       logRecord(
         `${request.plan.namespace}/${request.plan.name}: ${result.phase} (${result.reason}, ${result.statementCount} statements)`,

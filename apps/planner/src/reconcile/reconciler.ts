@@ -387,6 +387,7 @@ export class Reconciler {
         : {}),
     });
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
+    this.auditDecision(policy, decision);
     await this.candidatePass(current, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
@@ -462,22 +463,25 @@ export class Reconciler {
       }
       for (const command of commandsOf(step, policy)) await this.sink.send(command);
       for (const planEvent of planEventsOf(step, policy)) await this.sink.recordEvent(planEvent, policy);
-      this.auditStep(step, policy);
     }
-  }
-
-  /** Writes the audit records of a step once its commands are stored (docs/audit.md). */
-  private auditStep(step: ReconcileDecision['steps'][number], policy: PostgresPolicy): void {
-    const audit = this.deps.audit;
-    if (audit === undefined) return;
-    const plans = this.view.currentPlans(policy.metadata.namespace);
-    const at = new Date(this.now()).toISOString();
-    for (const record of planAuditRecords(step, policy, (n) => plans.find((p) => p.metadata.name === n), at))
-      audit.write(record);
   }
 
   /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */
   handleResult(result: ExecuteResultV1): Promise<void> {
     return handleResult(this.results, result);
+  }
+
+  /**
+   * Writes the audit records of a decision once its commands are stored (docs/audit.md): the plans as the
+   * view held them before the steps, with each step's own status on top.
+   */
+  private auditDecision(policy: PostgresPolicy, decision: ReconcileDecision): void {
+    const audit = this.deps.audit;
+    if (audit === undefined) return;
+    const plans = this.view.currentPlans(policy.metadata.namespace);
+    const at = new Date(this.now()).toISOString();
+    const plan = (name: string) => plans.find((p) => p.metadata.name === name);
+    for (const step of decision.steps)
+      for (const record of planAuditRecords(step, policy, plan, at)) audit.write(record);
   }
 }
