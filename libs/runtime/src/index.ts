@@ -10,6 +10,7 @@ export * from './health.controller.js';
 export * from './runtime.module.js';
 export * from './bootstrap.js';
 export * from './logging.js';
+export * from './audit-log.js';
 export * from './keyed-mutex.js';
 export * from './slots.js';
 export * from './decision-admission-report.js';

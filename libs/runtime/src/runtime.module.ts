@@ -24,6 +24,7 @@ import {
   type ConsumerDefinition,
 } from '@rolepolicy/contracts';
 import { LoggerModule } from 'nestjs-pino';
+import { AuditLog } from './audit-log.js';
 import type { BaseConfig } from './base-config.js';
 import { HealthController } from './health.controller.js';
 import { registerJetStreamMetrics } from './jetstream-metrics.js';
@@ -31,6 +32,7 @@ import { loggerParams } from './logging.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
 import { natsCheck, type DependencyCheck } from './readiness.js';
 import {
+  AUDIT_LOG,
   DEPENDENCY_CHECKS,
   NATS_CONNECTION,
   SERVICE_CONFIG,
@@ -132,6 +134,7 @@ export class RuntimeModule {
         { provide: SERVICE_NAME, useValue: options.service },
         { provide: SERVICE_CONFIG, useValue: options.config },
         { provide: SERVICE_METRICS, useValue: createServiceMetrics(options.service) },
+        { provide: AUDIT_LOG, useValue: new AuditLog(options.service, options.config) },
         { provide: NATS_CONNECTION, useFactory: () => openNats(options.service, options.config) },
         {
           provide: DEPENDENCY_CHECKS,
@@ -165,6 +168,7 @@ export class RuntimeModule {
         RuntimeLifecycle,
       ],
       exports: [
+        AUDIT_LOG,
         SERVICE_NAME,
         SERVICE_CONFIG,
         SERVICE_METRICS,

@@ -11,3 +11,5 @@ export const SERVICE_METRICS = Symbol('rp.service-metrics');
 export const DEPENDENCY_CHECKS = Symbol('rp.dependency-checks');
 /** The service name, e.g. `executor`. */
 export const SERVICE_NAME = Symbol('rp.service-name');
+/** The service's {@link AuditSink}: where audit records are written (docs/audit.md). */
+export const AUDIT_LOG = Symbol('rp.audit-log');

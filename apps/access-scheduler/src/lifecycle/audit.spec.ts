@@ -9,13 +9,15 @@ describe('transition audit', () => {
     const record = auditRecord(
       req,
       { from: 'PendingApproval', to: 'Applying', reason: 'ApprovedBundleApplying', message: 'ok' },
-      'now',
+      '2026-11-28T00:00:00.000Z',
     );
     expect(record).toMatchObject({
-      event: 'rolepolicy.ephemeral_access.lifecycle',
-      request: 'alice-read',
-      requester: 'alice@example.com',
-      decider: 'bob@example.com',
+      schema: 'rolepolicy.audit',
+      event: 'access.approved',
+      source: 'access-scheduler',
+      object: { kind: 'EphemeralAccessRequest', name: 'alice-read' },
+      requestedBy: { username: 'alice@example.com' },
+      decidedBy: { username: 'bob@example.com' },
       subject: 'alice',
       fromPhase: 'PendingApproval',
       toPhase: 'Applying',

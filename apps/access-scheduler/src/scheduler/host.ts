@@ -5,6 +5,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
   type OnModuleInit,
@@ -22,11 +23,14 @@ import {
 } from '@rolepolicy/contracts';
 import { NOTIFICATIONS_CONFIGMAP } from '@rolepolicy/policy';
 import {
+  AUDIT_LOG,
   DECISIONS_NOT_REPORTED,
+  NO_AUDIT,
   DecisionAdmissionReport,
   NATS_CONNECTION,
   SERVICE_CONFIG,
   SERVICE_METRICS,
+  type AuditSink,
   type ServiceMetrics,
 } from '@rolepolicy/runtime';
 import type { AccessSchedulerConfig } from '../config.js';
@@ -45,7 +49,6 @@ const START_RETRY_MS = 500;
 @Injectable()
 export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('AccessScheduler');
-  private readonly auditLog = new Logger('EphemeralAccessAudit');
   private readonly timers: AccessTimers;
   private readonly metrics: SchedulerMetrics;
   private readonly deliveries: NotificationDeliveries;
@@ -65,6 +68,7 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
     @Inject(SERVICE_METRICS) private readonly serviceMetrics: ServiceMetrics,
     @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
+    @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink = NO_AUDIT,
   ) {
     this.timers = new AccessTimers({
       redisUrl: config.REDIS_URL,
@@ -174,9 +178,8 @@ export class SchedulerHost implements OnModuleInit, OnApplicationBootstrap, OnMo
           },
           schedule: (job, now) => this.timers.schedule(job, now),
           log: this.logger,
-          // One structured line per transition: the record's fields are the log line's fields.
-          audit: (record) =>
-            this.auditLog.log({ ...record, msg: `${record.fromPhase} -> ${record.toPhase}` }),
+          // One audit record per transition (docs/audit.md): stdout `audit` and OpenTelemetry logs.
+          audit: (record) => this.audit.write(record),
           observeRevocationLag: (seconds) => this.metrics.revocationLag.observe(seconds),
           observeRevokeDispatch: (seconds) => this.metrics.revokeDispatch.observe(seconds),
           decisionsUnauthenticated: () => !(this.decisions?.state ?? DECISIONS_NOT_REPORTED).authenticated,

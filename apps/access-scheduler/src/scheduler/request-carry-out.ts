@@ -2,7 +2,8 @@
 // gateway must apply it: plans first, then the request's status, its Event and audit line, the other
 // actions (finalizers, scoped requests, deletes), and its next timer.
 import type { Cached } from '@rolepolicy/contracts';
-import { auditRecord, transitionEvent, type AuditRecord } from '../lifecycle/audit.js';
+import type { AuditRecord } from '@rolepolicy/contracts';
+import { auditRecord, transitionEvent } from '../lifecycle/audit.js';
 import { REQUEST_FINALIZER, type RequestAction, type RequestDecision } from '../lifecycle/request-machine.js';
 import { planNameOf, scopedPlanObject } from '../lifecycle/scoped-plan.js';
 import { scopedPlanTarget } from '../lifecycle/target.js';

@@ -1,7 +1,7 @@
 // What the access-scheduler's loop needs from the service (host.ts supplies it), and its timings.
 import type { JetStreamPublisher, ResourceCache, SecretReader } from '@rolepolicy/contracts';
 import type { ClusterLimits } from '../lifecycle/access-policy.js';
-import type { AuditRecord } from '../lifecycle/audit.js';
+import type { AuditRecord } from '@rolepolicy/contracts';
 import type { TimerJob } from './queues.js';
 
 /** What the loop needs. */

@@ -12,6 +12,7 @@ import type { INestApplication } from '@nestjs/common';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import {
+  auditRecordsIn,
   JetStreamPublisher,
   SUBJECTS,
   scopedExecuteResultContract,
@@ -362,22 +363,23 @@ test(
     const metrics = await (await fetch(`${schedulerUrl}/metrics`)).text();
     expect(metrics).toMatch(/rolepolicy_ephemeral_revocation_lag_seconds_count\S* 1/);
     expect(metrics).toContain('rolepolicy_ephemeral_queue_jobs{');
-    const audit = logged
-      .flatMap((l) => l.split('\n'))
-      .flatMap((l) => {
-        try {
-          return [JSON.parse(l) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      })
-      .filter((e) => e['event'] === 'rolepolicy.ephemeral_access.lifecycle' && e['request'] === 'alice-auto');
-    expect(audit.map((e) => e['toPhase'])).toEqual(['Applying', 'Active', 'Revoking', 'Ended']);
+    // One audit record per transition, in the shared schema (docs/audit.md).
+    const audit = auditRecordsIn(logged.flatMap((l) => l.split('\n'))).filter(
+      (r) => r.object.kind === 'EphemeralAccessRequest' && r.object.name === 'alice-auto',
+    );
+    expect(audit.map((r) => r.event)).toEqual([
+      'access.approved',
+      'access.activated',
+      'access.expired',
+      'access.ended',
+    ]);
     expect(audit[0]).toMatchObject({
+      source: 'access-scheduler',
       bundleHash: resolved.bundleHash,
-      requester: 'alice@example.com',
+      requestedBy: { username: 'alice@example.com' },
       subject: 'alice',
-      requestUid: applying.metadata['uid'],
+      toPhase: 'Applying',
+      object: { uid: applying.metadata['uid'] },
     });
     // The same transitions as Kubernetes Events on the request.
     const events = await eventually('the lifecycle Events', async () => {

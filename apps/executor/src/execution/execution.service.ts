@@ -36,7 +36,8 @@ import {
   type TargetIdentityReading,
 } from '@rolepolicy/policy';
 import type { Kysely } from 'kysely';
-import { logRecord } from '@rolepolicy/runtime';
+import { AUDIT_LOG, NO_AUDIT, logRecord, type AuditSink } from '@rolepolicy/runtime';
+import { appliedRecord, failedRecord } from './audit.js';
 import { planDecision, planPhase } from '@rolepolicy/plan-lifecycle';
 import { decideExecution } from './decide.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
@@ -102,6 +103,7 @@ export class ExecutionService {
     @Optional() @Inject(EXECUTION_CLUSTER) private readonly cluster: ExecutionCluster | null = null,
     @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
     @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
+    @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink = NO_AUDIT,
   ) {
     const secrets = cluster?.view.secrets ?? options.secrets;
     if (secrets === undefined) throw new Error('the executor has no secret resolver');
@@ -138,6 +140,7 @@ export class ExecutionService {
     const result = resultFor(request, facts, new Date());
     noteOutcome(result.phase, result.reason, result.statementCount);
     await this.publish(result);
+    if (request.v === 2 && result.phase === 'Failed') this.audit.write(failedRecord(request, result));
     this.logger.log(
       logRecord(
         `${request.plan.namespace}/${request.plan.name}: ${result.phase} (${result.reason}, ${result.statementCount} statements)`,
@@ -402,7 +405,11 @@ export class ExecutionService {
       run: true,
       statements,
       result: { ...executedFacts('Applied', digest.digest, count), appliedPasswordSourceVersions: generated },
-      afterCommit: (session) => this.sendAppliedSnapshot(request, session, expanded.scope, connection.target),
+      afterCommit: async (session) => {
+        // Committed: the record is written before anything else learns of the outcome (status, result).
+        this.audit.write(appliedRecord(request, digest.digest, plan.changes, count, connection.target));
+        await this.sendAppliedSnapshot(request, session, expanded.scope, connection.target);
+      },
     };
   }
 

@@ -34,7 +34,7 @@ import {
   scopedChanges,
   type PrivilegedNamespaces,
 } from '@rolepolicy/policy';
-import { SERVICE_CONFIG } from '@rolepolicy/runtime';
+import { AUDIT_LOG, NO_AUDIT, SERVICE_CONFIG, type AuditSink } from '@rolepolicy/runtime';
 import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { connectionTarget } from '../execution/cluster-view.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution-cluster.js';
@@ -52,6 +52,7 @@ import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { appliedFacts, bundleScope, declaredMemberships, refusalFacts } from './scoped-steps.js';
 import { runSweep } from './sweep-execution.js';
+import { auditScoped } from './scoped-audit.js';
 import {
   isPlanRequest,
   verifyScoped,
@@ -108,6 +109,7 @@ export class ScopedExecutionService {
       readonly EPHEMERAL_ACCESS_PRIVILEGED_NAMESPACES?: PrivilegedNamespaces;
     } | null = null,
     @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
+    @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink = NO_AUDIT,
   ) {}
 
   /**
@@ -243,6 +245,7 @@ export class ScopedExecutionService {
         tls: this.tls,
         serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, false)),
         roleLockDatabase: this.roleLockDatabase(),
+        audit: this.audit,
       },
       request,
     );
@@ -473,6 +476,7 @@ export class ScopedExecutionService {
       run: true,
       statements: rendered.statements,
       result: appliedFacts(request.operation, computed, rendered.statements),
+      afterCommit: async () => auditScoped(this.audit, request, computed.changes, connection.target),
     };
   }
 }

@@ -13,6 +13,7 @@ import {
   JetStreamPublisher,
   STREAMS,
   SUBJECTS,
+  auditRecordsIn,
   decodePayload,
   scopedExecuteRequestContract,
   scopedRequestSubject,
@@ -83,6 +84,8 @@ const apps: INestApplication[] = [];
 const results = new Map<string, ScopedExecuteResultV1[]>();
 /** Everything the services printed, to prove no connection secret is ever shown. */
 const logged: string[] = [];
+/** The audit lines the executor wrote (docs/audit.md). */
+const audited: string[] = [];
 /** The connection URL in the Secret, with a password (trust auth ignores it; it must never be shown). */
 let secretUrl: string;
 let secretPassword: string;
@@ -97,6 +100,12 @@ function quietServices(): void {
     (forward: (chunk: string | Uint8Array) => boolean) =>
     (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (text.includes('"context":"audit"')) {
+        audited.push(...text.split('\n'));
+        return process.env['RP_TEST_VERBOSE']
+          ? (forward as (...a: unknown[]) => boolean)(chunk, ...rest)
+          : true;
+      }
       if (text.includes('[Nest]')) logged.push(text);
       if (!text.includes('[Nest]') || process.env['RP_TEST_VERBOSE']) {
         return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
@@ -611,6 +620,20 @@ test(
       expect(await member(WRITER, ALICE)).toBe(true);
       expect(await member(READER, ALICE)).toBe(true);
       expect(await member(READER, outsider)).toBe(true);
+      // The audit trail names the revoked edges, about the policy (a sweep has no request).
+      const swept = auditRecordsIn(audited).filter(
+        (r) => r.event === 'membership.revoked' && r.operation === 'Sweep',
+      );
+      expect(swept.at(-1)).toMatchObject({
+        object: { kind: 'PostgresPolicy' },
+        request: null,
+        bundleHash: null,
+        memberships: [
+          { role: AUDITOR, member: ALICE },
+          { role: WRITER, member: BOB },
+        ],
+      });
+      expect(JSON.stringify(swept)).not.toContain(secretPassword);
       // Nothing left to sweep: a second one runs no statement.
       expect(await sweep()).toMatchObject({ outcome: 'Applied', reason: 'NothingToSweep', statements: [] });
 

@@ -24,8 +24,10 @@ import {
   type SweepInput,
 } from '@rolepolicy/policy';
 import { cachedPolicy, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
+import type { AuditSink } from '@rolepolicy/runtime';
 import { connectionTarget } from '../execution/cluster-view.js';
 import { roleLockFor } from '../execution/role-lock.js';
+import { auditScoped } from './scoped-audit.js';
 import type { ExecutionCluster } from '../execution/execution-cluster.js';
 import type { ScopedFacts } from './scoped-result.js';
 import { rolesScope } from './scoped-steps.js';
@@ -39,6 +41,8 @@ export interface SweepDeps {
   readonly serialize: <T>(databaseKey: string, task: () => Promise<T>) => Promise<T>;
   /** The maintenance database of the server's role lock (ADR 0027); null: none. */
   readonly roleLockDatabase: string | null;
+  /** Where the revoked edges are recorded after the commit (docs/audit.md). */
+  readonly audit: AuditSink;
 }
 
 type Plan =
@@ -129,7 +133,7 @@ export async function runSweep(deps: SweepDeps, message: ScopedExecuteRequestV1)
       withRedaction(connection, () =>
         executeUnderLock<ScopedFacts>(
           connection.db,
-          (session) => underLock(message, cluster, { ...connection, db: session }),
+          (session) => underLock(message, cluster, { ...connection, db: session }, deps.audit),
           roleLock.lock,
         ),
       ),
@@ -149,6 +153,7 @@ async function underLock(
   message: ScopedExecuteRequestV1,
   cluster: ExecutionCluster,
   connection: CatalogConnection,
+  audit: AuditSink,
 ): Promise<LockedDecision<ScopedFacts>> {
   await cluster.cache.sync();
   const plan = sweepPlan(message, cluster);
@@ -186,6 +191,7 @@ async function underLock(
   return {
     run: true,
     statements: rendered.statements,
+    afterCommit: async () => auditScoped(audit, message, computed.changes, connection.target),
     result: {
       outcome: 'Applied',
       reason: 'MembershipsSwept',

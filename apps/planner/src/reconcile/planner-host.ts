@@ -8,6 +8,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
@@ -22,11 +23,13 @@ import {
 } from '@rolepolicy/contracts';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import {
+  AUDIT_LOG,
   DECISIONS_NOT_REPORTED,
   DecisionAdmissionReport,
   NATS_CONNECTION,
   SERVICE_CONFIG,
   SERVICE_METRICS,
+  type AuditSink,
   type ServiceMetrics,
 } from '@rolepolicy/runtime';
 import type { PlannerConfig } from '../config.js';
@@ -67,6 +70,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(SERVICE_CONFIG) private readonly config: PlannerConfig,
     @Inject(JetStreamPublisher) private readonly publisher: JetStreamPublisher,
     @Inject(SERVICE_METRICS) private readonly metrics: ServiceMetrics,
+    @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink | null = null,
   ) {
     const problem = timingProblem(this.timing());
     if (problem !== null) {
@@ -250,6 +254,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
         retainTerminal: this.config.PLANNER_CANDIDATE_RETAIN_TERMINAL,
       },
       log: this.logger,
+      ...(this.audit ? { audit: this.audit } : {}),
       ...(histogram ? { observe: (decision, seconds) => histogram.observe({ decision }, seconds) } : {}),
       onAppliedSnapshot: (outcome) =>
         outcome === 'verified'

@@ -2,7 +2,7 @@
 import type { AppliedSnapshotMissReason } from './applied-snapshots.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamPublisher, ResourceCache, SecretReader } from '@rolepolicy/contracts';
-import type { LogRecord } from '@rolepolicy/runtime';
+import type { AuditSink, LogRecord } from '@rolepolicy/runtime';
 import type { CandidateSettings } from '../candidates/resources.js';
 import type { DecisionAuthentication, LifecycleSettings } from '@rolepolicy/plan-lifecycle';
 import type { ConvergedMemoSettings } from './converged-memo.js';
@@ -46,6 +46,8 @@ export interface ReconcilerDeps {
   readonly onOwnWriteExpired?: (store: string) => void;
   /** Whether decisions are authenticated (ADR 0026); absent: not reported (pending plans left as they are). */
   readonly decisions?: () => DecisionAuthentication;
+  /** Where plan decisions are recorded (docs/audit.md); none when absent (tests of other behaviour). */
+  readonly audit?: AuditSink;
   /** The clock (epoch ms) every decision of the reconciler reads; default `Date.now`. */
   readonly now?: () => number;
 }

@@ -36,6 +36,7 @@ import { commandsOf } from '../planning/gateway-commands.js';
 import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue, Slots, announceIfSlow } from '@rolepolicy/runtime';
 import { planEventsOf } from '../planning/plan-events.js';
+import { planAuditRecords } from '../planning/plan-audit.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { ReviewRecorder } from './review-recording.js';
@@ -404,6 +405,7 @@ export class Reconciler {
     });
     notePass(policy, decision);
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
+    this.auditDecision(policy, decision);
     await this.candidatePass(current, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
@@ -495,5 +497,19 @@ export class Reconciler {
   /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */
   handleResult(result: ExecuteResultV1): Promise<void> {
     return handleResult(this.results, result);
+  }
+
+  /**
+   * Writes the audit records of a decision once its commands are stored (docs/audit.md): the plans as the
+   * view held them before the steps, with each step's own status on top.
+   */
+  private auditDecision(policy: PostgresPolicy, decision: ReconcileDecision): void {
+    const audit = this.deps.audit;
+    if (audit === undefined) return;
+    const plans = this.view.currentPlans(policy.metadata.namespace);
+    const at = new Date(this.now()).toISOString();
+    const plan = (name: string) => plans.find((p) => p.metadata.name === name);
+    for (const step of decision.steps)
+      for (const record of planAuditRecords(step, policy, plan, at)) audit.write(record);
   }
 }
