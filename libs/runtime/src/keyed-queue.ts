@@ -39,7 +39,9 @@ export class KeyedQueue {
     const done =
       slots === undefined
         ? this.enqueue(key, start)
-        : slots.run(() => this.enqueue(key, start), urgent).catch((error: unknown) => this.onError(key, error));
+        : slots
+            .run(() => this.enqueue(key, start), urgent)
+            .catch((error: unknown) => this.onError(key, error));
     this.queued.set(key, done);
     return done;
   }

@@ -71,3 +71,17 @@ export function planAuditRecords(
     }
   }
 }
+
+/**
+ * The records of every step of a decision, once its commands are stored: `plans` as the view held them
+ * before the steps, with each step's own status on top.
+ */
+export function decisionAuditRecords(
+  steps: readonly ReconcileStep[],
+  policy: PostgresPolicy,
+  plans: readonly PostgresPolicyPlan[],
+  at: string,
+): readonly AuditRecord[] {
+  const plan = (name: string) => plans.find((p) => p.metadata.name === name);
+  return steps.flatMap((step) => planAuditRecords(step, policy, plan, at));
+}

@@ -28,7 +28,7 @@ import { ConvergedMemo } from './converged-memo.js';
 import { PolicyView } from './policy-view.js';
 import { CommandSink } from './command-sink.js';
 import { handleResult, type ResultContext } from './result-handling.js';
-import { LIVE_PLAN_WAIT_MS, newPolicyState, resultPending, type PolicyState } from './policy-state.js';
+import { newPolicyState, resultPending, type PolicyState } from './policy-state.js';
 import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
@@ -36,7 +36,13 @@ import { commandsOf } from '../planning/gateway-commands.js';
 import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue, Slots, announceIfSlow } from '@rolepolicy/runtime';
 import { planEventsOf } from '../planning/plan-events.js';
-import { planAuditRecords } from '../planning/plan-audit.js';
+import { decisionAuditRecords } from '../planning/plan-audit.js';
+import {
+  APPLIED_SNAPSHOT_MAX_KEPT,
+  APPLIED_SNAPSHOT_TTL_MS,
+  RECONCILING_AFTER_MS,
+  RESULT_RECHECK_MS,
+} from './pass-timing.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { ReviewRecorder } from './review-recording.js';
@@ -49,19 +55,6 @@ import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.j
 import { WakeTraces, inPassSpan, inStepSpan, notePass } from './pass-trace.js';
 
 export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
-
-/**
- * How long a post-apply snapshot may wait for the pass after its Applied result (they are sent a few ms
- * apart, but under load the pass waits its turn: a shorter wait turned that confirmation into a second
- * inspection per policy exactly when the fleet was busiest; ADR 0017).
- */
-const APPLIED_SNAPSHOT_TTL_MS = LIVE_PLAN_WAIT_MS;
-/** Post-apply snapshots kept at most (one per policy; a fleet's burst of applies). */
-const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
-/** `Reconciling` (NewGeneration) is written only when the inspection outlasts this (one API write less). */
-const RECONCILING_AFTER_MS = 1_000;
-/** Re-check delay of a pass that deferred to a pending result. */
-const RESULT_RECHECK_MS = 5_000;
 
 /** The reconcile loop of one planner replica. */
 export class Reconciler {
@@ -405,7 +398,10 @@ export class Reconciler {
     });
     notePass(policy, decision);
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
-    this.auditDecision(policy, decision);
+    const plansNow = this.view.currentPlans(policy.metadata.namespace);
+    const auditAt = new Date(this.now()).toISOString();
+    for (const r of decisionAuditRecords(decision.steps, policy, plansNow, auditAt))
+      this.deps.audit?.write(r);
     await this.candidatePass(current, decision);
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
@@ -497,19 +493,5 @@ export class Reconciler {
   /** Records an executor result on the policy (result-handling.ts; the executor writes the plan's phase). */
   handleResult(result: ExecuteResultV1): Promise<void> {
     return handleResult(this.results, result);
-  }
-
-  /**
-   * Writes the audit records of a decision once its commands are stored (docs/audit.md): the plans as the
-   * view held them before the steps, with each step's own status on top.
-   */
-  private auditDecision(policy: PostgresPolicy, decision: ReconcileDecision): void {
-    const audit = this.deps.audit;
-    if (audit === undefined) return;
-    const plans = this.view.currentPlans(policy.metadata.namespace);
-    const at = new Date(this.now()).toISOString();
-    const plan = (name: string) => plans.find((p) => p.metadata.name === name);
-    for (const step of decision.steps)
-      for (const record of planAuditRecords(step, policy, plan, at)) audit.write(record);
   }
 }
