@@ -1,8 +1,9 @@
 // End to end with tracing on (issue 30, docs/tracing.md): the five services export OTLP/HTTP JSON to an
-// in-process receiver; one policy created and applied yields one trace whose spans cover every service on
+// in-process receiver; one policy created with kubectl and applied yields one trace whose spans cover every service on
 // the path in order (watch event, pass, inspection, approval, plan write, execution under the lock, status
 // write), carry the resource identity, and hold neither the connection URL nor the role's password.
 import { OtlpReceiver, type ReceivedSpan } from '@rolepolicy/testing';
+import { Kubectl } from './support/kubectl.js';
 import { startStack, type Stack, type TargetDatabase } from './stack.js';
 import { EphemeralResources } from './support/ephemeral.js';
 import { describeTrace, traceCovering } from './support/traces.js';
@@ -39,13 +40,25 @@ test('one trace follows a policy from its watch event to the status write, with 
     namespace: stack.namespace,
     body: { metadata: { name: 'traced-credentials' }, type: 'Opaque', stringData: { [app]: PASSWORD } },
   });
-  await stack.resources.createPolicy('traced', {
-    connection: db.connection,
-    mode: 'apply',
-    approval: 'auto',
-    roles: [{ name: app, login: true, password: { secretRef: { name: 'traced-credentials' } } }],
-    grants: [{ role: app, object: { type: 'schema', name: 'orders' }, privileges: ['USAGE'] }],
-  });
+  // Created the way a person does it: `kubectl apply` (the watch event starts the trace).
+  const manifest = {
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind: 'PostgresPolicy',
+    metadata: { name: 'traced', namespace: stack.namespace },
+    spec: {
+      connection: db.connection,
+      mode: 'apply',
+      approval: 'auto',
+      roles: [{ name: app, login: true, password: { secretRef: { name: 'traced-credentials' } } }],
+      grants: [{ role: app, object: { type: 'schema', name: 'orders' }, privileges: ['USAGE'] }],
+    },
+  };
+  const kubectl = new Kubectl(() => stack.emulator.kubeconfigPath, stack.namespace);
+  try {
+    await kubectl.ok(['apply', '-f', '-'], JSON.stringify(manifest));
+  } finally {
+    kubectl.dispose();
+  }
   const policy = await stack.reconciled('traced', 40_000);
 
   const [plan] = await stack.resources.plans('traced');
