@@ -1,27 +1,13 @@
 // Reading the trail back: records picked out of mixed log lines, duplicates counted once, and membership
 // edges replayed from plan.applied and membership.* records.
-import type { Change } from '@rolepolicy/policy';
+import { summarise, type Change } from '@rolepolicy/policy';
 import { membershipRecords, planAppliedRecord } from './audit-builders.js';
 import { auditRecordsIn, dedupeAudit, membershipEdge, replayMemberships } from './audit-replay.js';
 
 const database = { host: 'h', port: 5432, name: 'd', target: null };
 const DB = 'h:5432';
-const summary = {
-  default_privileges_revoked: 0,
-  default_privileges_set: 0,
-  grants_added: 0,
-  grants_revoked: 0,
-  members_added: 0,
-  members_removed: 0,
-  passwords_set: 0,
-  roles_altered: 0,
-  roles_created: 0,
-  roles_dropped: 0,
-  schema_owners_altered: 0,
-  schemas_created: 0,
-  sessions_terminated: 0,
-  total: 0,
-};
+// No change of its own counted: the replay reads the changes, not the summary.
+const summary = summarise([]);
 
 const applied = (key: string, changes: Change[]) =>
   planAppliedRecord({
