@@ -85,12 +85,26 @@ export function definedAttributes(
  * thrown error marks the span failed with the error's class name only (messages can quote the database).
  * With tracing off, `fn` runs as is and receives undefined.
  */
-export async function inSpan<T>(
+export function inSpan<T>(
   name: string,
   options: InSpanOptions,
   fn: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  if (!active) return fn(undefined);
+  if (active) return inNewSpan(name, options, fn);
+  // Not async itself: with tracing off the caller gets fn's own promise, no wrapper and no extra tick
+  // (a synchronous throw still becomes a rejection, as from an async function).
+  try {
+    return fn(undefined);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+}
+
+async function inNewSpan<T>(
+  name: string,
+  options: InSpanOptions,
+  fn: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
   const parent = options.parent ?? context.active();
   const span = rolepolicyTracer().startSpan(
     name,
