@@ -17,13 +17,13 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { connect } from '@nats-io/transport-node';
 import { GROUP, KIND_NAMES, VERSION, type PostgresPolicy, type PostgresPolicyPlan } from '@rolepolicy/kube';
 import { deriveManagedScope, expandPolicy, type ManagedScope, type PolicyContent } from '@rolepolicy/policy';
-import { OtlpReceiver, sandboxId } from '@rolepolicy/testing';
-import pg from 'pg';
+import { OtlpReceiver } from '@rolepolicy/testing';
 
 import { condition, PolicyResources } from '../e2e/support/resources.js';
-import { BENCH_ADMIN_URL, databaseUrl, round, writeResult } from './pg-bench-support.js';
+import { databaseUrl, round, writeResult } from './pg-bench-support.js';
 import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
-import { FLEET_TEMPLATE_SQL, smallPolicy } from './fleet-policy.js';
+import { FleetDatabases } from './fleet-databases.js';
+import { smallPolicy } from './fleet-policy.js';
 import { readApplyFloor, type ReadApplyJob } from './read-apply-floor.js';
 import {
   ApiWriteCounter,
@@ -33,6 +33,7 @@ import {
   writesPerPolicy,
   type FailureCount,
 } from './fleet-health.js';
+import { byLabel, counterTotal } from './service-metrics.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 
 const NAMESPACE = 'bench';
@@ -62,79 +63,6 @@ function parse(args: readonly string[]): Options {
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-/** The benchmark's databases: created from one template, dropped with every role of the run's prefix. */
-class FleetDatabases {
-  readonly id = sandboxId();
-  readonly names: string[] = [];
-  readonly rolePrefix = `rp_fleet_${this.id}_`;
-  private readonly template = `rp_test_fleettpl_${this.id}`;
-
-  async create(count: number): Promise<void> {
-    await this.admin(async (c) => {
-      await c.query(`CREATE DATABASE "${this.template}"`);
-    });
-    const tpl = new pg.Client({ connectionString: databaseUrl(this.template) });
-    await tpl.connect();
-    await tpl.query(FLEET_TEMPLATE_SQL).finally(() => tpl.end());
-    await this.admin(async (c) => {
-      for (let i = this.names.length; i < count; i++) {
-        const name = `rp_test_fleet_${this.id}_${i}`;
-        await c.query(`CREATE DATABASE "${name}" TEMPLATE "${this.template}"`);
-        this.names.push(name);
-      }
-    });
-  }
-
-  /**
-   * Drops and recreates every database and the run's roles, so each stage meets the catalog the first one
-   * met: roles are cluster-wide, and thousands left by an earlier stage slow every later inspection.
-   */
-  async reset(): Promise<void> {
-    const count = this.names.length;
-    await this.dispose();
-    this.names.length = 0;
-    await this.create(count);
-  }
-
-  /** Sessions and transactions so far in the first `count` databases (pg_stat_database, PostgreSQL 14+). */
-  async activity(count: number): Promise<{ sessions: number; transactions: number }> {
-    let out = { sessions: 0, transactions: 0 };
-    await this.admin(async (c) => {
-      const { rows } = await c.query<{ sessions: string | null; transactions: string | null }>(
-        `SELECT sum(sessions) AS sessions, sum(xact_commit + xact_rollback) AS transactions
-           FROM pg_catalog.pg_stat_database WHERE datname = ANY($1)`,
-        [this.names.slice(0, count)],
-      );
-      out = { sessions: Number(rows[0]?.sessions ?? 0), transactions: Number(rows[0]?.transactions ?? 0) };
-    });
-    return out;
-  }
-
-  async dispose(): Promise<void> {
-    await this.admin(async (c) => {
-      for (const name of [...this.names, this.template]) {
-        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
-      }
-      const { rows } = await c.query<{ rolname: string }>(
-        'SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)',
-        [this.rolePrefix],
-      );
-      for (const { rolname } of rows)
-        await c.query(`DROP ROLE IF EXISTS "${rolname}"`).catch(() => undefined);
-    });
-  }
-
-  private async admin(body: (c: pg.Client) => Promise<void>): Promise<void> {
-    const c = new pg.Client({ connectionString: BENCH_ADMIN_URL });
-    await c.connect();
-    try {
-      await body(c);
-    } finally {
-      await c.end();
-    }
-  }
 }
 
 function isReady(p: PostgresPolicy): boolean {
@@ -376,33 +304,6 @@ async function fleetRun(
     if (index !== undefined) sqlByDatabase.set(index, plan.status.sqlInline);
   }
   return { seconds, sqlByDatabase, timeline: fleetTimeline(wallStart, listed) };
-}
-
-/** Sum of every sample of the counter `name` on the services' /metrics. */
-async function counterTotal(product: ProductProcesses, name: string): Promise<number> {
-  let total = 0;
-  for (const service of product.services) {
-    const text = await (await fetch(`${service.url}/metrics`)).text();
-    for (const line of text.split('\n')) {
-      if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.split(' ').at(-1));
-    }
-  }
-  return total;
-}
-
-/** A metric's samples summed per value of `label` over every service (`name` may end in _count). */
-async function byLabel(product: ProductProcesses, name: string, label: string): Promise<Map<string, number>> {
-  const totals = new Map<string, number>();
-  const pattern = new RegExp(`${label}="([^"]*)"`);
-  for (const service of product.services) {
-    const text = await (await fetch(`${service.url}/metrics`)).text();
-    for (const line of text.split('\n')) {
-      if (!line.startsWith(`${name}{`)) continue;
-      const value = pattern.exec(line)?.[1] ?? '';
-      totals.set(value, (totals.get(value) ?? 0) + Number(line.split(' ').at(-1)));
-    }
-  }
-  return totals;
 }
 
 /** Per policy, how `after` grew over `before` for each label value (zero rows left out). */

@@ -1,0 +1,33 @@
+// Counters scraped from the product's /metrics, summed over its service processes.
+import type { ProductProcesses } from './service-processes.js';
+
+/** Sum of every sample of the counter `name` on the services' /metrics. */
+export async function counterTotal(product: ProductProcesses, name: string): Promise<number> {
+  let total = 0;
+  for (const service of product.services) {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.split(' ').at(-1));
+    }
+  }
+  return total;
+}
+
+/** A metric's samples summed per value of `label` over every service (`name` may end in _count). */
+export async function byLabel(
+  product: ProductProcesses,
+  name: string,
+  label: string,
+): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  const pattern = new RegExp(`${label}="([^"]*)"`);
+  for (const service of product.services) {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(`${name}{`)) continue;
+      const value = pattern.exec(line)?.[1] ?? '';
+      totals.set(value, (totals.get(value) ?? 0) + Number(line.split(' ').at(-1)));
+    }
+  }
+  return totals;
+}
