@@ -7,7 +7,8 @@
 // Every stage (each replica count, each floor) starts from freshly created databases without the roles of the
 // stages before it. -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4,
 // --latency-runs 20, --tracing (the services export OTLP traces to a receiver in this process; the report then
-// gives the services' CPU per policy with tracing on, to compare with a run without it: docs/tracing.md).
+// gives the services' CPU per policy with tracing on, to compare with a run without it, and the single policy's
+// hops from its trace, which must agree with the status times' within 1 ms: docs/tracing.md).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -35,6 +36,7 @@ import {
 } from './fleet-health.js';
 import { byLabel, counterTotal } from './service-metrics.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
+import { TRACE_HOPS, TraceHops, disagreeingHops, hopDifferences } from './trace-hops.js';
 
 const NAMESPACE = 'bench';
 
@@ -119,6 +121,8 @@ async function singlePolicyLatency(
   applied: number[];
   ready: number[];
   hops: Record<string, number>[];
+  /** The counted runs' policies. */
+  names: string[];
   trace: string[];
 }> {
   const kc = product.emulator.kubeConfig(NAMESPACE);
@@ -127,6 +131,7 @@ async function singlePolicyLatency(
   const applied: number[] = [];
   const ready: number[] = [];
   const hops: Record<string, number>[] = [];
+  const names: string[] = [];
   // Every NATS message of the last run, with its time since the policy's creation (subjects only).
   const nc = await connect({ servers: product.nats.url });
   let traceStart = 0;
@@ -172,6 +177,7 @@ async function singlePolicyLatency(
           applied.push(appliedAt);
           ready.push(performance.now() - t0);
           hops.push(hopsOf(wall0, appliedAt, plan!, policy));
+          names.push(name);
         }
         break;
       }
@@ -180,7 +186,7 @@ async function singlePolicyLatency(
     }
   }
   await nc.close();
-  return { applied, ready, hops, trace };
+  return { applied, ready, hops, names, trace };
 }
 
 /**
@@ -188,6 +194,7 @@ async function singlePolicyLatency(
  * planner's decision (`computedAt`, after the gateway event, Secret reads and the inspector round trip), the
  * executor starting its SQL (`applyingSince`, after the plan write, request, visibility wait, lock and
  * re-inspection), the commit (`appliedAt`), the plan showing `Applied` in the API, and `Ready=True` written.
+ * With --tracing the three hops between those status times are read from the trace too (trace-hops.ts).
  */
 function hopsOf(
   wall0: number,
@@ -421,10 +428,19 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
   };
   // --tracing: every service exports its spans (OTLP/HTTP JSON, the SDK's batch processor) to this process,
   // which only counts them: the receiver's parsing is the collector's work, not the product's.
+  // It keeps only the spans the single policy's hops are read from (trace-hops.ts), until they are read.
   let spansReceived = 0;
+  let traceHops: TraceHops | undefined = options.tracing ? new TraceHops() : undefined;
   const traces = options.tracing
-    ? await OtlpReceiver.start({ retain: false, onSpans: (spans) => (spansReceived += spans.length) })
+    ? await OtlpReceiver.start({
+        retain: false,
+        onSpans: (spans) => {
+          spansReceived += spans.length;
+          traceHops?.collect(spans);
+        },
+      })
     : undefined;
+  let hopsDisagree: string[] = [];
   try {
     const extra = options.latencyRuns > 0 ? options.latencyRuns + 1 : 0;
     let started = performance.now();
@@ -484,6 +500,22 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
             ]),
           );
           console.log(`hops: ${JSON.stringify(report['singlePolicyHopsMs'])}`);
+          if (traceHops !== undefined) {
+            // The same hops from each run's trace, and how far they are from the status times' (docs/tracing.md).
+            const fromTrace = await traceHops.waitForHops(NAMESPACE, latency.names, 30_000);
+            traceHops = undefined;
+            report['singlePolicyHopsFromTraceMs'] = Object.fromEntries(
+              TRACE_HOPS.map((hop) => [
+                hop,
+                stat(fromTrace.map((h) => h?.[hop] ?? NaN).filter((v) => Number.isFinite(v))),
+              ]),
+            );
+            const differences = hopDifferences(latency.hops, fromTrace);
+            report['singlePolicyHopsTraceDifferenceMs'] = differences;
+            hopsDisagree = disagreeingHops(differences);
+            console.log(`hops from the trace: ${JSON.stringify(report['singlePolicyHopsFromTraceMs'])}`);
+            console.log(`  largest difference to the status times: ${JSON.stringify(differences)}`);
+          }
           report['singlePolicyTrace'] = latency.trace;
           if (process.env['FLEET_DEBUG']) console.log(latency.trace.join('\n'));
           console.log(`single policy: Applied ${JSON.stringify(report['singlePolicyLatencyMs'])} ms`);
@@ -636,6 +668,9 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     // Written before the databases are dropped (slow with hundreds of them).
     console.log(JSON.stringify(report, null, 2));
     writeResult(options.tracing ? 'fleet-tracing' : 'fleet', report);
+    if (hopsDisagree.length > 0) {
+      throw new Error(`the trace and the status times disagree: ${hopsDisagree.join(', ')} (max 1 ms)`);
+    }
     if (Object.keys(slowStages).length > 0) {
       throw new Error(
         `the fleet fell into the slow mode: ${Object.entries(slowStages)

@@ -138,6 +138,39 @@ test('one trace follows a policy from its watch event to the status write, with 
   expect(everything).not.toContain(db.url);
 });
 
+// The bench's hops (bench/fleet.bench.ts) read the status times; the trace must give the same figures.
+test("the plan's status times and the policy's Ready transition are span boundaries of its trace", async () => {
+  await stack.resources.createPolicy('timed', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: stack.role('timed_app'), login: false }],
+  });
+  const policy = await stack.reconciled('timed', 40_000);
+  const [plan] = await stack.resources.plans('timed');
+  const spans = await traceCovering(
+    receiver,
+    (s) => s.name === 'k8s-gateway watch PostgresPolicy' && attr(s, 'name') === 'timed',
+    [
+      { label: 'plan created', match: (s) => s.name === 'planner create plan' },
+      { label: 'applying', match: (s) => s.name === 'executor applying' },
+      { label: 'commit', match: (s) => s.name === 'executor commit' },
+      { label: 'result recorded', match: (s) => s.name === 'planner record result' },
+    ],
+  );
+  const span = (name: string): ReceivedSpan => spans.find((s) => s.name === name)!;
+  const ms = (ns: bigint): number => Number(ns / 1000n) / 1000;
+  const ready = policy.status?.conditions?.find((c) => c.type === 'Ready');
+  // Each status time against the span boundary that stands for the same moment (docs/tracing.md).
+  const gapsMs = {
+    computedAt: ms(span('planner create plan').startNs) - Date.parse(plan!.status!.computedAt!),
+    applyingSince: ms(span('executor applying').startNs) - Date.parse(plan!.status!.applyingSince!),
+    appliedAt: ms(span('executor commit').endNs) - Date.parse(plan!.status!.appliedAt!),
+    readyTransition: ms(span('planner record result').startNs) - Date.parse(ready!.last_transition_time!),
+  };
+  expect(Object.entries(gapsMs).filter(([, gap]) => !(Math.abs(gap) <= 1))).toEqual([]);
+});
+
 test('one trace follows an ephemeral access request from its creation to its revocation', async () => {
   const [reader, alice] = [stack.role('eph_reader'), stack.role('eph_alice')];
   await stack.resources.createPolicy('eph-target', {

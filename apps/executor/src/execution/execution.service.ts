@@ -11,7 +11,6 @@ import {
   openConnection,
   withRedaction,
   type CatalogConnection,
-  type ConnectionSpec,
   type ExecutableStatement,
   type LockedDecision,
   type PgCatalog,
@@ -68,6 +67,7 @@ import {
   requestInputs,
   type Expanded,
   type PlanningInputs,
+  type Prepared,
 } from './replan.js';
 import { withPolicyHeldAccess } from './replan-held-access.js';
 import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from './role-lock.js';
@@ -79,9 +79,8 @@ import {
   type ExecutionSecretResolver,
 } from './secrets.js';
 import { isMissingGenerated } from '@rolepolicy/kube';
-import { executionPhases, noteOutcome, noteRequest } from './execution-trace.js';
+import { executionPhases, inApplyingSpan, noteOutcome, noteRequest } from './execution-trace.js';
 
-/** Handles execution requests; one instance per executor replica. */
 /** What the executor read under the lock: the catalog, the fresh plan and policy, the plan re-made. */
 type LockedRead = {
   readonly snapshot: Awaited<ReturnType<typeof inspect>>;
@@ -91,6 +90,7 @@ type LockedRead = {
   readonly observed: TargetIdentityReading;
 };
 
+/** Handles execution requests; one instance per executor replica. */
 @Injectable()
 export class ExecutionService {
   private readonly logger = new Logger('Execution');
@@ -187,7 +187,7 @@ export class ExecutionService {
     } else if (facts.phase === 'Failed') {
       write = { phase: 'Failed', reason: facts.reason, message: facts.message };
     }
-    if (write) await this.cluster.status.write(request, plan, write, new Date());
+    if (write) await this.cluster.status.write(request, plan, write, facts.committedAt ?? new Date());
   }
 
   /** The fresh state, waiting up to `visibilityWaitMs` for the plan and its decision to become visible. */
@@ -243,15 +243,17 @@ export class ExecutionService {
         : this.options.roleLockDatabase,
     );
     const probe = this.options.probe?.around(request);
+    const phases = executionPhases();
     try {
-      return await withRedaction(connection, () =>
+      const facts = await withRedaction(connection, () =>
         executeUnderLock<ResultFacts>(
           connection.db,
           (session) => this.underLock(request, { ...connection, db: session }, prepared, probe),
           roleLock.lock,
-          executionPhases(),
+          phases,
         ),
       );
+      return phases.committedAt === undefined ? facts : { ...facts, committedAt: phases.committedAt };
     } catch (error) {
       if (!(error instanceof ExecutionError)) throw error;
       // A collision with another session is retried by redelivery (classifyFailure), except on the last one.
@@ -391,11 +393,14 @@ export class ExecutionService {
     });
     const count = rendered.statements.length;
     // Written and reported while the lock is held and before any statement, so Applying always precedes
-    // the outcome; a failed write leaves the transaction without SQL (retried later).
-    if (this.cluster !== null && fresh.plan !== undefined) {
-      await this.cluster.status.write(request, fresh.plan, { phase: 'Applying' }, new Date());
-    }
-    await this.publish(resultFor(request, executedFacts('Applying', digest.digest, count), new Date()));
+    // the outcome; a failed write leaves the transaction without SQL (retried later). `at`: applyingSince.
+    const at = new Date();
+    await inApplyingSpan(at, async () => {
+      if (this.cluster !== null && fresh.plan !== undefined) {
+        await this.cluster.status.write(request, fresh.plan, { phase: 'Applying' }, at);
+      }
+      await this.publish(resultFor(request, executedFacts('Applying', digest.digest, count), at));
+    });
     const statements: ExecutableStatement[] = [
       ...(probe?.before ?? []),
       ...rendered.statements,
@@ -487,13 +492,3 @@ export class ExecutionService {
     return { verifiers, generated };
   }
 }
-
-/** What {@link ExecutionService} has before taking the lock, or the outcome that ends the request early. */
-type Prepared =
-  | {
-      readonly ok: true;
-      readonly inputs: PlanningInputs;
-      readonly expanded: Extract<Expanded, { ok: true }>;
-      readonly connection: ConnectionSpec;
-    }
-  | { readonly ok: false; readonly facts: ResultFacts };

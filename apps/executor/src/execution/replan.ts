@@ -1,5 +1,6 @@
 // Re-planning from the request's inputs and a snapshot read under the lock: the same pipeline the planner
 // ran (expand, scope, computePlan, changeDigest), so equal inputs give the approved digest. Pure.
+import type { ConnectionSpec } from '@rolepolicy/catalog';
 import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
 import {
   CONTENT_FIELDS,
@@ -16,6 +17,7 @@ import {
   type PolicyContent,
   type ReconciliationMode,
 } from '@rolepolicy/policy';
+import type { ResultFacts } from './result.js';
 
 /** What a plan is computed from besides the snapshot; the request's own, or the fresh policy's. */
 export interface PlanningInputs {
@@ -114,3 +116,13 @@ export function replan(
   });
   return { plan, digest };
 }
+
+/** What the executor has before taking the lock, or the outcome that ends the request early. */
+export type Prepared =
+  | {
+      readonly ok: true;
+      readonly inputs: PlanningInputs;
+      readonly expanded: Extract<Expanded, { ok: true }>;
+      readonly connection: ConnectionSpec;
+    }
+  | { readonly ok: false; readonly facts: ResultFacts };

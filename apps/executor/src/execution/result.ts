@@ -14,7 +14,10 @@ export type ResultFacts = Pick<ExecuteResultV1, 'phase' | 'reason' | 'message'> 
       | 'errorClass'
       | 'appliedPasswordSourceVersions'
     >
-  >;
+  > & {
+    /** When the transaction committed: the plan's `appliedAt` (else the report time). */
+    readonly committedAt?: Date;
+  };
 
 /**
  * The source versions in effect after an Applied outcome: the request's, with the real version of each
@@ -50,7 +53,7 @@ export function resultFor(
     // Applied (executed or already converged) means every source version of the request is in effect.
     ...(facts.phase === 'Applied'
       ? {
-          appliedAt: at,
+          appliedAt: (facts.committedAt ?? now).toISOString(),
           ...(request.v === 2 ? { appliedPasswordSourceVersions: appliedVersions(request, facts) } : {}),
         }
       : {}),

@@ -1,6 +1,7 @@
 // The planner's spans (docs/tracing.md): a pass continues the trace of the change that woke it (the
 // resource event's context, kept per policy until the pass runs), names the policy and what it decided, and
-// the steps a person waits on (a plan made, approved, sent to an executor) are spans of their own.
+// the steps a person waits on (a plan made, approved, sent to an executor, its result recorded) are spans of
+// their own.
 import { trace } from '@opentelemetry/api';
 import {
   SPAN_ATTRIBUTES,
@@ -8,6 +9,7 @@ import {
   definedAttributes,
   inSpan,
   tracingActive,
+  type ExecuteResultV1,
   type TraceCarrier,
 } from '@rolepolicy/contracts';
 import {
@@ -121,8 +123,39 @@ export function inStepSpan(
   // A plan the planner approves as it creates it (approval: auto) is approved in this step too, before it
   // is written: the plan is created approved.
   const approved = step.kind === 'createPlan' && planDecision(step.plan) === 'approved';
-  return inSpan(name, { attributes }, async () => {
+  return inSpan(name, { attributes, ...planComputedAt(step) }, async () => {
     if (approved) await inSpan('planner approve', { attributes }, async () => undefined);
     await run();
   });
+}
+
+/**
+ * A plan's span starts when the plan was computed: the decision's clock reading, which the plan carries as
+ * `computedAt`, so the trace and the plan's status give the same moment (the bench's hops read both).
+ */
+function planComputedAt(step: ReconcileStep): { startTime?: Date } {
+  const computedAt = step.kind === 'createPlan' ? Date.parse(step.plan.status?.computedAt ?? '') : NaN;
+  return Number.isFinite(computedAt) ? { startTime: new Date(computedAt) } : {};
+}
+
+/**
+ * Records an executor's result on its policy (status, Event) in a `planner record result` span that starts
+ * at `at`: the decision's clock reading, which a condition that moves with it (Ready=True after Applied)
+ * carries as `last_transition_time`.
+ */
+export function inResultSpan(
+  policy: PostgresPolicy,
+  result: Pick<ExecuteResultV1, 'plan' | 'phase' | 'reason'>,
+  at: Date,
+  record: () => Promise<void>,
+): Promise<void> {
+  const attributes = {
+    [SPAN_ATTRIBUTES.service]: 'planner',
+    [SPAN_ATTRIBUTES.kind]: 'PostgresPolicy',
+    [SPAN_ATTRIBUTES.namespace]: policy.metadata.namespace,
+    [SPAN_ATTRIBUTES.name]: policy.metadata.name,
+    [SPAN_ATTRIBUTES.plan]: result.plan.name,
+    [SPAN_ATTRIBUTES.outcome]: `${result.phase}/${result.reason}`,
+  };
+  return inSpan('planner record result', { startTime: at, attributes }, record);
 }

@@ -13,6 +13,7 @@ import {
 } from '@rolepolicy/plan-lifecycle';
 import { wakeAfterResult } from './after-result.js';
 import { policyKey } from './change-keys.js';
+import { inResultSpan } from './pass-trace.js';
 import { reportOf } from './execution-results.js';
 import { planExecutionEvent, type PlanEvent } from '../planning/plan-events.js';
 import { resultPending, type PolicyState } from './policy-state.js';
@@ -82,16 +83,19 @@ export async function handleResult(ctx: ResultContext, result: ExecuteResultV1):
       ctx.trigger(key);
       return;
     }
+    const at = new Date(ctx.now());
     const decision = decideAfterExecution({
       policy,
       plan,
       report,
-      now: new Date(ctx.now()).toISOString(),
+      now: at.toISOString(),
       jitter: Math.random(),
     });
-    if (decision.status !== null) await ctx.writeStatus(policy, decision.status);
-    const executionEvent = planExecutionEvent(result);
-    if (executionEvent !== undefined) await ctx.recordEvent(executionEvent, policy);
+    await inResultSpan(policy, result, at, async () => {
+      if (decision.status !== null) await ctx.writeStatus(policy, decision.status);
+      const executionEvent = planExecutionEvent(result);
+      if (executionEvent !== undefined) await ctx.recordEvent(executionEvent, policy);
+    });
     ctx.log.log(
       logRecord(`plan ${namespace}/${result.plan.name}: ${result.phase} (${result.reason})`, {
         kind: 'PostgresPolicyPlan',

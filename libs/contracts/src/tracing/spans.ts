@@ -69,6 +69,11 @@ export type InSpanOptions = {
   /** Parent context; default the active one. */
   readonly parent?: Context;
   readonly links?: readonly Link[];
+  /**
+   * When the span starts, when it is a moment the service also writes down (a plan's `computedAt`, its
+   * `applyingSince`): one clock reading for both, so the trace and the status agree (docs/tracing.md).
+   */
+  readonly startTime?: Date;
 };
 
 /** Attributes without undefined values (the API drops them anyway; this keeps call sites short). */
@@ -112,6 +117,7 @@ async function inNewSpan<T>(
       kind: options.kind ?? SpanKind.INTERNAL,
       attributes: { ...serviceOf(parent), ...options.attributes },
       ...(options.links ? { links: [...options.links] } : {}),
+      ...(options.startTime ? { startTime: options.startTime } : {}),
     },
     parent,
   );
