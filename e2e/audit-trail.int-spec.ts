@@ -1,8 +1,13 @@
 // End to end, the audit trail (issue 30, docs/audit.md): a scripted day through every service (policies
 // applied, a plan denied and another approved by a person, ephemeral access granted and revoked, an access
-// request denied). The audit records the services wrote to stdout alone reconstruct who was a member of
-// which role after each step, checked against pg_auth_members read at that moment; no record holds a
-// secret the day used, and each event is written once.
+// request denied) on an API that enforces what a cluster would (authentication, RBAC, deploy/base's
+// admission policies with rolepolicy-decisions), people acting with their own credentials. The identities
+// in the records are the ones the API authenticated; a write in someone else's name is refused and
+// recorded nowhere. The audit records the services wrote alone reconstruct who was a member of which role
+// after each step, checked against pg_auth_members read at that moment; no record holds a secret the day
+// used, and each event is written once.
+import { join } from 'node:path';
+import { AuthenticationV1Api, KubernetesObjectApi, type KubeConfig } from '@kubernetes/client-node';
 import {
   auditRecordsIn,
   dedupeAudit,
@@ -12,32 +17,68 @@ import {
   type MembershipEdge,
 } from '@rolepolicy/contracts';
 import type { PostgresPolicyPlan } from '@rolepolicy/kube';
+import { apiFailure } from '@rolepolicy/testing';
+import { REPO_ROOT } from '../tools/deploy/render.js';
 import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
-import { EphemeralResources } from './support/ephemeral.js';
+import { EphemeralResources, type Identity } from './support/ephemeral.js';
+import { PolicyResources } from './support/resources.js';
 
 const PASSWORD = 'audit-Day-Password-7f3k9';
 const REBUILD_MS = 2_000;
+const NS = 'audit';
+const admission = (file: string) => join(REPO_ROOT, 'deploy/admission', file);
 
-/** Every stdout line a service wrote (audit records are JSON lines with `"context":"audit"`). */
-const lines: string[] = [];
-const write = process.stdout.write.bind(process.stdout);
-process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-  const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-  if (!text.includes('"service":"rolepolicy-'))
-    return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-  lines.push(...text.split('\n').filter((l) => l.length > 0));
-  return process.env['RP_TEST_VERBOSE'] ? write(chunk) : true;
-}) as typeof process.stdout.write;
+/** The day's people: dana approves plans (dba), sam decides access requests (security), alice asks. */
+const PEOPLE = {
+  dana: { username: 'dana@example.com', groups: ['dba'] },
+  sam: { username: 'sam@example.com', groups: ['security'] },
+  alice: { username: 'alice@example.com', groups: ['dev'] },
+} as const;
+type Person = keyof typeof PEOPLE;
+
+/** Who the API says a person is (a SelfSubjectReview, `kubectl auth whoami`): decidedBy must carry it. */
+async function whoami(kc: KubeConfig): Promise<Identity> {
+  const review = await kc
+    .makeApiClient(AuthenticationV1Api)
+    .createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+  const { username, uid, groups } = review.status!.userInfo!;
+  return { username: username!, ...(uid ? { uid } : {}), groups: groups ?? [] };
+}
+
+/** A RoleBinding of `clusterRole` to `group` in the test's namespace. */
+async function bind(name: string, clusterRole: string, group: string): Promise<void> {
+  await KubernetesObjectApi.makeApiClient(stack.kubeConfig).create({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name, namespace: NS },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
+  } as never);
+}
 
 let stack: Stack;
 let db: TargetDatabase;
 let gatedDb: TargetDatabase;
 let eph: EphemeralResources;
 let server: string;
+/** Each person's credentials, and who the API says they are. */
+const as = {} as Record<Person, { kc: KubeConfig; is: Identity }>;
 const role = (base: string) => stack.role(base);
 
 beforeAll(async () => {
-  stack = await startStack({ env: { ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS) } });
+  stack = await startStack({
+    namespace: NS,
+    apiAccessControl: true,
+    admissionFiles: [admission('decisions.yaml'), admission('roles.yaml')],
+    env: { ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS) },
+  });
+  await bind('plan-approvers', 'rolepolicy-approver', 'dba');
+  await bind('access-approvers', 'rolepolicy-approver', 'security');
+  await bind('requesters', 'rolepolicy-requester', 'dev');
+  for (const [name, user] of Object.entries(PEOPLE) as [Person, (typeof PEOPLE)[Person]][]) {
+    const kc = stack.emulator.kubeConfigFor(user, NS);
+    as[name] = { kc, is: await whoami(kc) };
+  }
   db = await stack.createDatabase('audit');
   gatedDb = await stack.createDatabase('gated');
   eph = new EphemeralResources(stack.kubeConfig, stack.namespace);
@@ -55,11 +96,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-  process.stdout.write = write;
 }, 180_000);
 
-/** The audit records written so far, in order. */
-const records = (): AuditRecord[] => auditRecordsIn(lines);
+/** The audit records written so far, in order (the stack's AUDIT_LOG_FILE). */
+const records = async (): Promise<AuditRecord[]> => auditRecordsIn(await stack.auditLines());
 
 /** The edges between this file's roles as the server has them now. */
 async function liveEdges(): Promise<Set<MembershipEdge>> {
@@ -73,8 +113,8 @@ async function liveEdges(): Promise<Set<MembershipEdge>> {
 }
 
 /** The edges between this file's roles the audit records written so far reconstruct. */
-function reconstructed(): Set<MembershipEdge> {
-  const timeline = replayMemberships(records());
+async function reconstructed(): Promise<Set<MembershipEdge>> {
+  const timeline = replayMemberships(await records());
   const last = timeline.at(-1)?.edges ?? new Set<MembershipEdge>();
   return new Set([...last].filter((e) => e.split('\u0000')[1]!.startsWith(stack.rolePrefix)));
 }
@@ -84,7 +124,7 @@ const snapshots: { step: string; takenAt: string; live: string[]; audit: string[
 async function snapshot(step: string, expected: readonly [string, string][]): Promise<void> {
   const takenAt = new Date().toISOString();
   const live = [...(await liveEdges())].sort();
-  const audit = [...reconstructed()].sort();
+  const audit = [...(await reconstructed())].sort();
   snapshots.push({ step, takenAt, live, audit });
   expect({ step, edges: live }).toEqual({
     step,
@@ -183,35 +223,52 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
   );
   await snapshot('app moved to writer', [['writer', 'app']]);
 
-  // 11:00 a gated policy on another database of the server: its first plan is denied, nothing changes.
+  // 11:00 a gated policy on another database of the server: dana denies its first plan, nothing changes.
+  const dana = new PolicyResources(as.dana.kc, NS);
   await stack.resources.createPolicy('gated', gatedPolicy([['auditor', 'bob']]));
   const denied = await pendingPlan('gated');
-  await stack.resources.deny(denied.metadata.name!, { username: 'dana@example.com', groups: ['dba'] });
+  await dana.deny(denied.metadata.name!, as.dana.is);
   await waitFor(
     'the denied plan Rejected',
     async () => (await stack.resources.plan(denied.metadata.name!))?.status?.phase === 'Rejected',
   );
   await snapshot('gated plan denied', [['writer', 'app']]);
 
-  // 12:00 the gated policy is edited; dana approves the new plan and it is applied.
+  // 12:00 the gated policy is edited. dana's approval in sam's name is refused; in her own it is applied.
   await stack.resources.patchPolicySpec('gated', gatedPolicy([['auditor', 'carol']]));
   const approved = await pendingPlan('gated', denied.metadata.name!);
-  await stack.resources.approve(approved.metadata.name!, { username: 'dana@example.com', groups: ['dba'] });
+  const forged = await apiFailure(dana.approve(approved.metadata.name!, as.sam.is));
+  expect({ code: forged.code, message: forged.body.message }).toMatchObject({
+    code: 403,
+    message: expect.stringContaining('decidedBy must be the authenticated caller: username dana@example.com'),
+  });
+  await dana.approve(approved.metadata.name!, as.dana.is);
   await reconciledWith('gated', hasEdges([['auditor', 'carol']]));
   await snapshot('gated plan approved', [
     ['writer', 'app'],
     ['auditor', 'carol'],
   ]);
 
-  // 14:00 alice gets temporary write access (Automatic), then it is revoked early by deleting the request.
+  // 14:00 alice gets temporary write access (Automatic), then an admin revokes it early by deleting the
+  // request. Asking in sam's name is refused: requestedBy is who created the request.
   await accessPolicy('write', { memberships: [{ role: role('writer'), inherit: true }] });
+  const alice = new EphemeralResources(as.alice.kc, NS);
   const request = {
     accessPolicyRef: { name: 'write' },
     subject: { role: role('alice') },
-    requestedBy: { username: 'alice@example.com' },
+    requestedBy: as.alice.is,
     justification: 'INC-42',
   };
-  await eph.create('EphemeralAccessRequest', 'alice-write', request);
+  const asSam = await apiFailure(
+    alice.create('EphemeralAccessRequest', 'sam-write', { ...request, requestedBy: as.sam.is }),
+  );
+  expect({ code: asSam.code, message: asSam.body.message }).toMatchObject({
+    code: 403,
+    message: expect.stringContaining(
+      'spec.requestedBy must be the authenticated caller: username alice@example.com',
+    ),
+  });
+  await alice.create('EphemeralAccessRequest', 'alice-write', request);
   await eph.phase('alice-write', 'Active', 60_000);
   await snapshot('alice granted write', [
     ['writer', 'app'],
@@ -232,28 +289,33 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
     approval: { mode: 'Required' },
     memberships: [{ role: role('reader'), inherit: true }],
   });
-  await eph.create('EphemeralAccessRequest', 'alice-read', {
+  await alice.create('EphemeralAccessRequest', 'alice-read', {
     ...request,
     accessPolicyRef: { name: 'read-approval' },
   });
   await eph.phase('alice-read', 'PendingApproval', 60_000);
-  await eph.decide('alice-read', 'Denied', { message: 'not during the freeze' }, 'security@example.com');
+  const sam = new EphemeralResources(as.sam.kc, NS);
+  await sam.decide('alice-read', 'Denied', { message: 'not during the freeze' }, as.sam.is);
   await eph.phase('alice-read', 'Denied', 60_000);
   await snapshot('alice denied read', [
     ['writer', 'app'],
     ['auditor', 'carol'],
   ]);
 
-  // The trail names every decision with its identities.
-  const all = records();
+  // The trail names every decision with the identities the API authenticated: username, uid and groups
+  // (with system:authenticated, which no test wrote by hand).
+  const all = await records();
+  const recorded = (who: Identity) => ({ username: who.username, uid: who.uid ?? null, groups: who.groups });
+  expect(as.dana.is.groups).toEqual(expect.arrayContaining(['dba', 'system:authenticated']));
   const ofObject = (name: string) => all.filter((r) => r.object.name === name);
   expect(ofObject(denied.metadata.name!).map((r) => r.event)).toEqual(['plan.denied']);
   expect(ofObject(denied.metadata.name!)[0]).toMatchObject({
-    decidedBy: { username: 'dana@example.com', groups: ['dba'] },
+    decidedBy: recorded(as.dana.is),
     policy: { name: 'gated' },
     automatic: false,
   });
   expect(ofObject(approved.metadata.name!).map((r) => r.event)).toEqual(['plan.approved', 'plan.applied']);
+  expect(ofObject(approved.metadata.name!)[0]).toMatchObject({ decidedBy: recorded(as.dana.is) });
   expect(ofObject(approved.metadata.name!)[1]).toMatchObject({
     source: 'executor',
     digest: approved.status?.changeDigest,
@@ -284,9 +346,24 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
   const read = ofObject('alice-read');
   expect(read.map((r) => r.event)).toEqual(['access.requested', 'access.denied']);
   expect(read[1]).toMatchObject({
-    decidedBy: { username: 'security@example.com' },
-    requestedBy: { username: 'alice@example.com' },
+    decidedBy: recorded(as.sam.is),
+    requestedBy: recorded(as.alice.is),
   });
+  const asked = [...write, ...read].filter((r) => r.event.startsWith('access.'));
+  expect(asked.map((r) => ('requestedBy' in r ? r.requestedBy : undefined))).toEqual(
+    asked.map(() => recorded(as.alice.is)),
+  );
+  // The refused writes left no trace: sam decided nothing but alice-read and asked for nothing, and the
+  // request created in his name does not exist.
+  const names = (r: AuditRecord) =>
+    [
+      'decidedBy' in r ? r.decidedBy?.username : undefined,
+      'requestedBy' in r ? r.requestedBy.username : undefined,
+    ].filter((n) => n !== undefined);
+  expect(all.filter((r) => names(r).includes(as.sam.is.username)).map((r) => r.object.name)).toEqual([
+    'alice-read',
+  ]);
+  expect(all.filter((r) => r.object.name === 'sam-write')).toEqual([]);
 
   // Written once per event: the services wrote no record twice (redelivery and leader changes would keep its id).
   const kept = new Set(dedupeAudit(all));
@@ -294,7 +371,7 @@ test('a scripted day: the audit records reconstruct pg_auth_members after every 
   expect(duplicates).toEqual([]);
 
   // No record holds a secret the day used: the password, the connection URLs, a verifier.
-  const text = lines.filter((l) => l.includes('"context":"audit"')).join('\n');
+  const text = (await stack.auditLines()).join('\n');
   for (const secret of [PASSWORD, db.url, gatedDb.url, 'SCRAM-SHA-256$']) expect(text).not.toContain(secret);
   expect(snapshots.map((s) => s.step)).toHaveLength(7);
 

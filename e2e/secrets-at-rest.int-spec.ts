@@ -27,7 +27,8 @@ beforeAll(async () => {
     logged.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
   }) as typeof process.stdout.write;
-  stack = await startStack({ env: { LOG_LEVEL: 'verbose', LOG_FORMAT: 'json' } });
+  // The audit records on stdout too (AUDIT_LOG_FILE empty): every line a service writes is checked.
+  stack = await startStack({ env: { LOG_LEVEL: 'verbose', LOG_FORMAT: 'json', AUDIT_LOG_FILE: '' } });
   tap = await connect({ servers: stack.nats.url });
   wire = wireTap(tap);
   db = await stack.createDatabase('at_rest');

@@ -1,6 +1,10 @@
 // The whole product for one end-to-end test file: a private nats-server (JetStream, own port and store,
 // so the production streams and subjects are used unchanged), the Kubernetes API emulator with the CRDs,
 // and the five services in-process through startService, plus client-node clients and target databases.
+import { mkdtempSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { INestApplication } from '@nestjs/common';
@@ -101,6 +105,12 @@ export type Stack = {
   /** Policies and plans as a cluster user sees them (create, edit, approve, deny). */
   readonly resources: PolicyResources;
   readonly services: readonly RunningService[];
+  /**
+   * The audit record lines (docs/audit.md) every service of this stack wrote so far, in order: the stack
+   * sets `AUDIT_LOG_FILE` to a file of its own, so the trail stays out of the test output (an
+   * `env: { AUDIT_LOG_FILE: '' }` puts it back on stdout, and this returns nothing).
+   */
+  auditLines(): Promise<string[]>;
   /** A sandbox database plus its connection Secret. */
   createDatabase(label: string, secretName?: string): Promise<TargetDatabase>;
   /** A role name unique to this file: `<rolePrefix><base>`. */
@@ -130,9 +140,11 @@ function envFor(
   options: StackOptions,
   access: SecuredNatsServer | undefined,
   id: string,
+  auditFile: string,
 ): Record<string, string> {
   const common: Record<string, string> = {
     NATS_URL: nats.url,
+    AUDIT_LOG_FILE: auditFile,
     ...(access ? access.env(name) : {}),
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: String(port),
@@ -165,6 +177,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // With apiAccessControl: each service's ServiceAccount kubeconfig.
   let kubeconfigs: Record<string, string> | undefined;
   let targets: TargetDatabases | undefined;
+  // The services' audit records, appended here rather than printed at every log level into the output.
+  const dir = mkdtempSync(join(tmpdir(), 'rp-e2e-stack-'));
+  const auditFile = join(dir, 'audit.jsonl');
 
   const startApi = async (): Promise<Emulator> => {
     const api = await startEmulator({
@@ -222,6 +237,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
             options,
             access,
             id,
+            auditFile,
           ),
         });
         started.push({ name, app, url: `http://127.0.0.1:${port}` });
@@ -234,6 +250,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await targets?.dispose();
     await (access ?? nats)?.dispose();
     await emulator?.stop();
+    await rm(dir, { recursive: true, force: true });
   };
 
   try {
@@ -270,6 +287,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         return resources;
       },
       services: started,
+      auditLines: async () =>
+        (await readFile(auditFile, 'utf8').catch(() => '')).split('\n').filter((l) => l.length > 0),
       createDatabase: (label, secretName) => targets!.create(label, secretName),
       role: (base) => `${targets!.rolePrefix}${base}`,
       reconciled: (name, timeoutMs = 30_000) => reconciledPolicy(resources, name, timeoutMs),

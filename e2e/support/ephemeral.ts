@@ -16,6 +16,13 @@ async function notFoundAsUndefined<T>(read: Promise<T>): Promise<T | undefined> 
   }
 }
 
+/** An identity as `decidedBy` and `requestedBy` carry it. */
+export type Identity = {
+  readonly username: string;
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+};
+
 /** Access policies and requests of one namespace. */
 export class EphemeralResources {
   private readonly custom: CustomObjectsApi;
@@ -77,16 +84,19 @@ export class EphemeralResources {
     );
   }
 
-  /** Appends a decision condition and decidedBy in one write. */
+  /**
+   * Appends a decision condition and decidedBy in one write; `by` a username, or the whole identity the
+   * API authenticates (what the rolepolicy-decisions admission policy requires of a person's decision).
+   */
   async decide(
     name: string,
     type: 'Approved' | 'Denied',
     fields: { bundleHash?: string; grantedDuration?: string; message?: string } = {},
-    username = 'security@example.com',
+    by: string | Identity = 'security@example.com',
   ): Promise<void> {
     await this.patchStatus('EphemeralAccessRequest', name, [
       { op: 'add', path: '/status/conditions/-', value: { type, status: 'True', reason: type, ...fields } },
-      { op: 'add', path: '/status/decidedBy', value: { username } },
+      { op: 'add', path: '/status/decidedBy', value: typeof by === 'string' ? { username: by } : by },
     ]);
   }
 

@@ -1,5 +1,8 @@
 // The audit writer: one JSON line under the logger `audit` whatever LOG_LEVEL says, and the same record as
 // an OpenTelemetry log record when a LoggerProvider is registered (a no-op when none is).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { logs } from '@opentelemetry/api-logs';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
@@ -81,6 +84,46 @@ describe('AuditLog', () => {
     audit.write({ ...record, at: '2026-11-28T10:00:05.000Z' });
     audit.write({ ...record, id: 'f'.repeat(32) });
     expect(auditRecordsIn(out.lines()).map((r) => r.id)).toEqual([record.id, 'f'.repeat(32)]);
+  });
+
+  describe('with AUDIT_LOG_FILE', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'rp-audit-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('appends the JSON lines to the file, even with LOG_FORMAT=pretty, and prints nothing', () => {
+      const out = capture();
+      const file = join(dir, 'audit.jsonl');
+      const other = { ...record, id: 'e'.repeat(32) };
+      new AuditLog('executor', { LOG_FORMAT: 'pretty', AUDIT_LOG_FILE: file }, out.stream).write(record);
+      new AuditLog('planner', { LOG_FORMAT: 'json', AUDIT_LOG_FILE: file }, out.stream).write(other);
+      const lines = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ service: 'rolepolicy-executor', context: 'audit' });
+      expect(auditRecordsIn(lines)).toEqual([record, other]);
+      expect(out.lines()).toEqual([]);
+    });
+
+    it('refuses to start when the file cannot be appended to', () => {
+      const file = join(dir, 'missing', 'audit.jsonl');
+      expect(() => new AuditLog('executor', { LOG_FORMAT: 'json', AUDIT_LOG_FILE: file })).toThrow(
+        'cannot append to AUDIT_LOG_FILE: ENOENT',
+      );
+    });
+
+    it('writes a record to stdout when the file can no longer be appended to', () => {
+      const out = capture();
+      const sub = join(dir, 'sub');
+      const file = join(sub, 'audit.jsonl');
+      mkdirSync(sub);
+      const audit = new AuditLog('executor', { LOG_FORMAT: 'json', AUDIT_LOG_FILE: file }, out.stream);
+      rmSync(sub, { recursive: true });
+      audit.write(record);
+      expect(auditRecordsIn(out.lines())).toEqual([record]);
+    });
   });
 
   it('names the replica by HOSTNAME (the pod), else host and pid', () => {

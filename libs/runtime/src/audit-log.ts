@@ -1,7 +1,8 @@
-// Writes audit records (libs/contracts audit-record.ts) twice: one JSON line on stdout under the logger name
-// `audit`, at every LOG_LEVEL (a compliance trail is not diagnostics), and one OpenTelemetry log record on
-// the logger `rolepolicy.audit`, which the global LoggerProvider exports over OTLP when one is registered
-// (OTEL_LOGS_EXPORTER=otlp) and which costs nothing otherwise (the API's no-op provider).
+// Writes audit records (libs/contracts audit-record.ts) twice: one JSON line on stdout (or appended to
+// AUDIT_LOG_FILE) under the logger name `audit`, at every LOG_LEVEL (a compliance trail is not diagnostics),
+// and one OpenTelemetry log record on the logger `rolepolicy.audit`, which the global LoggerProvider exports
+// over OTLP when one is registered (OTEL_LOGS_EXPORTER=otlp) and which costs nothing otherwise.
+import { appendFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { logs, SeverityNumber, type AnyValueMap, type Logger as OtelLogger } from '@opentelemetry/api-logs';
@@ -62,6 +63,35 @@ export function otelAuditRecord(record: AuditRecord): Parameters<OtelLogger['emi
   };
 }
 
+/** Why a file operation failed, without the path or message (an errno code such as `ENOSPC`). */
+const failure = (error: unknown): string => (error as { code?: string }).code ?? 'error';
+
+/**
+ * The lines of AUDIT_LOG_FILE: each appended (open, write, close) before the record's `write` returns, so
+ * a record is in the file even if the process dies right after, and a rotated file is created again. An
+ * append that fails goes to `fallback` (stdout) instead, with an error line: a record is never dropped.
+ * @throws Error when the file cannot be appended to at start (the service must not run without its trail)
+ */
+function auditFile(path: string, fallback: NodeJS.WritableStream): pino.DestinationStream {
+  try {
+    appendFileSync(path, '');
+  } catch (error) {
+    throw new Error(`cannot append to AUDIT_LOG_FILE: ${failure(error)}`, { cause: error });
+  }
+  return {
+    write: (line: string) => {
+      try {
+        appendFileSync(path, line);
+      } catch (error) {
+        violations.error(
+          `audit record not appended to AUDIT_LOG_FILE (${failure(error)}): written to stdout`,
+        );
+        fallback.write(line);
+      }
+    },
+  };
+}
+
 /** How many record ids a writer remembers to skip its own repeats (a pass deciding the same event again). */
 export const AUDIT_RECENT_IDS = 10_000;
 
@@ -75,13 +105,22 @@ export class AuditLog implements AuditSink {
   private readonly lines: pino.Logger;
   private readonly recent = new Set<string>();
 
+  /**
+   * @param config `AUDIT_LOG_FILE` set: the lines are appended there (always JSON), not printed
+   * @throws Error when AUDIT_LOG_FILE cannot be appended to
+   */
   constructor(
     service: string,
-    config: Pick<BaseConfig, 'LOG_FORMAT'>,
+    config: Pick<BaseConfig, 'LOG_FORMAT'> & { readonly AUDIT_LOG_FILE?: string | undefined },
     stdout: NodeJS.WritableStream = process.stdout,
   ) {
     // The service's pino options (base fields, redaction) at level info whatever LOG_LEVEL says.
-    const stream = config.LOG_FORMAT === 'pretty' ? prettyStream(stdout, false) : stdout;
+    const stream =
+      config.AUDIT_LOG_FILE !== undefined
+        ? auditFile(config.AUDIT_LOG_FILE, stdout)
+        : config.LOG_FORMAT === 'pretty'
+          ? prettyStream(stdout, false)
+          : stdout;
     this.lines = pino(pinoOptions(service, 'log'), stream as pino.DestinationStream).child({
       context: AUDIT_LOGGER,
     });

@@ -46,6 +46,10 @@ export function baseEnvSpec(port: number) {
       ['json', 'pretty'],
       'json',
     ),
+    AUDIT_LOG_FILE: env.optionalText(
+      'File the audit records are appended to (JSON lines) instead of stdout; empty writes them to stdout',
+      4096,
+    ),
   } as const;
 }
 
@@ -113,6 +117,7 @@ export type BaseConfig = {
   readonly READINESS_TIMEOUT_MS: number;
   readonly LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
   readonly LOG_FORMAT: 'json' | 'pretty';
+  readonly AUDIT_LOG_FILE: string | undefined;
 };
 
 /**

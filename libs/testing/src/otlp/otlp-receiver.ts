@@ -24,13 +24,25 @@ export type ReceivedSpan = {
   readonly status: number;
 };
 
+/** A log record's body as plain JSON: a key-value list becomes an object, as the sender had it. */
+export type BodyValue =
+  string | number | boolean | null | readonly BodyValue[] | { readonly [key: string]: BodyValue };
+
 /** One received log record. */
 export type ReceivedLog = {
+  /** The instrumentation scope (the OpenTelemetry logger's name). */
   readonly scope: string;
-  readonly body: AttributeValue;
+  readonly eventName: string | undefined;
+  readonly severityNumber: number | undefined;
+  readonly severityText: string | undefined;
+  /** `timeUnixNano`: when the event happened, as the sender stated it. */
+  readonly timeNs: bigint | undefined;
+  readonly body: BodyValue;
   readonly attributes: Readonly<Record<string, AttributeValue>>;
   readonly traceId: string | undefined;
   readonly serviceName: string;
+  /** Every attribute of the resource that sent it (`service.name`, `service.namespace`, `host.name`, ...). */
+  readonly resource: Readonly<Record<string, AttributeValue>>;
 };
 
 type OtlpValue = {
@@ -53,6 +65,16 @@ function plain(value: OtlpValue | undefined): AttributeValue {
   if (value.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(plain);
   if (value.kvlistValue !== undefined) return JSON.stringify(attributesOf(value.kvlistValue.values));
   return null;
+}
+
+function bodyOf(value: OtlpValue | undefined): BodyValue {
+  if (value?.kvlistValue !== undefined) {
+    const out: Record<string, BodyValue> = {};
+    for (const kv of value.kvlistValue.values ?? []) out[kv.key] = bodyOf(kv.value);
+    return out;
+  }
+  if (value?.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(bodyOf);
+  return plain(value) as BodyValue;
 }
 
 function attributesOf(list: readonly OtlpKeyValue[] | undefined): Record<string, AttributeValue> {
@@ -89,7 +111,15 @@ type LogRequest = {
     resource?: OtlpResource;
     scopeLogs?: {
       scope?: { name?: string };
-      logRecords?: { body?: OtlpValue; attributes?: OtlpKeyValue[]; traceId?: string }[];
+      logRecords?: {
+        eventName?: string;
+        severityNumber?: number;
+        severityText?: string;
+        timeUnixNano?: string | number;
+        body?: OtlpValue;
+        attributes?: OtlpKeyValue[];
+        traceId?: string;
+      }[];
     }[];
   }[];
 };
@@ -198,14 +228,20 @@ export class OtlpReceiver {
     if (!this.retain) return;
     for (const rl of request.resourceLogs ?? []) {
       const serviceName = serviceNameOf(rl.resource);
+      const resource = attributesOf(rl.resource?.attributes);
       for (const sl of rl.scopeLogs ?? [])
         for (const r of sl.logRecords ?? [])
           this.logs.push({
             scope: sl.scope?.name ?? '',
-            body: plain(r.body),
+            eventName: r.eventName === '' ? undefined : r.eventName,
+            severityNumber: r.severityNumber,
+            severityText: r.severityText === '' ? undefined : r.severityText,
+            timeNs: r.timeUnixNano === undefined ? undefined : BigInt(r.timeUnixNano),
+            body: bodyOf(r.body),
             attributes: attributesOf(r.attributes),
             traceId: r.traceId === undefined || r.traceId === '' ? undefined : r.traceId,
             serviceName,
+            resource,
           });
     }
   }
