@@ -1,0 +1,102 @@
+// Guard for work on the builder's speed: the canonical bytes of the artifact for a set of representative
+// inputs (the realistic and 200-role scenarios in several identities, and 80 seeded random plans) are pinned
+// by their digests in __golden__/artifact-digests.json. A change that alters any byte fails here; regenerate
+// with UPDATE_GOLDEN=1 only for an intended change of content, and say which spec rule asks for it.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import fc from 'fast-check';
+import { canonicalJson, computePlan, deriveManagedScope, sha256Digest } from '@rolepolicy/policy';
+
+import { desiredArb, snapshotArb } from '../../policy/src/diff/test-support/generators.js';
+import { buildReviewArtifact, serializeReviewArtifact, type ReviewInput } from './index.js';
+import { largeReviewInput } from './test-support/large.js';
+import { realisticReviewInput } from './test-support/realistic.js';
+
+const GOLDEN = fileURLToPath(new URL('./__golden__/artifact-digests.json', import.meta.url));
+
+/** The realistic policy on a database that has none of it yet (a fleet policy's first plan). */
+function realisticFresh(): ReviewInput {
+  const input = realisticReviewInput(160010);
+  const snapshot = {
+    ...input.snapshot,
+    roles: input.snapshot.roles.filter((r) => r.name === 'app_owner'),
+    grants: [],
+    memberships: [],
+    existing_roles: ['app_owner'],
+  };
+  const plan = computePlan({
+    desired: input.desired,
+    snapshot,
+    mode: input.mode,
+    passwordSources: { app: 'app-db:password:1' },
+    appliedPasswordSourceVersions: {},
+    allowSchemaOwnerTransfers: false,
+  });
+  return { ...input, snapshot, plan };
+}
+
+/** Seeded random plans (the engine's generators), alternately with and without catalog facts. */
+function randomInputs(): [string, ReviewInput][] {
+  const samples = fc.sample(fc.tuple(desiredArb, snapshotArb), { seed: 28, numRuns: 80 });
+  return samples.map(([desired, snapshot], i) => {
+    const sources = Object.fromEntries(
+      desired.roles.flatMap((r) => (r.password ? [[r.name, `${r.name}:password:${i}`]] : [])),
+    );
+    const plan = computePlan({
+      desired,
+      snapshot,
+      mode: desired.reconciliation_mode,
+      passwordSources: sources,
+      appliedPasswordSourceVersions: {},
+      allowSchemaOwnerTransfers: i % 3 === 0,
+    });
+    const input: ReviewInput = {
+      toolVersion: '0.1.0',
+      capturedAt: '2026-11-25T12:00:00Z',
+      contentDigest: `sha256:${'0'.repeat(64)}`,
+      targetLabel: `random ${i}`,
+      document: 'policy.yaml',
+      mode: desired.reconciliation_mode,
+      desired,
+      scope: deriveManagedScope(desired),
+      snapshot,
+      plan,
+      facts: i % 2 === 0 ? null : { executor_memberships: [], drop_roles: [], predefined_roles: [] },
+    };
+    return [`random-${String(i).padStart(2, '0')}`, input];
+  });
+}
+
+function cases(): [string, ReviewInput][] {
+  const pg16 = realisticReviewInput(160010);
+  return [
+    ['realistic-pg15', realisticReviewInput(150019)],
+    ['realistic-pg16', pg16],
+    ['realistic-pg15-offline', { ...realisticReviewInput(150019), facts: null }],
+    ['realistic-pg16-other-executor', { ...pg16, intendedExecutor: { role: 'deployer', superuser: false } }],
+    [
+      'realistic-pg16-superuser',
+      { ...pg16, snapshot: { ...pg16.snapshot, executor: { ...pg16.snapshot.executor, superuser: true } } },
+    ],
+    ['realistic-fresh-database', realisticFresh()],
+    ['large-200-roles', largeReviewInput()],
+    ['large-200-roles-offline', { ...largeReviewInput(), facts: null }],
+    ...randomInputs(),
+  ];
+}
+
+describe('review artifact bytes', () => {
+  it('are the pinned ones for every representative input, and compose to a whole encoding', () => {
+    const digests: Record<string, string> = {};
+    for (const [name, input] of cases()) {
+      const text = serializeReviewArtifact(buildReviewArtifact(input));
+      // Parts encoded once and reused must give the bytes a full encoding of a structural copy gives.
+      expect(canonicalJson(JSON.parse(text))).toBe(text);
+      digests[name] = sha256Digest(text);
+    }
+    const text = `${JSON.stringify(digests, null, 2)}\n`;
+    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(GOLDEN, text);
+    expect(digests).toEqual(JSON.parse(readFileSync(GOLDEN, 'utf8')));
+  });
+});
