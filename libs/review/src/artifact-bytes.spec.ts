@@ -11,7 +11,7 @@ import { canonicalJson, computePlan, deriveManagedScope, sha256Digest } from '@r
 import { desiredArb, snapshotArb } from '../../policy/src/diff/test-support/generators.js';
 import { buildReviewArtifact, serializeReviewArtifact, type ReviewInput } from './index.js';
 import { largeReviewInput } from './test-support/large.js';
-import { realisticReviewInput } from './test-support/realistic.js';
+import { REALISTIC_FACTS, realisticReviewInput } from './test-support/realistic.js';
 
 const GOLDEN = fileURLToPath(new URL('./__golden__/artifact-digests.json', import.meta.url));
 
@@ -34,6 +34,34 @@ function realisticFresh(): ReviewInput {
     allowSchemaOwnerTransfers: false,
   });
   return { ...input, snapshot, plan };
+}
+
+/**
+ * A superuser executor on a shared server: its review facts hold every membership of the server (here 60
+ * other fleet policies' two each, and an edge granted by a named grantor), so the visual carries them all.
+ */
+function realisticSharedServer(): ReviewInput {
+  const input = realisticReviewInput(160010);
+  const executor = { ...input.snapshot.executor, role: 'postgres', superuser: true };
+  const others = Array.from({ length: 60 }, (_, k) => `t${String(k).padStart(2, '0')}_`).flatMap((p, k) => [
+    { role: `${p}orders_editor`, member: `${p}app`, inherit: true, admin: false, grantor: null },
+    {
+      role: `${p}billing_viewer`,
+      member: `${p}reporting`,
+      inherit: k % 2 === 0,
+      admin: false,
+      grantor: null,
+    },
+  ]);
+  const edges = [
+    ...others,
+    { role: 'app_owner', member: 'deployer', inherit: true, admin: true, grantor: 'postgres' },
+  ];
+  return {
+    ...input,
+    snapshot: { ...input.snapshot, executor },
+    facts: { ...REALISTIC_FACTS, executor_memberships: edges },
+  };
 }
 
 /** Seeded random plans (the engine's generators), alternately with and without catalog facts. */
@@ -80,6 +108,7 @@ function cases(): [string, ReviewInput][] {
       { ...pg16, snapshot: { ...pg16.snapshot, executor: { ...pg16.snapshot.executor, superuser: true } } },
     ],
     ['realistic-fresh-database', realisticFresh()],
+    ['realistic-shared-server-superuser', realisticSharedServer()],
     ['large-200-roles', largeReviewInput()],
     ['large-200-roles-offline', { ...largeReviewInput(), facts: null }],
     ...randomInputs(),
