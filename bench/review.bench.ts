@@ -168,9 +168,9 @@ export function runReviewBench(script: string, args: readonly string[]): void {
         '2 roles, memberships; bench/review-fleet.ts), CPU microseconds of the bench process per plan, median of ' +
         'interleaved rounds: on a fresh server, and with a superuser executor on a server shared with other fleet ' +
         'policies (its review facts hold every membership). plannerRecord: build + serialize + the review ConfigMap, as ' +
-        'recordPlan runs it; plannerRecordBefore: the same as it ran before the eighth session (computePlan again, ' +
-        'tool version read, content digested); floorCanonicalJson: canonical JSON of the same artifact from a ' +
-        'structural copy; legacyCanonicalJson: the encoder before the sixth session',
+        "recordPlan runs it; plannerRecordBefore: recordPlan's steps before the eighth session (computePlan again, " +
+        'tool version read, content digested) on the same library; floorCanonicalJson: canonical JSON of the same ' +
+        'artifact from a structural copy; legacyCanonicalJson: the encoder before the sixth session',
       node: process.version,
       ...sample,
     });
