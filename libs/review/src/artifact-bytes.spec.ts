@@ -6,8 +6,18 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import fc from 'fast-check';
-import { canonicalJson, computePlan, deriveManagedScope, sha256Digest } from '@rolepolicy/policy';
+import {
+  canonicalJson,
+  computePlan,
+  contentDigest,
+  deriveManagedScope,
+  expandPolicy,
+  sha256Digest,
+  type CatalogSnapshot,
+  type PolicyContent,
+} from '@rolepolicy/policy';
 
+import { roleState } from '../../policy/src/diff/test-support/builders.js';
 import { desiredArb, snapshotArb } from '../../policy/src/diff/test-support/generators.js';
 import { buildReviewArtifact, serializeReviewArtifact, type ReviewInput } from './index.js';
 import { largeReviewInput } from './test-support/large.js';
@@ -64,6 +74,69 @@ function realisticSharedServer(): ReviewInput {
   };
 }
 
+/**
+ * preflight.int-spec.ts's executor_loses_access scenario, by hand: a CREATEROLE executor that belongs to the
+ * owner role the plan removes it from before revoking the owner's default privilege (phases grant,
+ * membership_remove, default_privilege_revoke; the last changes no role and no membership), on PostgreSQL 15.
+ */
+function executorLosesAccess(): ReviewInput {
+  const content: PolicyContent = {
+    roles: [{ name: 'lx_owners' }, { name: 'lx_reader' }],
+    grants: [{ role: 'lx_reader', object: { type: 'schema', name: 'lx' }, privileges: ['USAGE'] }],
+  };
+  const expansion = expandPolicy(content, { policyName: 'review' });
+  if (!expansion.ok) throw new Error('the scenario does not expand');
+  const desired = expansion.desired;
+  const edge = { role: 'lx_owners', member: 'lx_exec', inherit: true, admin: false, grantor: null };
+  const snapshot: CatalogSnapshot = {
+    server_version_num: 150004,
+    current_database: 'shop',
+    executor: { role: 'lx_exec', superuser: false, createrole: true, member_of: ['lx_owners'] },
+    identity: { physical: '7412330000000000001', physical_available: true, logical_fingerprint: null },
+    roles: [
+      { name: 'lx_owners', state: roleState({}) },
+      { name: 'lx_reader', state: roleState({}) },
+    ],
+    schemas: [{ name: 'lx', owner: 'lx_owners', owner_privileges: ['CREATE', 'USAGE'] }],
+    grants: [],
+    default_privileges: [
+      {
+        owner: 'lx_owners',
+        scope: { type: 'schema', schema: 'lx' },
+        on_type: 'table',
+        grantee: 'lx_reader',
+        privileges: ['SELECT'],
+      },
+    ],
+    memberships: [edge],
+    inventory: [],
+    unsatisfiable_wildcards: [],
+    existing_roles: ['lx_exec', 'lx_owners', 'lx_reader'],
+    function_signatures: [],
+  };
+  const plan = computePlan({
+    desired,
+    snapshot,
+    mode: desired.reconciliation_mode,
+    passwordSources: {},
+    appliedPasswordSourceVersions: {},
+    allowSchemaOwnerTransfers: false,
+  });
+  return {
+    toolVersion: '0.1.0',
+    capturedAt: '2026-11-25T12:00:00Z',
+    contentDigest: contentDigest(content).digest,
+    targetLabel: 'shop',
+    document: 'PostgresPolicy/shop/review',
+    mode: desired.reconciliation_mode,
+    desired,
+    scope: deriveManagedScope(desired),
+    snapshot,
+    plan,
+    facts: { executor_memberships: [edge], drop_roles: [], predefined_roles: [] },
+  };
+}
+
 /** Seeded random plans (the engine's generators), alternately with and without catalog facts. */
 function randomInputs(): [string, ReviewInput][] {
   const samples = fc.sample(fc.tuple(desiredArb, snapshotArb), { seed: 28, numRuns: 80 });
@@ -109,6 +182,7 @@ function cases(): [string, ReviewInput][] {
     ],
     ['realistic-fresh-database', realisticFresh()],
     ['realistic-shared-server-superuser', realisticSharedServer()],
+    ['executor-loses-access', executorLosesAccess()],
     ['large-200-roles', largeReviewInput()],
     ['large-200-roles-offline', { ...largeReviewInput(), facts: null }],
     ...randomInputs(),
@@ -127,5 +201,19 @@ describe('review artifact bytes', () => {
     const text = `${JSON.stringify(digests, null, 2)}\n`;
     if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(GOLDEN, text);
     expect(digests).toEqual(JSON.parse(readFileSync(GOLDEN, 'utf8')));
+  });
+
+  it('cover an executor that loses the access a later phase needs, and a superuser with server-wide facts', () => {
+    const lost = buildReviewArtifact(executorLosesAccess());
+    expect(lost.recorded.phases.map((p) => p.phase)).toEqual([
+      'grant',
+      'membership_remove',
+      'default_privilege_revoke',
+    ]);
+    expect(lost.recorded.findings.map((f) => f.kind)).toEqual(
+      expect.arrayContaining(['executor_loses_access', 'membership_disconnects_role']),
+    );
+    const shared = buildReviewArtifact(realisticSharedServer());
+    expect(shared.recorded.visual.edges.filter((e) => e.source === 'external:t00_app')).toHaveLength(1);
   });
 });
