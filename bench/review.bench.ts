@@ -1,28 +1,20 @@
 // `npm run bench -- review`: review-artifact generation (buildReviewArtifact + canonical JSON, and the HTML
 // report separately) for the full-bounds policy on the 1,000-schema catalog, on top of expansion and
 // planning; median ms and memory per size -> bench/results/review.json. Goal: artifact < 1 s over planning.
-// `npm run bench -- review --fleet`: the same for one fleet policy (bench/fleet-policy.ts) on its fresh
-// database, per artifact, beside the canonical JSON encoder before the sixth session -> review-fleet.json.
+// `npm run bench -- review --fleet`: recording one fleet policy's first plan as the planner does, on a fresh
+// and on a shared server (bench/review-fleet.ts) -> review-fleet.json.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resourceUsage } from 'node:process';
 import { fileURLToPath } from 'node:url';
 
-import {
-  canonicalJson,
-  computePlan,
-  contentDigest,
-  deriveManagedScope,
-  expandPolicy,
-  type PolicyContent,
-} from '@rolepolicy/policy';
+import { computePlan, contentDigest, deriveManagedScope, expandPolicy } from '@rolepolicy/policy';
 import { buildReviewArtifact, renderReviewHtml, serializeReviewArtifact } from '@rolepolicy/review';
 
-import { freshFleetSnapshot, smallPolicy } from './fleet-policy.js';
-import { legacyCanonicalJson } from './legacy-hot-paths.js';
 import { writeResult } from './pg-bench-support.js';
+import { measureFleetRecording } from './review-fleet.js';
 import { policyAt, snapshotAt } from './policy-fixture.js';
-import { compareCpuPerCall, median, sampleInChild, timed } from './timing.js';
+import { median, sampleInChild, timed } from './timing.js';
 
 /** One measured size; times are medians of the timed runs in milliseconds. */
 export interface ReviewBenchSample {
@@ -164,80 +156,21 @@ export function measure(fraction: number): ReviewBenchSample {
   };
 }
 
-const FLEET_ROUNDS = 30;
-const FLEET_PER_ROUND = 50;
-/**
- * One fleet policy's artifact, as the planner records it for the policy's first plan: build, serialize, and
- * the canonical JSON of the same artifact by today's encoder and by the one before the sixth session.
- */
-export function measureFleetArtifact(): Record<string, unknown> {
-  const content = smallPolicy('fleet_', 'fleet_db', 'fleet-secret') as unknown as PolicyContent;
-  const expansion = expandPolicy(content, { policyName: 'fleet' });
-  if (!expansion.ok) throw new Error('the fleet policy does not expand');
-  const desired = expansion.desired;
-  const snapshot = freshFleetSnapshot('fleet_db');
-  const plan = computePlan({
-    desired,
-    snapshot,
-    mode: 'authoritative',
-    passwordSources: {},
-    appliedPasswordSourceVersions: {},
-    allowSchemaOwnerTransfers: false,
-  });
-  const input = {
-    toolVersion: 'bench',
-    capturedAt: '2026-11-25T12:00:00Z',
-    contentDigest: contentDigest(content).digest,
-    targetLabel: 'fleet_db',
-    document: 'PostgresPolicy/bench/fleet',
-    mode: 'authoritative' as const,
-    desired,
-    scope: deriveManagedScope(desired),
-    snapshot,
-    plan,
-    facts: { executor_memberships: [], drop_roles: [], predefined_roles: [] },
-  };
-  const artifact = buildReviewArtifact(input);
-  const text = serializeReviewArtifact(artifact);
-  if (canonicalJson(JSON.parse(text)) !== text || legacyCanonicalJson(artifact) !== text) {
-    throw new Error('the encoders disagree on the fleet artifact');
-  }
-  const parsed: unknown = JSON.parse(text);
-  // CPU time of this process, so the other processes of a loaded machine do not count.
-  const us = compareCpuPerCall(
-    {
-      build: () => buildReviewArtifact(input),
-      buildAndSerialize: () => serializeReviewArtifact(buildReviewArtifact(input)),
-      canonicalJson: () => canonicalJson(parsed),
-      legacyCanonicalJson: () => legacyCanonicalJson(parsed),
-    },
-    FLEET_ROUNDS,
-    FLEET_PER_ROUND,
-  );
-  return {
-    changes: plan.changes.length,
-    artifactBytes: Buffer.byteLength(text),
-    rounds: FLEET_ROUNDS,
-    callsPerRound: FLEET_PER_ROUND,
-    buildUs: us['build'],
-    buildAndSerializeUs: us['buildAndSerialize'],
-    canonicalJsonUs: us['canonicalJson'],
-    legacyCanonicalJsonUs: us['legacyCanonicalJson'],
-  };
-}
-
 /** Runs each size in a child process (`--fractions 0.25,0.5` to reduce), prints a table, writes review.json. */
 export function runReviewBench(script: string, args: readonly string[]): void {
   if (args.includes('--fleet')) {
-    const sample = measureFleetArtifact();
-    console.table([sample]);
+    const sample = measureFleetRecording(args);
+    console.table(sample);
     writeResult('review-fleet', {
       benchmark: 'review --fleet',
       description:
-        "One fleet policy's review artifact (bench/fleet-policy.ts: 2 profiles x 2 schemas, 2 roles, memberships, " +
-        'on a fresh database): median CPU microseconds per buildReviewArtifact, per build + serializeReviewArtifact, and per ' +
-        'canonicalJson of the same artifact (parsed back, so no encoding is reused) by the encoder before the ' +
-        'sixth session (legacy) and today',
+        "Recording one fleet policy's first plan in the planner (bench/fleet-policy.ts: 2 profiles x 2 schemas, " +
+        '2 roles, memberships; bench/review-fleet.ts), CPU microseconds of the bench process per plan, median of ' +
+        'interleaved rounds: on a fresh server, and with a superuser executor on a server shared with other fleet ' +
+        'policies (its review facts hold every membership). plannerRecord: build + serialize + the review ConfigMap, as ' +
+        "recordPlan runs it; plannerRecordBefore: recordPlan's steps before the eighth session (computePlan again, " +
+        'tool version read, content digested) on the same library; floorCanonicalJson: canonical JSON of the same ' +
+        'artifact from a structural copy; legacyCanonicalJson: the encoder before the sixth session',
       node: process.version,
       ...sample,
     });

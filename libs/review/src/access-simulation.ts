@@ -80,8 +80,11 @@ function accessState(
   complete: boolean,
 ): AccessState {
   const existing = existingRoles(snapshot);
-  const member = reachableFrom(snapshot.memberships, executor.role, false);
-  const usage = reachableFrom(snapshot.memberships, executor.role, true);
+  // A superuser reaches every role and an incomplete graph decides none: only otherwise are paths read
+  // (a superuser's graph is every membership of the server, so this is most of the simulation's work).
+  const pathsRead = executor.superuser !== true && complete;
+  const member = pathsRead ? reachableFrom(snapshot.memberships, executor.role, false) : new Set<string>();
+  const usage = pathsRead ? reachableFrom(snapshot.memberships, executor.role, true) : new Set<string>();
   const status = (role: string, set: Set<string>): AccessStatus => {
     if (executor.superuser === true || role === executor.role) return 'reachable';
     if (!complete) return 'unknown';
@@ -135,8 +138,27 @@ export function rolesOf(change: Change): readonly string[] {
 }
 
 /**
- * Simulates the plan phase by phase. `complete` is whether the executor's whole membership graph is known
- * (its edges were read and the intended executor is the inspecting role); otherwise statuses are `unknown`.
+ * The change kinds that alter what an access state reads (roles, which roles exist, memberships). The
+ * others (grants, defaults, schemas, ownership, passwords, sessions) leave those untouched in applyChanges.
+ */
+const ROLE_GRAPH_KINDS: ReadonlySet<Change['kind']> = new Set([
+  'create_role',
+  'alter_role',
+  'set_comment',
+  'drop_role',
+  'add_member',
+  'remove_member',
+]);
+
+/**
+ * Simulates the plan phase by phase on a role slice (`snapshot` without grants, defaults, schemas and
+ * inventory; the states read only roles and memberships). `complete` is whether the executor's whole
+ * membership graph is known (its edges were read and the intended executor is the inspecting role);
+ * otherwise statuses are `unknown`.
+ *
+ * Only the changes of ROLE_GRAPH_KINDS are applied. A phase without any (grants, revokes, retirement
+ * steps) keeps the previous state, once applyChanges has run at all: on its own output it only re-sorts,
+ * and before PostgreSQL 16 its first run also aligns each edge's inherit with its member's rolinherit.
  */
 export function simulateAccess(
   snapshot: CatalogSnapshot,
@@ -149,10 +171,18 @@ export function simulateAccess(
   const before = accessState(snapshot, tracked, executor, complete);
   const afterPhase: AccessState[] = [];
   let current = snapshot;
+  let state: AccessState | null = null;
   for (const phase of phases) {
-    const phaseChanges = phase.change_indices.map((i) => changes[i]!);
-    current = withCreatorEdges(applyChanges(current, phaseChanges), phaseChanges, executor);
-    afterPhase.push(accessState(current, tracked, executor, complete));
+    const phaseChanges = phase.change_indices
+      .map((i) => changes[i]!)
+      .filter((c) => ROLE_GRAPH_KINDS.has(c.kind));
+    if (state === null || phaseChanges.length > 0) {
+      const applied = withCreatorEdges(applyChanges(current, phaseChanges), phaseChanges, executor);
+      // New roles' built-in PUBLIC defaults are not read here: do not carry them from phase to phase.
+      current = { ...applied, default_privileges: [] };
+      state = accessState(current, tracked, executor, complete);
+    }
+    afterPhase.push(state);
   }
   return { before, afterPhase, complete };
 }

@@ -44,6 +44,18 @@ import { buildVisual } from './visual.js';
  */
 const encodedParts = new WeakMap<object, string>();
 
+/**
+ * `text` itself, read once. canonicalJson builds its text by concatenation, which V8 keeps as a tree of
+ * pieces until something reads the characters, and then copies it into flat storage in place. The parts of
+ * an artifact are kept as long as it lives and read twice (fingerprint, serialisation): reading each once
+ * here frees its tree of pieces at once, instead of leaving tens of thousands of them (a superuser's
+ * membership graph in the visual) for the garbage collector to move around with the artifact.
+ */
+function flattened(text: string): string {
+  Buffer.byteLength(text, 'utf8');
+  return text;
+}
+
 /** Tag of the bytes `review_fingerprint` hashes. */
 export const REVIEW_FINGERPRINT_ENCODING = 'rolepolicy.io/review-fingerprint/v1';
 
@@ -246,7 +258,7 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
   // The fingerprint document and the artifact share context, preflight and every recorded member: encode
   // each once, and let both documents (and serializeReviewArtifact later) reuse the bytes.
   for (const part of [context, preflight, ...Object.values(recordedBody)]) {
-    if (typeof part === 'object' && part !== null) encodedParts.set(part, canonicalJson(part));
+    if (typeof part === 'object' && part !== null) encodedParts.set(part, flattened(canonicalJson(part)));
   }
   // What a reviewer approves: everything except when and with which tool it was captured.
   const review_fingerprint = sha256Digest(

@@ -16,6 +16,7 @@ import {
   type Change,
   type DesiredState,
   type ManagedScope,
+  type PlanResult,
 } from '@rolepolicy/policy';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
 import type {
@@ -84,6 +85,17 @@ function previewVerifiers(changes: readonly Change[]): Record<string, string> {
 
 /** Computes the plan summary the decision table reads; rendering or digest errors become permanent failures. */
 export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
+  return planPass(input).outcome;
+}
+
+/**
+ * {@link planFromSnapshot} with the engine's plan it summarised (null when planning failed), so the pass's
+ * review artifact is built from this very result instead of computing the plan a second time.
+ */
+export function planPass(input: PlanningInput): {
+  readonly outcome: PlanningOutcome;
+  readonly plan: PlanResult | null;
+} {
   const { desired, scope, snapshot } = input;
   const mode = desired.reconciliation_mode;
   try {
@@ -139,11 +151,11 @@ export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
       },
       snapshotRequestedAt: input.snapshotRequestedAt,
     };
-    return { kind: 'computed', plan: computed };
+    return { outcome: { kind: 'computed', plan: computed }, plan };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const reason = error instanceof ChangeDigestError ? 'PlanDigestFailed' : 'PlanRenderFailed';
-    return { kind: 'failed', error: { class: 'permanent', reason, message } };
+    return { outcome: { kind: 'failed', error: { class: 'permanent', reason, message } }, plan: null };
   }
 }
 

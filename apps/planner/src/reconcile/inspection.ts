@@ -11,7 +11,7 @@ import type { AppliedSnapshotMissReason, AppliedSnapshots } from './applied-snap
 import type { ConflictProof } from './conflict-proof.js';
 import { planningInputsDigest, type ConvergedMemo } from './converged-memo.js';
 import { EPHEMERAL_ACCESS_CONFLICT, policyHeldAccess } from '@rolepolicy/plan-lifecycle';
-import { inspectFailure, planFromSnapshot, type PlanningInput } from '../planning/planning.js';
+import { inspectFailure, planPass, type PlanningInput } from '../planning/planning.js';
 import { fingerprintPays, type Prepared } from '../planning/prepare.js';
 import { reviewQueryOf, type ReviewRecorder } from './review-recording.js';
 
@@ -245,8 +245,19 @@ export class Inspection {
     this.deps.heldAccess.set(key, heldAccess.edges);
     const inputs = planningInputs(policy, prepared, heldAccess.desired);
     const planning = { ...inputs, snapshot: result.snapshot, snapshotRequestedAt };
-    this.deps.review.noteInspection(key, planning, result.reviewFacts ?? null);
-    const outcome = planFromSnapshot(planning);
+    const { outcome, plan } = planPass(planning);
+    // The review artifact of a plan this pass creates is built from the same engine result.
+    if (outcome.kind === 'computed' && plan !== null) {
+      const facts = result.reviewFacts ?? null;
+      this.deps.review.noteInspection(key, {
+        planning,
+        facts,
+        plan,
+        contentDigest: outcome.plan.contentDigest,
+      });
+    } else {
+      this.deps.review.endPass(key);
+    }
     this.deps.converged.record(
       key,
       planningInputsDigest(policy.metadata.uid, inputs),

@@ -2,7 +2,7 @@
 // own inspection (snapshot and review facts of one transaction), annotated on the plan, and written as a
 // ConfigMap owned by the plan once the API server has given the plan its uid (see docs/review.md).
 import type { AnyCached, InspectRequestV1 } from '@rolepolicy/contracts';
-import { computePlan, contentDigest, type DesiredState } from '@rolepolicy/policy';
+import { contentDigest, type DesiredState, type PlanResult } from '@rolepolicy/policy';
 import {
   buildReviewArtifact,
   serializeReviewArtifact,
@@ -38,9 +38,13 @@ export function reviewQueryOf(desired: DesiredState): NonNullable<InspectRequest
   };
 }
 
-interface Inspection {
+/** What a pass planned from, and the engine's plan it computed (the artifact is built from that result). */
+export interface PassInspection {
   readonly planning: PlanningInput;
   readonly facts: ReviewFacts | null;
+  readonly plan: PlanResult;
+  /** `contentDigest(planning.spec).digest`, as the pass computed it for its plan summary. */
+  readonly contentDigest: string;
 }
 
 /** What the recorder needs from the reconciler. */
@@ -51,14 +55,16 @@ export interface ReviewRecorderDeps {
 
 /** Keeps each pass's inspection until its decision is carried out, and artifacts until their plan exists. */
 export class ReviewRecorder {
-  private readonly inspections = new Map<string, Inspection>();
+  private readonly inspections = new Map<string, PassInspection>();
   private readonly pending = new Map<string, { configMap: ConfigMap; at: number }>();
+  /** The running code's version: read once (it reads package.json), it cannot change under this process. */
+  private readonly toolVersion = toolVersion();
 
   constructor(private readonly deps: ReviewRecorderDeps) {}
 
-  /** Remembers what the pass of `policyKey` planned from (replaces an earlier pass's). */
-  noteInspection(policyKey: string, planning: PlanningInput, facts: ReviewFacts | null): void {
-    this.inspections.set(policyKey, { planning, facts });
+  /** Remembers what the pass of `policyKey` planned from and what it planned (replaces an earlier pass's). */
+  noteInspection(policyKey: string, inspection: PassInspection): void {
+    this.inspections.set(policyKey, inspection);
   }
 
   /** Forgets the pass's inspection (a pass without one must never record an older one's artifact). */
@@ -77,26 +83,20 @@ export class ReviewRecorder {
     if (inspection === undefined || typeof computedAt !== 'string') return plan;
     try {
       const { planning } = inspection;
-      const result = computePlan({
-        desired: planning.desired,
-        snapshot: planning.snapshot,
-        mode: planning.desired.reconciliation_mode,
-        passwordSources: planning.passwordSources,
-        appliedPasswordSourceVersions: planning.appliedPasswordSourceVersions,
-        allowSchemaOwnerTransfers: planning.allowSchemaOwnerTransfers,
-      });
       const { namespace, name } = policy.metadata;
       const artifact = buildReviewArtifact({
-        toolVersion: toolVersion(),
+        toolVersion: this.toolVersion,
         capturedAt: computedAt,
-        contentDigest: contentDigest(policy.spec).digest,
+        // The pass digested this very spec object already; another object (never expected) is digested anew.
+        contentDigest:
+          planning.spec === policy.spec ? inspection.contentDigest : contentDigest(policy.spec).digest,
         targetLabel: `${namespace}/${name}`,
         document: `PostgresPolicy/${namespace}/${name}`,
         mode: planning.desired.reconciliation_mode,
         desired: planning.desired,
         scope: planning.scope,
         snapshot: planning.snapshot,
-        plan: result,
+        plan: inspection.plan,
         facts: inspection.facts,
       });
       const configMap = buildReviewConfigMap(plan, serializeReviewArtifact(artifact));
