@@ -58,10 +58,13 @@ export function executorScopedEdges(
   if (executorEdges.length === 0) return [];
   const graph = [...snapshot.memberships, ...executorEdges];
   const up = reachableFrom(graph, inspector, false);
-  // Roles from which a target is reachable: walk the edges downwards (group to member) from the targets.
-  const reversed = graph.map((e) => ({ ...e, role: e.member, member: e.role }));
+  const upward = executorEdges.filter((e) => up.has(e.member));
+  if (upward.length === 0) return [];
+  // Every edge of a path from the inspector has its member on the way up: walk only those, downwards (group
+  // to member) from the targets, for the roles from which a target is reachable.
+  const reversed = graph.flatMap((e) => (up.has(e.member) ? [{ ...e, role: e.member, member: e.role }] : []));
   const down = reachableFromAny(reversed, targets, false);
-  return executorEdges.filter((e) => up.has(e.member) && down.has(e.role));
+  return upward.filter((e) => down.has(e.role));
 }
 
 /** Roles reachable from `from` over membership edges (`inheritOnly`: inherit edges only), `from` included. */
