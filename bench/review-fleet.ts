@@ -1,7 +1,8 @@
 // `npm run bench -- review --fleet`: what recording one fleet policy's first plan costs the planner, in CPU
 // microseconds of this process per plan (median of interleaved rounds), in two settings of the same policy:
 // a fresh server, and a superuser executor on a server shared with `--server-policies` other fleet policies
-// (default 500): its review facts then hold every membership of the server, and the visual graph with them.
+// (default 500), given the facts its read returned before ADR 0028 (every membership of the server): the
+// artifact keeps none of them (none is on the executor's way up to a role the plan tracks).
 // Same run: the planner's recording as it was before the eighth session (computePlan again, the tool version
 // read from package.json, the content digest again) and the floor, the canonical JSON of the same artifact
 // from a structural copy (no reuse): the least a recorder must do to produce the bytes.
@@ -37,8 +38,9 @@ const PLAN = {
 } as unknown as PostgresPolicyPlan;
 
 /**
- * Every membership of a server holding `others` fleet policies besides ours, as `readReviewFacts` returns
- * them for a superuser (pg_has_role(superuser, any, MEMBER) holds): two per policy, ordered as the query does.
+ * Every membership of a server holding `others` fleet policies besides ours, as `readReviewFacts` returned
+ * them for a superuser before ADR 0028 (pg_has_role(superuser, any, MEMBER) holds): two per policy, ordered as
+ * the query did. Now the read returns the superuser's own memberships (none), and the library drops these.
  */
 export function serverWideEdges(others: number): MembershipEdge[] {
   const edges: MembershipEdge[] = [];

@@ -167,8 +167,10 @@ export function runReviewBench(script: string, args: readonly string[]): void {
         "Recording one fleet policy's first plan in the planner (bench/fleet-policy.ts: 2 profiles x 2 schemas, " +
         '2 roles, memberships; bench/review-fleet.ts), CPU microseconds of the bench process per plan, median of ' +
         'interleaved rounds: on a fresh server, and with a superuser executor on a server shared with other fleet ' +
-        'policies (its review facts hold every membership). plannerRecord: build + serialize + the review ConfigMap, as ' +
-        "recordPlan runs it; plannerRecordBefore: recordPlan's steps before the eighth session (computePlan again, " +
+        "policies, given the review facts a superuser's read returned before ADR 0028 (every membership of the " +
+        "server; the artifact keeps only the edges on the executor's way up to the roles it tracks: none here). " +
+        'plannerRecord: build + serialize + the review ConfigMap, as recordPlan runs it;' +
+        " plannerRecordBefore: recordPlan's steps before the eighth session (computePlan again, " +
         'tool version read, content digested) on the same library; floorCanonicalJson: canonical JSON of the same ' +
         'artifact from a structural copy; legacyCanonicalJson: the encoder before the sixth session',
       node: process.version,

@@ -2,24 +2,34 @@
 
 -- executorEdges (PostgreSQL 15)
 
+WITH RECURSIVE up(oid) AS (
+  SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
+  UNION
+  SELECT a.roleid FROM pg_catalog.pg_auth_members a JOIN up ON a.member = up.oid
+)
 SELECT g.rolname AS role, m.rolname AS member, m.rolinherit AS inherit, am.admin_option AS admin,
        CASE WHEN am.grantor = 10 THEN NULL ELSE gr.rolname END AS grantor
-FROM pg_catalog.pg_auth_members am
+FROM up
+JOIN pg_catalog.pg_auth_members am ON am.member = up.oid
 JOIN pg_catalog.pg_roles g ON g.oid = am.roleid
 JOIN pg_catalog.pg_roles m ON m.oid = am.member
 LEFT JOIN pg_catalog.pg_roles gr ON gr.oid = am.grantor
-WHERE pg_catalog.pg_has_role(current_user, am.member, 'MEMBER')
 ORDER BY g.rolname, m.rolname, gr.rolname;
 
 -- executorEdges (PostgreSQL 16+)
 
+WITH RECURSIVE up(oid) AS (
+  SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
+  UNION
+  SELECT a.roleid FROM pg_catalog.pg_auth_members a JOIN up ON a.member = up.oid
+)
 SELECT g.rolname AS role, m.rolname AS member, am.inherit_option AS inherit, am.admin_option AS admin,
        CASE WHEN am.grantor = 10 THEN NULL ELSE gr.rolname END AS grantor
-FROM pg_catalog.pg_auth_members am
+FROM up
+JOIN pg_catalog.pg_auth_members am ON am.member = up.oid
 JOIN pg_catalog.pg_roles g ON g.oid = am.roleid
 JOIN pg_catalog.pg_roles m ON m.oid = am.member
 LEFT JOIN pg_catalog.pg_roles gr ON gr.oid = am.grantor
-WHERE pg_catalog.pg_has_role(current_user, am.member, 'MEMBER')
 ORDER BY g.rolname, m.rolname, gr.rolname;
 
 -- dropRoleFacts

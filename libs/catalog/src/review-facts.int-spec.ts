@@ -28,6 +28,11 @@ beforeAll(async () => {
       `GRANT "${r('mid')}" TO "${r('exec')}"`,
       `GRANT "${r('top')}" TO "${r('mid')}" WITH ADMIN OPTION`,
       `GRANT "${r('other')}" TO "${r('top')}"`,
+      `CREATE ROLE "${r('su')}" SUPERUSER NOLOGIN`,
+      `GRANT "${r('top')}" TO "${r('su')}"`,
+      `CREATE ROLE "${r('tenant_b_group')}" NOLOGIN`,
+      `CREATE ROLE "${r('tenant_b_app')}" LOGIN`,
+      `GRANT "${r('tenant_b_group')}" TO "${r('tenant_b_app')}"`,
       `CREATE ROLE "${r('gone')}" LOGIN`,
       `GRANT "${r('other')}" TO "${r('gone')}"`,
       `CREATE TABLE public."${r('owned')}" (id int)`,
@@ -48,13 +53,30 @@ describe('readReviewFacts', () => {
     const connection = openConnection({ url: sandbox.url, setRole: r('exec') });
     try {
       const facts = await readReviewFacts(connection.db, [], 150000);
-      const ours = facts.executor_memberships.filter((e) => e.role.startsWith(p));
-      expect(ours).toEqual([
+      expect(facts.executor_memberships).toEqual([
         { role: r('mid'), member: r('exec'), inherit: true, admin: false, grantor: null },
         { role: r('other'), member: r('top'), inherit: true, admin: false, grantor: null },
         { role: r('top'), member: r('mid'), inherit: false, admin: true, grantor: null },
       ]);
       expect(facts.drop_roles).toEqual([]);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it("a superuser executor reads only the edges upward from itself, never the server's other memberships", async () => {
+    // pg_has_role(superuser, any role, 'MEMBER') holds: that test returned every membership of the server
+    // (another tenant's roles in this tenant's review artifact, ADR 0028).
+    const connection = openConnection({ url: sandbox.url, setRole: r('su') });
+    try {
+      const facts = await readReviewFacts(connection.db, [], 150000);
+      expect(facts.executor_memberships).toEqual([
+        { role: r('other'), member: r('top'), inherit: true, admin: false, grantor: null },
+        { role: r('top'), member: r('su'), inherit: true, admin: false, grantor: null },
+      ]);
+      const named = facts.executor_memberships.flatMap((e) => [e.role, e.member]);
+      expect(named).not.toContain(r('tenant_b_group'));
+      expect(named).not.toContain(r('exec'));
     } finally {
       await connection.close();
     }

@@ -1,5 +1,5 @@
-// Catalog facts for the review's preflight: the executor's own membership edges (its authority graph) and
-// what still depends on each role a plan drops (pg_shdepend, pg_auth_members, pg_stat_activity).
+// Catalog facts for the review's preflight: the executor's own membership edges (paths upward from it only)
+// and what still depends on each role a plan drops (pg_shdepend, pg_auth_members, pg_stat_activity).
 
 import { sql, type Kysely } from 'kysely';
 
@@ -32,17 +32,27 @@ export interface DropRoleRow {
 export class ReviewFactsRepository {
   constructor(private readonly db: Kysely<PgCatalog>) {}
 
-  /** Every membership edge whose member is current_user or a role current_user belongs to. */
+  /**
+   * The membership edges on paths upward from current_user: those whose member is current_user or a role it
+   * belongs to, transitively, walked over pg_auth_members from current_user itself (ADR 0028). Not
+   * `pg_has_role(current_user, member, 'MEMBER')`: that holds for every role when current_user is a
+   * superuser, and returned every membership of the server (other tenants' roles, a cost growing with it).
+   */
   async executorEdges(serverVersionNum: number): Promise<ExecutorEdgeRow[]> {
     const inherit = serverVersionNum >= 160000 ? sql`am.inherit_option` : sql`m.rolinherit`;
     const result = await sql<ExecutorEdgeRow>`
+      WITH RECURSIVE up(oid) AS (
+        SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
+        UNION
+        SELECT a.roleid FROM pg_catalog.pg_auth_members a JOIN up ON a.member = up.oid
+      )
       SELECT g.rolname AS role, m.rolname AS member, ${inherit} AS inherit, am.admin_option AS admin,
              CASE WHEN am.grantor = 10 THEN NULL ELSE gr.rolname END AS grantor
-      FROM pg_catalog.pg_auth_members am
+      FROM up
+      JOIN pg_catalog.pg_auth_members am ON am.member = up.oid
       JOIN pg_catalog.pg_roles g ON g.oid = am.roleid
       JOIN pg_catalog.pg_roles m ON m.oid = am.member
       LEFT JOIN pg_catalog.pg_roles gr ON gr.oid = am.grantor
-      WHERE pg_catalog.pg_has_role(current_user, am.member, 'MEMBER')
       ORDER BY g.rolname, m.rolname, gr.rolname`.execute(this.db);
     return result.rows;
   }

@@ -42,10 +42,44 @@ export function withExecutorEdges(
   return { ...snapshot, memberships: [...edges.values()] };
 }
 
+/**
+ * The facts' edges that can decide the artifact (ADR 0028): those on a path from `inspector` (the role that
+ * read them) up to one of `targets` (the roles the artifact tracks and the privileged predefined roles its
+ * findings look for), over the snapshot's edges and these. Any other edge decides no status or finding and
+ * names roles outside the plan: a superuser's catalog read once returned every membership of the server, and
+ * on PostgreSQL 16 a CREATEROLE executor is an ADMIN member of every role it created, every tenant's.
+ */
+export function executorScopedEdges(
+  snapshot: CatalogSnapshot,
+  inspector: string,
+  executorEdges: readonly MembershipEdge[],
+  targets: ReadonlySet<string>,
+): MembershipEdge[] {
+  if (executorEdges.length === 0) return [];
+  const graph = [...snapshot.memberships, ...executorEdges];
+  const up = reachableFrom(graph, inspector, false);
+  const upward = executorEdges.filter((e) => up.has(e.member));
+  if (upward.length === 0) return [];
+  // Every edge of a path from the inspector has its member on the way up: walk only those, downwards (group
+  // to member) from the targets, for the roles from which a target is reachable.
+  const reversed = graph.flatMap((e) => (up.has(e.member) ? [{ ...e, role: e.member, member: e.role }] : []));
+  const down = reachableFromAny(reversed, targets, false);
+  return upward.filter((e) => down.has(e.role));
+}
+
 /** Roles reachable from `from` over membership edges (`inheritOnly`: inherit edges only), `from` included. */
 export function reachableFrom(
   memberships: readonly MembershipEdge[],
   from: string,
+  inheritOnly: boolean,
+): Set<string> {
+  return reachableFromAny(memberships, [from], inheritOnly);
+}
+
+/** Roles reachable from any of `starts` (one walk, however many starts), the starts included. */
+function reachableFromAny(
+  memberships: readonly MembershipEdge[],
+  starts: Iterable<string>,
   inheritOnly: boolean,
 ): Set<string> {
   const byMember = new Map<string, MembershipEdge[]>();
@@ -55,8 +89,8 @@ export function reachableFrom(
     if (list === undefined) byMember.set(e.member, [e]);
     else list.push(e);
   }
-  const seen = new Set([from]);
-  const queue = [from];
+  const seen = new Set(starts);
+  const queue = [...seen];
   while (queue.length > 0) {
     const current = queue.pop()!;
     for (const e of byMember.get(current) ?? []) {

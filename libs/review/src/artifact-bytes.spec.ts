@@ -47,8 +47,9 @@ function realisticFresh(): ReviewInput {
 }
 
 /**
- * A superuser executor on a shared server: its review facts hold every membership of the server (here 60
- * other fleet policies' two each, and an edge granted by a named grantor), so the visual carries them all.
+ * A superuser executor on a shared server, with the review facts a superuser's catalog read returned before
+ * ADR 0028: every membership of the server (here 60 other fleet policies' two each, and an edge granted by a
+ * named grantor). None is on a path upward from the executor, so the artifact leaves them all out.
  */
 function realisticSharedServer(): ReviewInput {
   const input = realisticReviewInput(160010);
@@ -203,7 +204,7 @@ describe('review artifact bytes', () => {
     expect(digests).toEqual(JSON.parse(readFileSync(GOLDEN, 'utf8')));
   });
 
-  it('cover an executor that loses the access a later phase needs, and a superuser with server-wide facts', () => {
+  it('cover an executor that loses the access a later phase needs, and a superuser given server-wide facts', () => {
     const lost = buildReviewArtifact(executorLosesAccess());
     expect(lost.recorded.phases.map((p) => p.phase)).toEqual([
       'grant',
@@ -213,7 +214,12 @@ describe('review artifact bytes', () => {
     expect(lost.recorded.findings.map((f) => f.kind)).toEqual(
       expect.arrayContaining(['executor_loses_access', 'membership_disconnects_role']),
     );
-    const shared = buildReviewArtifact(realisticSharedServer());
-    expect(shared.recorded.visual.edges.filter((e) => e.source === 'external:t00_app')).toHaveLength(1);
+    // Facts beyond the paths upward from the executor decide nothing and are not drawn (ADR 0028): the
+    // artifact is byte for byte the one built without them.
+    const input = realisticSharedServer();
+    const shared = serializeReviewArtifact(buildReviewArtifact(input));
+    const scoped = { ...input, facts: { ...input.facts!, executor_memberships: [] } };
+    expect(shared).toBe(serializeReviewArtifact(buildReviewArtifact(scoped)));
+    expect(shared).not.toMatch(/t00_app|deployer/);
   });
 });

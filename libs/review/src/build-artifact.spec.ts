@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { canonicalJson, sha256Digest } from '@rolepolicy/policy';
+import { canonicalJson, sha256Digest, type MembershipEdge } from '@rolepolicy/policy';
 
 import { REVIEW_FINGERPRINT_ENCODING } from './build-artifact.js';
 import {
@@ -14,7 +14,7 @@ import {
   validateReviewArtifact,
   type ReviewArtifact,
 } from './index.js';
-import { realisticReviewInput } from './test-support/realistic.js';
+import { REALISTIC_FACTS, realisticReviewInput } from './test-support/realistic.js';
 
 const GOLDEN_DIR = fileURLToPath(new URL('./__golden__/', import.meta.url));
 
@@ -199,4 +199,42 @@ describe('review artifact of the realistic policy', () => {
       { role: 'rolepolicy_executor', status: 'reachable' },
     ]);
   });
+});
+
+describe("the role graph covers the plan's snapshot and the executor's way up to the roles it tracks (ADR 0028)", () => {
+  const input = realisticReviewInput(160010);
+  const decisive = [
+    ...REALISTIC_FACTS.executor_memberships,
+    // On the executor's way up to a privileged predefined role: role_becomes_reachable looks for those.
+    { role: 'pg_write_server_files', member: 'app_owner', inherit: true, admin: false, grantor: null },
+  ];
+  const beyond = [
+    // Up from the executor, but to no role the plan names or manages.
+    { role: 'platform_admins', member: 'app_owner', inherit: true, admin: false, grantor: null },
+    // PostgreSQL 16: a CREATEROLE executor is an ADMIN member of every role it created, another tenant's too.
+    { role: 'tenant_b_group', member: 'rolepolicy_executor', inherit: false, admin: true, grantor: null },
+    { role: 'tenant_b_group', member: 'tenant_b_app', inherit: true, admin: false, grantor: null },
+  ];
+  const withEdges = (edges: readonly MembershipEdge[], superuser: boolean) =>
+    buildReviewArtifact({
+      ...input,
+      snapshot: { ...input.snapshot, executor: { ...input.snapshot.executor, superuser } },
+      facts: { ...REALISTIC_FACTS, executor_memberships: edges },
+    });
+
+  it.each([
+    ['a CREATEROLE executor', false],
+    ['a superuser executor', true],
+  ])(
+    '%s: other memberships in the facts are neither drawn nor change a status or finding',
+    (_l, superuser) => {
+      const given = valid(withEdges([...beyond, ...decisive], superuser));
+      const text = serializeReviewArtifact(given);
+      expect(text).toBe(serializeReviewArtifact(withEdges(decisive, superuser)));
+      expect(text).not.toMatch(/tenant_b|platform_admins/);
+      expect(given.recorded.visual.edges).toContainEqual(
+        expect.objectContaining({ source: 'role:app_owner', target: 'external:pg_write_server_files' }),
+      );
+    },
+  );
 });

@@ -25,13 +25,14 @@ import {
 } from './artifact.schema.js';
 import {
   accessDelta,
+  executorScopedEdges,
   rolesOf,
   simulateAccess,
   withCreatorEdges,
   withExecutorEdges,
   type AccessTimeline,
 } from './access-simulation.js';
-import { computeFindings } from './findings.js';
+import { computeFindings, PRIVILEGED_PREDEFINED } from './findings.js';
 import { computePreflight } from './preflight.js';
 import { isSensitive, recordChanges } from './recorded-changes.js';
 import type { Analysis } from './review-context.js';
@@ -185,6 +186,20 @@ function omissionsOf(sqlPreview: SqlPreview, after: CatalogSnapshot): Omission[]
 }
 
 /**
+ * The snapshot plus the facts' edges that decide something: those on the inspecting role's way up to a
+ * tracked or privileged predefined role (ADR 0028); the rest would only name other tenants' roles.
+ */
+function withScopedFacts(
+  snapshot: CatalogSnapshot,
+  facts: ReviewFacts | null,
+  tracked: readonly string[],
+): CatalogSnapshot {
+  const targets = new Set([...tracked, ...PRIVILEGED_PREDEFINED]);
+  const edges = facts?.executor_memberships ?? [];
+  return withExecutorEdges(snapshot, executorScopedEdges(snapshot, snapshot.executor.role, edges, targets));
+}
+
+/**
  * Builds the review artifact. Throws ReviewInputError on a malformed timestamp, digest or a URL as label.
  * @example `const artifact = buildReviewArtifact({ toolVersion: '0.1.0', capturedAt: '2026-11-25T12:00:00Z', ... });`
  */
@@ -197,13 +212,13 @@ export function buildReviewArtifact(input: ReviewInput): ReviewArtifact {
   const complete = input.facts !== null && sameActor;
   const pgMajor = Math.floor(snapshot.server_version_num / 10000);
 
-  const simulated = withExecutorEdges(snapshot, input.facts?.executor_memberships ?? []);
-  // Access depends on roles and memberships only: simulate phases on that slice (grants, defaults and the
-  // wildcard inventory would make every phase copy the whole catalog), and the whole plan once for the graph.
-  const roleSlice = { ...simulated, grants: [], default_privileges: [], inventory: [], schemas: [] };
   const tracked = [...new Set([...scope.roles, ...plan.changes.flatMap(rolesOf), executor.role])].sort(
     compareCodePoints,
   );
+  const simulated = withScopedFacts(snapshot, input.facts, tracked);
+  // Access depends on roles and memberships only: simulate phases on that slice (grants, defaults and the
+  // wildcard inventory would make every phase copy the whole catalog), and the whole plan once for the graph.
+  const roleSlice = { ...simulated, grants: [], default_privileges: [], inventory: [], schemas: [] };
   const timeline = simulateAccess(roleSlice, plan.changes, plan.phases, tracked, executor, complete);
   const analysis: Analysis = {
     changes: plan.changes,

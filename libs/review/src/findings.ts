@@ -16,7 +16,7 @@ import {
 } from './review-context.js';
 
 /** Predefined roles that carry server-level power (file access, program execution, all data, signals). */
-const PRIVILEGED_PREDEFINED = new Set([
+export const PRIVILEGED_PREDEFINED: ReadonlySet<string> = new Set([
   'pg_execute_server_program',
   'pg_read_server_files',
   'pg_write_server_files',
