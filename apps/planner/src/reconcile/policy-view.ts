@@ -8,6 +8,7 @@ import {
   cachedPolicy,
   sameStatus,
   settledReady,
+  type PolicyWriteCause,
   type PostgresPolicy,
   type PostgresPolicyPlan,
   type PostgresPolicyPlanStatus,
@@ -81,9 +82,13 @@ export class PolicyView {
 
   /**
    * Sends a policy status (on top of the freshest view of the policy), reads it back until the cache shows
-   * it, and records the Events its Ready transition calls for.
+   * it, and records the Events its Ready transition calls for (`cause`: policy-events.ts).
    */
-  async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
+  async writeStatus(
+    policy: PostgresPolicy,
+    status: PostgresPolicyStatus,
+    cause: PolicyWriteCause = 'pass',
+  ): Promise<void> {
     const { namespace, name } = policy.metadata;
     const base = this.currentPolicy(namespace, name) ?? policy;
     await this.deps.sink.send(policyStatusCommand(base, status));
@@ -93,7 +98,7 @@ export class PolicyView {
       this.statusWrites.record(policyKey(namespace, name), status, base.metadata.resourceVersion);
       state.settled = settledReady(status, settled);
     }
-    for (const policyEvent of policyStatusEvents(base, status, settled))
+    for (const policyEvent of policyStatusEvents(base, status, settled, cause))
       await this.deps.sink.recordEvent(policyEvent, base);
   }
 

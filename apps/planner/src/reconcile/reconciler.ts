@@ -141,7 +141,7 @@ export class Reconciler {
       currentPolicy: (namespace, name) => this.view.currentPolicy(namespace, name),
       currentPlans: (namespace) => this.view.currentPlans(namespace),
       resultHandled: (namespace, name, status) => this.view.resultHandled(namespace, name, status),
-      writeStatus: (policy, status) => this.view.writeStatus(policy, status),
+      writeStatus: (policy, status, cause) => this.view.writeStatus(policy, status, cause),
       recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
       hasCandidates: (policy) => this.candidates.candidatesOf(policy).length > 0,
     };

@@ -6,6 +6,7 @@ import type { ExecuteResultV1, ResourceCache } from '@rolepolicy/contracts';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import {
   decideAfterExecution,
+  type PolicyWriteCause,
   type PostgresPolicy,
   type PostgresPolicyPlan,
   type PostgresPolicyPlanStatus,
@@ -32,7 +33,7 @@ export interface ResultContext {
   currentPlans(namespace: string): PostgresPolicyPlan[];
   /** A terminal result's plan status, read over the cache until it shows it (own-plan-writes.ts). */
   resultHandled(namespace: string, name: string, status: PostgresPolicyPlanStatus): void;
-  writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void>;
+  writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus, cause: PolicyWriteCause): Promise<void>;
   recordEvent(event: PlanEvent, policy: PostgresPolicy): Promise<void>;
   hasCandidates(policy: PostgresPolicy): boolean;
 }
@@ -89,7 +90,9 @@ export async function handleResult(ctx: ResultContext, result: ExecuteResultV1):
       now: new Date(ctx.now()).toISOString(),
       jitter: Math.random(),
     });
-    if (decision.status !== null) await ctx.writeStatus(policy, decision.status);
+    // An Applied result is announced by the plan's PlanApplied below; the policy's write does not repeat it.
+    const cause = result.phase === 'Applied' ? 'planApplied' : 'pass';
+    if (decision.status !== null) await ctx.writeStatus(policy, decision.status, cause);
     const executionEvent = planExecutionEvent(result);
     if (executionEvent !== undefined) await ctx.recordEvent(executionEvent, policy);
     ctx.log.log(
