@@ -33,7 +33,6 @@ import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { commandsOf } from '../planning/gateway-commands.js';
-import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue, Slots, announceIfSlow } from '@rolepolicy/runtime';
 import { planEventsOf } from '../planning/plan-events.js';
 import { decisionAuditRecords } from '../planning/plan-audit.js';
@@ -52,7 +51,7 @@ import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
 
 import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.js';
-import { WakeTraces, inPassSpan, inStepSpan, notePass } from './pass-trace.js';
+import { WakeTraces, inPassSpan, inStepSpan, notePass, passLogRecord } from './pass-trace.js';
 
 export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 
@@ -358,6 +357,7 @@ export class Reconciler {
     }
     const gate = reconcileGate(policy, conflict);
     this.review.endPass(key);
+    const verifying = state.verifyPlan?.name; // the Applied result this pass verifies (inspection takes it)
     let outcome: PlanningOutcome | null = null;
     if (gate.kind === 'inspect') {
       if (!prepared.ok) {
@@ -391,6 +391,7 @@ export class Reconciler {
       now: new Date(this.now()).toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
+      verifying,
       ...(this.deps.decisions ? { decisions: this.deps.decisions() } : {}),
       ...(promotion?.handOver
         ? { promoted: { plan: promotion.handOver, previousContentDigest: promotion.previous } }
@@ -406,21 +407,7 @@ export class Reconciler {
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     const failed = outcome?.kind === 'failed' ? outcome.error.reason : undefined;
-    this.deps.log.log(
-      logRecord(
-        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}${failed === undefined ? '' : ` (${failed})`}, next in ${decision.requeueAfterSeconds}s`,
-        {
-          kind: 'PostgresPolicy',
-          namespace: policy.metadata.namespace,
-          name: policy.metadata.name,
-          generation: policy.metadata.generation,
-          decision: decision.kind,
-          // The condition reason only: the message may name database objects, never a secret (redacted),
-          // but the reason is what an operator (and the fleet bench) counts.
-          ...(failed === undefined ? {} : { reason: failed }),
-        },
-      ),
-    );
+    this.deps.log.log(passLogRecord(key, policy, decision, failed));
     this.requeue(key, decision.requeueAfterSeconds);
   }
 
