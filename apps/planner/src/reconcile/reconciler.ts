@@ -39,6 +39,7 @@ import { decisionAuditRecords } from '../planning/plan-audit.js';
 import {
   APPLIED_SNAPSHOT_MAX_KEPT,
   APPLIED_SNAPSHOT_TTL_MS,
+  EXECUTING_STATUS_AFTER_MS,
   RECONCILING_AFTER_MS,
   RESULT_RECHECK_MS,
 } from './pass-timing.js';
@@ -189,6 +190,7 @@ export class Reconciler {
     this.appliedSubscription?.unsubscribe();
     for (const state of this.policies.values()) clearTimeout(state.timer);
     await this.queue.idle();
+    this.view.dropHeld();
   }
 
   /**
@@ -448,7 +450,8 @@ export class Reconciler {
         original.kind === 'createPlan'
           ? { ...original, plan: this.review.recordPlan(key, policy, original.plan) }
           : original;
-      await inStepSpan(step, policy, () => this.carryOutStep(key, policy, step, prepared));
+      const hold = decision.kind === 'execution_requested';
+      await inStepSpan(step, policy, () => this.carryOutStep(key, policy, step, prepared, hold));
     }
   }
 
@@ -458,6 +461,7 @@ export class Reconciler {
     policy: PostgresPolicy,
     step: ReconcileDecision['steps'][number],
     prepared: Prepared | null,
+    hold: boolean,
   ): Promise<void> {
     if (step.kind === 'requestExecution') {
       if (prepared === null) return;
@@ -470,7 +474,9 @@ export class Reconciler {
     }
     if (step.kind === 'createPlan') this.view.planCreated(step.plan);
     if (step.kind === 'writePolicyStatus') {
-      await this.view.writeStatus(policy, step.status);
+      // Ready=Unknown/Applying is sent only if the execution's outcome does not follow within a second.
+      if (hold) await this.view.holdStatus(policy, step.status, EXECUTING_STATUS_AFTER_MS);
+      else await this.view.writeStatus(policy, step.status);
       return;
     }
     for (const command of commandsOf(step, policy)) await this.sink.send(command);
