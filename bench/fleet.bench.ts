@@ -482,6 +482,9 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         const all = Array.from({ length: options.databases + extra }, (_, i) => i);
         await createSecrets(product, dbs, all);
         if (sqlOfFirst === undefined && extra > 0) {
+          // API writes of single policies on a product otherwise idle (the warm-up run included).
+          const latencyWrites = new ApiWriteCounter();
+          product.emulator.setRequestHook(latencyWrites.hook);
           const latency = await singlePolicyLatency(
             product,
             dbs,
@@ -489,6 +492,13 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
             options.latencyRuns,
             prefix,
           );
+          product.emulator.setRequestHook(undefined);
+          report['singlePolicyApiWrites'] = writesPerPolicy(
+            new Map(),
+            latencyWrites.snapshot(),
+            options.latencyRuns + 1,
+          );
+          console.log(`single policy API writes: ${JSON.stringify(report['singlePolicyApiWrites'])}`);
           const stat = (v: number[]) => ({ p50: round(percentile(v, 50)), p95: round(percentile(v, 95)) });
           report['singlePolicyLatencyMs'] = stat(latency.applied);
           report['singlePolicyReadyMs'] = stat(latency.ready);

@@ -2,8 +2,10 @@
 // snapshot (read on the session that held the lock) instead of asking the inspector for a new session. The
 // fingerprint sent with it is the one the inspector computes for the same state, so the next pass is
 // fingerprint-only; drift after the apply is still found and repaired.
-import { startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
+import type { PostgresPolicyStatus } from '@rolepolicy/plan-lifecycle';
+import { condition, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 import { metricSums } from './support/metrics.js';
+import { recordResourceEvents } from './support/stream.js';
 
 let stack: Stack;
 let db: TargetDatabase;
@@ -67,3 +69,41 @@ test('one inspection per applied policy; the post-apply fingerprint holds for th
     timeoutMs: 20_000,
   });
 }, 90_000);
+
+test('the pass verifying an apply writes nothing: the status the Applied result wrote stays, times included', async () => {
+  const recorder = await recordResourceEvents(stack.nats.url, 'postgrespolicy', stack.namespace, 'verified');
+  const before = await verifications();
+  await stack.resources.createPolicy('verified', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    roles: [{ name: stack.role('verified_reader'), login: false }],
+  });
+  const reconciled = await stack.reconciled('verified');
+  await waitFor('the pass after the apply', async () => (await verifications()) === before + 1, {
+    timeoutMs: 20_000,
+  });
+  // A forced pass writes after it (its status carries the request): the gateway writes a policy's statuses
+  // in order, so every status the verifying pass wrote is published before this one.
+  const value = await stack.resources.requestReconcile('verified');
+  await waitFor('the forced reconcile', async () =>
+    recorder.events().some((e) => statusOf(e.object).lastHandledReconcileAt === value) ? true : undefined,
+  );
+  await recorder.stop();
+  const settled = recorder
+    .events()
+    .map((e) => statusOf(e.object))
+    .filter((s) => s.lastHandledReconcileAt !== value && condition(s.conditions, 'Ready')?.status === 'True')
+    .map((s) => JSON.stringify(s));
+  // One converged status before the forced pass: the Applied result's (the verifying pass found it right).
+  expect(new Set(settled).size).toBe(1);
+  const seen = JSON.parse(settled[0]!) as PostgresPolicyStatus;
+  expect(seen).toEqual(reconciled.status);
+  expect(condition(seen.conditions, 'Ready')?.message).toBe(
+    `approved plan ${seen.current_plan_ref?.name} applied`,
+  );
+}, 60_000);
+
+function statusOf(object: unknown): PostgresPolicyStatus {
+  return (object as { status?: PostgresPolicyStatus }).status ?? {};
+}

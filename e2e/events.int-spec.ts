@@ -120,3 +120,44 @@ test('kubectl describe shows a Warning when an approved plan fails, without secr
   expect(events).not.toContain('pw-never-in-events');
   expect(events).not.toContain(url.toString());
 }, 120_000);
+
+/** The reasons of the Events about one object, as `kubectl get events --field-selector` lists them. */
+async function reasonsAbout(kind: string, name: string): Promise<string[]> {
+  const events = await stack.core.listNamespacedEvent({
+    namespace: stack.namespace,
+    fieldSelector: `involvedObject.name=${name}`,
+  });
+  return events.items.filter((e) => e.involvedObject.kind === kind).map((e) => e.reason ?? '');
+}
+
+test('an auto policy: its first apply is one Event (PlanApplied); drift after convergence is DriftDetected', async () => {
+  const role = stack.role('events_auto');
+  await stack.resources.createPolicy('auto-evented', {
+    connection: db.connection,
+    mode: 'apply',
+    approval: 'auto',
+    interval: '2s',
+    roles: [{ name: role, login: false }],
+  });
+  await stack.reconciled('auto-evented');
+  const [first] = await stack.resources.plans('auto-evented');
+  await describedWith(first!.metadata.name!, /Normal\s+PlanApplied\s/);
+  // The policy's own Events of that apply (sent before PlanApplied) repeat nothing: a policy never
+  // reconciled had no drift, and its Ready=True is the plan's PlanApplied.
+  expect(await reasonsAbout('PostgresPolicy', 'auto-evented')).toEqual([]);
+
+  // Behind the converged policy's back: the next interval finds the drift, announces it, and repairs it.
+  await db.sql(`ALTER ROLE "${role}" CREATEDB`);
+  const reasons = await waitFor('DriftDetected on the policy', async () => {
+    const seen = await reasonsAbout('PostgresPolicy', 'auto-evented');
+    return seen.includes('DriftDetected') ? seen : undefined;
+  });
+  expect(reasons).toEqual(['DriftDetected']);
+  await waitFor('the drift repaired', async () => {
+    const [row] = await db.sql<{ rolcreatedb: boolean }>(
+      'SELECT rolcreatedb FROM pg_roles WHERE rolname = $1',
+      [role],
+    );
+    return row?.rolcreatedb === false ? true : undefined;
+  });
+}, 120_000);

@@ -70,10 +70,21 @@ test('a Secret-sourced password is set, and rotating the Secret sets the new one
     name: secretName,
     body: { metadata: { name: secretName }, type: 'Opaque', stringData: { [app]: 'second-Password-0002' } },
   });
-  const rotated = await reconciledWith(
-    'rotation',
-    () => passwordMatches(app, 'second-Password-0002'),
-    'the rotated password',
+  // An apply that commits within a second is shown by its outcome alone (docs/planner.md §3): until that
+  // status lands the policy still reads as the previous convergence, so wait for the one recording the rotation.
+  const rotated = await waitFor(
+    'rotation: Reconciled at the rotated Secret version, and the rotated password',
+    async () => {
+      const p = await stack.resources.policy('rotation');
+      const ready = condition(p?.status?.conditions, 'Ready');
+      const recorded = p?.status?.applied_password_source_versions?.[app] !== firstVersion;
+      return ready?.reason === 'Reconciled' &&
+        recorded &&
+        (await passwordMatches(app, 'second-Password-0002'))
+        ? p
+        : undefined;
+    },
+    { timeoutMs: 30_000, describe: policyStatus('rotation') },
   );
   expect(rotated.status?.applied_password_source_versions?.[app]).not.toBe(firstVersion);
   expect(await passwordMatches(app, 'first-Password-0001')).toBe(false);

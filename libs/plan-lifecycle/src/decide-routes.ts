@@ -31,8 +31,28 @@ import {
 } from './decision-context.js';
 
 /**
+ * The status the Applied result of the plan this pass verifies recorded (`Ready=True/Reconciled`,
+ * `Drifted=False`, this generation, the plan as `current_plan_ref`), or null. A pass that finds nothing left
+ * to change confirms it: it keeps the result's message, plan reference, summary and time, so an unchanged
+ * status is not written a second time (issue 28). Anything else it finds (warnings, password versions) is.
+ */
+function appliedResultStatus(ctx: Ctx): PostgresPolicyStatus | null {
+  const status = ctx.policy.status;
+  if (ctx.verifying === undefined || status?.current_plan_ref?.name !== ctx.verifying) return null;
+  const ready = findCondition(status.conditions, 'Ready');
+  const drifted = findCondition(status.conditions, 'Drifted');
+  const confirmed =
+    ready?.status === 'True' &&
+    ready.reason === 'Reconciled' &&
+    drifted?.status === 'False' &&
+    status.observed_generation === ctx.policy.metadata.generation;
+  return confirmed ? status : null;
+}
+
+/**
  * Nothing to apply. The status (plan reference cleared) is written before any plan is superseded, so a
- * crash in between leaves a findable pending plan rather than a reference to a superseded one.
+ * crash in between leaves a findable pending plan rather than a reference to a superseded one. The pass
+ * verifying an apply keeps what the Applied result recorded (`appliedResultStatus`).
  */
 export function converged(
   ctx: Ctx,
@@ -42,21 +62,24 @@ export function converged(
 ): ReconcileDecision {
   const { policy } = ctx;
   const observe = executionGate(policy.spec) === 'never';
+  const applied = observe || supersedes.length > 0 ? null : appliedResultStatus(ctx);
+  const appliedReady = findCondition(applied?.conditions, 'Ready')?.message ?? NOTHING_TO_APPLY;
   const status = composeStatus(
     policy,
     ctx.now,
     {
       Ready: observe
         ? cond('True', 'Planned', 'drift computed: none')
-        : cond('True', 'Reconciled', NOTHING_TO_APPLY),
+        : cond('True', 'Reconciled', appliedReady),
       Drifted: driftedCondition(false),
     },
     {
       ...computedFields(ctx, computed),
-      current_plan_ref: null,
+      current_plan_ref: applied?.current_plan_ref ?? null,
       observed_generation: policy.metadata.generation,
-      last_successful_reconcile_time: ctx.now,
+      last_successful_reconcile_time: applied?.last_successful_reconcile_time ?? ctx.now,
       ...(observe ? {} : { applied_password_source_versions: { ...computed.passwordSourceVersions } }),
+      ...(applied === null ? {} : { change_summary: applied.change_summary ?? null }),
     },
     computed.additiveIgnoredAbsence,
   );

@@ -154,6 +154,47 @@ describe('auto approval (apply + auto)', () => {
     expect(again.steps.filter((s) => s.kind === 'createPlan' || s.kind === 'requestExecution')).toEqual([]);
   });
 
+  it('the pass verifying an apply writes nothing when it finds what the Applied result recorded', () => {
+    const cluster = new FakeCluster(policy({}, { generation: 2 }));
+    reconcileOnce(cluster, computed('A'), at(0));
+    const [request] = cluster.executions;
+    runExecutor(cluster, request!, { changeDigest: digest('A'), changeDigestEncoding: ENCODING }, at(5));
+    const recorded = cluster.policy.status;
+    const verify = reconcileOnce(cluster, computed('none', 0), at(6), { verifying: request!.planName });
+    expect(verify.kind).toBe('reconciled');
+    expect(verify.steps.filter((s) => s.kind === 'writePolicyStatus')).toEqual([]);
+    // What a reader sees is the Applied result's status, times included: converged through that plan.
+    expect(cluster.policy.status).toEqual(recorded);
+    expect(condition(verify, 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+      message: `approved plan ${request!.planName} applied`,
+      last_transition_time: at(5),
+    });
+    expect(condition(verify, 'Drifted')).toMatchObject({ status: 'False', reason: 'InSync' });
+    expect(verify.status).toMatchObject({
+      observed_generation: 2,
+      last_successful_reconcile_time: at(5),
+      current_plan_ref: { name: request!.planName },
+    });
+    // A later pass (the interval) records its own reconcile, as every converged pass does.
+    const later = reconcileOnce(cluster, computed('none', 0), at(300));
+    expect(later.status).toMatchObject({ last_successful_reconcile_time: at(300), current_plan_ref: null });
+    expect(condition(later, 'Ready')?.last_transition_time).toBe(at(5));
+  });
+
+  it('the pass verifying an apply writes what it finds that the Applied result did not record', () => {
+    const cluster = new FakeCluster(policy());
+    reconcileOnce(cluster, computed('A'), at(0));
+    const [request] = cluster.executions;
+    runExecutor(cluster, request!, { changeDigest: digest('A'), changeDigestEncoding: ENCODING }, at(5));
+    const warned = computed('none', 0, { warnings: ['schema app has no declared owner'] });
+    const verify = reconcileOnce(cluster, warned, at(6), { verifying: request!.planName });
+    expect(verify.steps.map((s) => s.kind)).toEqual(['writePolicyStatus']);
+    expect(verify.status.plan_warnings).toEqual(['schema app has no declared owner']);
+    expect(verify.status.last_successful_reconcile_time).toBe(at(5));
+  });
+
   it('a converged policy reconciled again writes nothing (no self-wake from identical status)', () => {
     const cluster = new FakeCluster(policy());
     reconcileOnce(cluster, computed('none', 0), at(0));

@@ -62,6 +62,8 @@ export interface ReconcileInput {
   readonly promoted?: { readonly plan: PostgresPolicyPlan; readonly previousContentDigest: string | null };
   /** Whether decisions are authenticated (ADR 0026): the reason on undecided manual plans. */
   readonly decisions?: DecisionAuthentication;
+  /** The plan whose Applied result this pass verifies: the pass right after it (decide-routes.ts `converged`). */
+  readonly verifying?: string;
 }
 
 /** Decides one reconcile. Pure: the same input always yields the same steps. */
@@ -94,6 +96,7 @@ function decideOnce(input: ReconcileInput, hold: boolean): ReconcileDecision {
     ...(promoted === undefined ? {} : { preferredPlan: promoted.plan.metadata.name }),
     ...(promoted !== undefined && hold ? { contentDigestHold: promoted.previousContentDigest } : {}),
     ...(input.decisions === undefined ? {} : { decisions: input.decisions }),
+    ...(input.verifying === undefined ? {} : { verifying: input.verifying }),
   };
   switch (gate.kind) {
     case 'invalid_interval':

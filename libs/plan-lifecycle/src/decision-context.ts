@@ -125,6 +125,8 @@ export interface Ctx {
   readonly contentDigestHold?: string | null;
   /** Whether decisions are authenticated (ADR 0026); undefined: not reported, pending plans are left as they are. */
   readonly decisions?: DecisionAuthentication;
+  /** The plan whose Applied result this pass verifies (the pass right after the result). */
+  readonly verifying?: string;
 }
 
 /** Assembles a decision: steps before the status, the status write (if changed), steps after, retention. */

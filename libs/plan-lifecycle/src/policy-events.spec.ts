@@ -70,15 +70,53 @@ describe('policyEventsOf', () => {
     expect(policyEventsOf(undefined, status(c('Ready', 'True', 'Planned')), 'False')).toEqual([]);
   });
 
+  it('no Reconciled for the write recording a plan applied: PlanApplied on the plan announces it', () => {
+    const applying = status(c('Ready', 'Unknown', 'Applying'));
+    const ready = status(c('Ready', 'True', 'Reconciled'));
+    expect(policyEventsOf(applying, ready, undefined, 'planApplied')).toEqual([]);
+    // A recovery through an apply tells something PlanApplied does not: the policy had failed.
+    expect(reasons(policyEventsOf(applying, ready, 'False', 'planApplied'))).toEqual(['Recovered']);
+    // Converged without an apply (the database already matched): Reconciled is the only announcement.
+    expect(reasons(policyEventsOf(undefined, ready, undefined, 'pass'))).toEqual(['Reconciled']);
+  });
+
+  it('no DriftDetected for a policy never reconciled: its first plan announces itself (PlanApplied, PlanComputed)', () => {
+    const applying: PostgresPolicyStatus = {
+      conditions: [c('Ready', 'Unknown', 'Applying'), c('Drifted', 'True', 'DriftDetected')],
+    };
+    expect(policyEventsOf(undefined, applying, undefined)).toEqual([]);
+    const awaiting: PostgresPolicyStatus = {
+      conditions: [c('Ready', 'True', 'Planned'), c('Drifted', 'True', 'DriftDetected')],
+    };
+    expect(policyEventsOf(undefined, awaiting, undefined)).toEqual([]);
+    // Observe mode reports drift and nothing else: its first reading is a successful reconcile, and drift is news.
+    const observed = { ...awaiting, last_successful_reconcile_time: '2026-11-28T05:00:00Z' };
+    expect(reasons(policyEventsOf(undefined, observed, undefined))).toEqual(['DriftDetected']);
+    // A converged policy that drifts (whatever was written in between) is drift.
+    const converged: PostgresPolicyStatus = {
+      conditions: [c('Ready', 'True', 'Reconciled'), c('Drifted', 'False', 'InSync')],
+      last_successful_reconcile_time: '2026-11-28T05:00:00Z',
+    };
+    expect(reasons(policyEventsOf(converged, { ...converged, ...applying }, 'True'))).toEqual([
+      'DriftDetected',
+    ]);
+  });
+
   it('DriftDetected, ApprovalIgnored, ApprovalUnset and Suspended when their condition turns True', () => {
-    const before = status(c('Ready', 'True', 'Planned'), c('ApprovalUnset', 'True', 'InferredFromMode'));
-    const after = status(
-      c('Ready', 'True', 'Planned'),
-      c('ApprovalUnset', 'True', 'InferredFromMode'),
-      c('Drifted', 'True', 'DriftDetected'),
-      c('ApprovalIgnored', 'True', 'ObserveModeNeverExecutes'),
-      c('Paused', 'True', 'Suspended'),
-    );
+    const before: PostgresPolicyStatus = {
+      ...status(c('Ready', 'True', 'Planned'), c('ApprovalUnset', 'True', 'InferredFromMode')),
+      last_successful_reconcile_time: '2026-11-28T05:00:00Z',
+    };
+    const after: PostgresPolicyStatus = {
+      ...before,
+      conditions: [
+        c('Ready', 'True', 'Planned'),
+        c('ApprovalUnset', 'True', 'InferredFromMode'),
+        c('Drifted', 'True', 'DriftDetected'),
+        c('ApprovalIgnored', 'True', 'ObserveModeNeverExecutes'),
+        c('Paused', 'True', 'Suspended'),
+      ],
+    };
     expect(policyEventsOf(before, after, 'True')).toEqual([
       { type: 'Normal', reason: 'DriftDetected', action: 'Reconcile', message: 'Drifted DriftDetected' },
       {

@@ -41,15 +41,35 @@ export function settledReady(
 }
 
 /**
+ * What a policy status write records: a pass's outcome, or an executor's Applied result (which the plan's
+ * own `PlanApplied` Event announces, so the policy does not repeat it).
+ */
+export type PolicyWriteCause = 'pass' | 'planApplied';
+
+/**
+ * True once a reconcile of the policy succeeded (converged, applied, or observed), before or with this
+ * write: only then is `Drifted=True` news. A policy's first plan announces itself (PlanApplied, PlanFailed,
+ * PlanComputed); observe mode, which only reports drift, succeeds with its first reading.
+ */
+function everReconciled(
+  before: PostgresPolicyStatus | null | undefined,
+  after: PostgresPolicyStatus,
+): boolean {
+  return (before?.last_successful_reconcile_time ?? after.last_successful_reconcile_time ?? null) !== null;
+}
+
+/**
  * Events for the move from `before` to `after` (the policy's status before and after one write);
  * `settled` is {@link settledReady} of `before`. `Recovered` when `Ready` turns True (not `Planned`) after
- * a False, `Reconciled` the first time it does.
+ * a False, `Reconciled` the first time it does unless the write records a plan applied (`PlanApplied`
+ * said it); `DriftDetected` only for a policy reconciled before (issue 28: one Event per outcome).
  * @example policyEventsOf(failing, ready, 'False') // [{ type: 'Normal', reason: 'Recovered', ... }]
  */
 export function policyEventsOf(
   before: PostgresPolicyStatus | null | undefined,
   after: PostgresPolicyStatus,
   settled: 'True' | 'False' | undefined,
+  cause: PolicyWriteCause = 'pass',
 ): PolicyEvent[] {
   const was = (type: string) => findCondition(before?.conditions, type);
   const now = (type: string) => findCondition(after.conditions, type);
@@ -82,7 +102,8 @@ export function policyEventsOf(
       });
     }
   }
-  if (became(previous, ready, 'True') && ready!.reason !== 'Planned' && settled !== 'True') {
+  const readyNews = settled === 'False' || cause !== 'planApplied';
+  if (became(previous, ready, 'True') && ready!.reason !== 'Planned' && settled !== 'True' && readyNews) {
     events.push({
       type: 'Normal',
       reason: settled === 'False' ? 'Recovered' : 'Reconciled',
@@ -97,6 +118,7 @@ export function policyEventsOf(
     ['Paused', 'Suspended', 'Normal'],
   ] as const) {
     const condition = now(type);
+    if (type === 'Drifted' && !everReconciled(before, after)) continue;
     if (became(was(type), condition, 'True')) {
       events.push({ type: kind, reason, action: 'Reconcile', message: condition!.message ?? '' });
     }

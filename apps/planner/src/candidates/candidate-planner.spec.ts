@@ -5,7 +5,7 @@ import { contentDigest } from '@rolepolicy/policy';
 import type { CachedObject } from '@rolepolicy/contracts';
 import { policy as basePolicy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
 import type { UnkeyedCommand } from '../planning/gateway-commands.js';
-import { CandidatePlanner, type CandidatePlannerDeps } from './candidate-planner.js';
+import { CandidatePlanner, policyGate, type CandidatePlannerDeps } from './candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS, type CandidateStatus } from './resources.js';
 
 const original = { roles: [{ name: 'app', login: false }] };
@@ -78,5 +78,25 @@ describe('candidate status read-your-writes', () => {
     await planner.recognise(merged, []);
     await planner.recognise(merged, []);
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe('policyGate', () => {
+  const decision = (kind: 'reconciled' | 'observed' | 'awaiting_approval', plan: string | null) => ({
+    kind,
+    steps: [],
+    status: { current_plan_ref: plan === null ? null : { name: plan } },
+    requeueAfterSeconds: 300,
+  });
+
+  it('opens once the policy converged, also when the pass that verified an apply keeps its plan reference', () => {
+    expect(policyGate(decision('reconciled', null))).toEqual({ kind: 'open' });
+    expect(policyGate(decision('reconciled', 'orders-3'))).toEqual({ kind: 'open' });
+    expect(policyGate(decision('observed', null))).toEqual({ kind: 'open' });
+  });
+
+  it('stays closed while a plan of the policy waits (a decision, an observe-mode plan)', () => {
+    expect(policyGate(decision('awaiting_approval', 'orders-3')).kind).toBe('blocked');
+    expect(policyGate(decision('observed', 'orders-3')).kind).toBe('blocked');
   });
 });

@@ -81,10 +81,13 @@ export interface CandidatePassContext {
   readonly heldAccess: readonly MembershipEdge[];
 }
 
-/** Candidates may be planned only while the policy converged with no plan of its own waiting. */
+/**
+ * Candidates may be planned only while the policy converged with no plan of its own waiting. A converged
+ * pass that verified an apply keeps that plan (Applied, waiting for nothing) as `current_plan_ref`.
+ */
 export function policyGate(decision: ReconcileDecision): PolicyGate {
   const planRef = decision.status.current_plan_ref;
-  if ((decision.kind === 'reconciled' || decision.kind === 'observed') && planRef == null) {
+  if (decision.kind === 'reconciled' || (decision.kind === 'observed' && planRef == null)) {
     return { kind: 'open' };
   }
   if (planRef != null) {

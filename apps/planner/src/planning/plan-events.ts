@@ -7,6 +7,7 @@ import {
   API_VERSION,
   policyEventsOf,
   supersedeReason,
+  type PolicyWriteCause,
   type PostgresPolicy,
   type PostgresPolicyStatus,
   type ReconcileStep,
@@ -122,12 +123,14 @@ export function planExecutionEvent(result: ExecuteResultV1): PlanEvent | undefin
 
 /**
  * The Events of one policy status write (`policyEventsOf`: ConflictDetected, SecretFetchFailed, Recovered,
- * DriftDetected, ApprovalIgnored, ...) on the policy itself; `settled` is the last True/False Ready before it.
+ * DriftDetected, ApprovalIgnored, ...) on the policy itself; `settled` is the last True/False Ready before it,
+ * `cause` whether the write records a plan's Applied result (its PlanApplied says what Reconciled would).
  */
 export function policyStatusEvents(
   policy: PostgresPolicy,
   after: PostgresPolicyStatus,
   settled: 'True' | 'False' | undefined,
+  cause: PolicyWriteCause = 'pass',
 ): readonly PlanEvent[] {
   const regarding: EventRegarding = {
     apiVersion: API_VERSION,
@@ -136,7 +139,7 @@ export function policyStatusEvents(
     name: policy.metadata.name,
     ...(policy.metadata.uid ? { uid: policy.metadata.uid } : {}),
   };
-  return policyEventsOf(policy.status, after, settled).map((e) => ({
+  return policyEventsOf(policy.status, after, settled, cause).map((e) => ({
     regarding,
     event: event(e.type, e.reason, e.action, e.message),
   }));

@@ -11,5 +11,10 @@ export const APPLIED_SNAPSHOT_TTL_MS = LIVE_PLAN_WAIT_MS;
 export const APPLIED_SNAPSHOT_MAX_KEPT = 2_000;
 /** `Reconciling` (NewGeneration) is written only when the inspection outlasts this (one API write less). */
 export const RECONCILING_AFTER_MS = 1_000;
+/**
+ * A policy status `Ready=Unknown/Applying` (execution requested) is sent only when the execution's outcome
+ * has not followed within this (one API write less per apply; policy-view.ts `holdStatus`).
+ */
+export const EXECUTING_STATUS_AFTER_MS = 1_000;
 /** Re-check delay of a pass that deferred to a pending result. */
 export const RESULT_RECHECK_MS = 5_000;

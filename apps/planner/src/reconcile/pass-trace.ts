@@ -12,6 +12,7 @@ import {
   type ExecuteResultV1,
   type TraceCarrier,
 } from '@rolepolicy/contracts';
+import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import {
   planDecision,
   type PostgresPolicy,
@@ -158,4 +159,26 @@ export function inResultSpan(
     [SPAN_ATTRIBUTES.outcome]: `${result.phase}/${result.reason}`,
   };
   return inSpan('planner record result', { startTime: at, attributes }, record);
+}
+
+/** The log line of one pass: the policy, its generation and what the pass decided (with a failure's reason). */
+export function passLogRecord(
+  key: string,
+  policy: PostgresPolicy,
+  decision: ReconcileDecision,
+  failed: string | undefined,
+): LogRecord {
+  return logRecord(
+    `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}${failed === undefined ? '' : ` (${failed})`}, next in ${decision.requeueAfterSeconds}s`,
+    {
+      kind: 'PostgresPolicy',
+      namespace: policy.metadata.namespace,
+      name: policy.metadata.name,
+      generation: policy.metadata.generation,
+      decision: decision.kind,
+      // The condition reason only: the message may name database objects, never a secret (redacted),
+      // but the reason is what an operator (and the fleet bench) counts.
+      ...(failed === undefined ? {} : { reason: failed }),
+    },
+  );
 }

@@ -3,11 +3,13 @@
 // and the policy status write that records one. Deciding on the bare cache would undo a write still on its
 // way (put old conditions back, create a plan twice, supersede a plan it just saw applied).
 import { OwnWrites } from '@rolepolicy/contracts';
+import type { AnnounceTimers } from '@rolepolicy/runtime';
 import {
   cachedPlan,
   cachedPolicy,
   sameStatus,
   settledReady,
+  type PolicyWriteCause,
   type PostgresPolicy,
   type PostgresPolicyPlan,
   type PostgresPolicyPlanStatus,
@@ -37,7 +39,24 @@ export interface PolicyViewDeps {
   readonly state: (key: string) => PolicyState | undefined;
   readonly now: () => number;
   readonly onOwnWriteExpired?: ((store: string) => void) | undefined;
+  /** Timers of held statuses (tests decide when the delay has passed). */
+  readonly timers?: AnnounceTimers;
 }
+
+/** A status recorded as written but not sent yet ({@link PolicyView.holdStatus}). */
+interface HeldStatus {
+  /** The policy as it was before the held status (the command's base when it is sent). */
+  readonly base: PostgresPolicy;
+  readonly status: PostgresPolicyStatus;
+  handle: unknown;
+  /** Set once the delay passed: the send under way. */
+  sending: Promise<void> | undefined;
+}
+
+const REAL_TIMERS: AnnounceTimers = {
+  set: (fire, ms) => setTimeout(fire, ms),
+  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
 
 /** The planner's read-your-own-writes view of policies and plans, and its policy status writes. */
 export class PolicyView {
@@ -48,6 +67,8 @@ export class PolicyView {
    * unconditionally, so the cache shows it by content (the same status), not by a newer version.
    */
   private readonly statusWrites: OwnWrites<PostgresPolicyStatus, PostgresPolicy>;
+  /** Per policy key: a status held back while its outcome may follow at once (holdStatus). */
+  private readonly held = new Map<string, HeldStatus>();
 
   constructor(private readonly deps: PolicyViewDeps) {
     this.planWrites = new OwnPlanWrites(OVERLAY_CAP_MS, deps.now, deps.onOwnWriteExpired);
@@ -81,19 +102,72 @@ export class PolicyView {
 
   /**
    * Sends a policy status (on top of the freshest view of the policy), reads it back until the cache shows
-   * it, and records the Events its Ready transition calls for.
+   * it, and records the Events its Ready transition calls for (`cause`: policy-events.ts).
    */
-  async writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void> {
+  async writeStatus(
+    policy: PostgresPolicy,
+    status: PostgresPolicyStatus,
+    cause: PolicyWriteCause = 'pass',
+  ): Promise<void> {
     const { namespace, name } = policy.metadata;
+    const held = await this.release(policyKey(namespace, name));
     const base = this.currentPolicy(namespace, name) ?? policy;
-    await this.deps.sink.send(policyStatusCommand(base, status));
+    // A held status never sent: the patch turns the API's copy (the held one's base) into this one.
+    const patchBase = held === undefined ? base : { ...base, status: held.base.status };
+    await this.deps.sink.send(policyStatusCommand(patchBase, status));
+    await this.recorded(base, status, cause);
+  }
+
+  /**
+   * Records `status` as written (the next decision and the result handler read it, and its Events are sent
+   * now) but sends it only when no other status of the policy follows within `afterMs`: an execution that
+   * commits within a second is shown by its outcome alone, a longer one shows `Ready=Unknown/Applying` from
+   * then on, as `announceIfSlow` does for `Reconciling` (issue 28: one API write less per apply).
+   */
+  async holdStatus(policy: PostgresPolicy, status: PostgresPolicyStatus, afterMs: number): Promise<void> {
+    const { namespace, name } = policy.metadata;
+    const key = policyKey(namespace, name);
+    const earlier = await this.release(key);
+    const current = this.currentPolicy(namespace, name) ?? policy;
+    const base = earlier === undefined ? current : { ...current, status: earlier.base.status };
+    const entry: HeldStatus = { base, status, handle: undefined, sending: undefined };
+    const timers = this.deps.timers ?? REAL_TIMERS;
+    entry.handle = timers.set(() => {
+      // Best effort, like the write it stands for being late: the outcome's write follows in any case.
+      entry.sending = this.deps.sink.send(policyStatusCommand(base, status)).then(
+        () => undefined,
+        () => undefined,
+      );
+    }, afterMs);
+    this.held.set(key, entry);
+    await this.recorded(current, status, 'pass');
+  }
+
+  /** Ends the hold on a policy's status: cancelled if not sent yet (returned), else awaited. */
+  private async release(key: string): Promise<HeldStatus | undefined> {
+    const entry = this.held.get(key);
+    if (entry === undefined) return undefined;
+    this.held.delete(key);
+    (this.deps.timers ?? REAL_TIMERS).clear(entry.handle);
+    if (entry.sending === undefined) return entry;
+    await entry.sending;
+    return undefined;
+  }
+
+  /** Our status as the next decision reads it until the cache shows it, and the Events of its transition. */
+  private async recorded(
+    base: PostgresPolicy,
+    status: PostgresPolicyStatus,
+    cause: PolicyWriteCause,
+  ): Promise<void> {
+    const { namespace, name } = base.metadata;
     const state = this.deps.state(policyKey(namespace, name));
     const settled = settledReady(base.status, state?.settled);
     if (state !== undefined) {
       this.statusWrites.record(policyKey(namespace, name), status, base.metadata.resourceVersion);
       state.settled = settledReady(status, settled);
     }
-    for (const policyEvent of policyStatusEvents(base, status, settled))
+    for (const policyEvent of policyStatusEvents(base, status, settled, cause))
       await this.deps.sink.recordEvent(policyEvent, base);
   }
 
@@ -115,5 +189,17 @@ export class PolicyView {
   /** The policy is gone: its status write too. */
   forget(key: string): void {
     this.statusWrites.forget(key);
+    this.drop(key);
+  }
+
+  /** Held statuses not sent yet are dropped (the replica stops leading: the next leader plans afresh). */
+  dropHeld(): void {
+    for (const key of [...this.held.keys()]) this.drop(key);
+  }
+
+  private drop(key: string): void {
+    const entry = this.held.get(key);
+    if (entry !== undefined) (this.deps.timers ?? REAL_TIMERS).clear(entry.handle);
+    this.held.delete(key);
   }
 }

@@ -33,13 +33,13 @@ import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { commandsOf } from '../planning/gateway-commands.js';
-import { logRecord } from '@rolepolicy/runtime';
 import { KeyedQueue, Slots, announceIfSlow } from '@rolepolicy/runtime';
 import { planEventsOf } from '../planning/plan-events.js';
 import { decisionAuditRecords } from '../planning/plan-audit.js';
 import {
   APPLIED_SNAPSHOT_MAX_KEPT,
   APPLIED_SNAPSHOT_TTL_MS,
+  EXECUTING_STATUS_AFTER_MS,
   RECONCILING_AFTER_MS,
   RESULT_RECHECK_MS,
 } from './pass-timing.js';
@@ -52,7 +52,7 @@ import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
 
 import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.js';
-import { WakeTraces, inPassSpan, inStepSpan, notePass } from './pass-trace.js';
+import { WakeTraces, inPassSpan, inStepSpan, notePass, passLogRecord } from './pass-trace.js';
 
 export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 
@@ -141,7 +141,7 @@ export class Reconciler {
       currentPolicy: (namespace, name) => this.view.currentPolicy(namespace, name),
       currentPlans: (namespace) => this.view.currentPlans(namespace),
       resultHandled: (namespace, name, status) => this.view.resultHandled(namespace, name, status),
-      writeStatus: (policy, status) => this.view.writeStatus(policy, status),
+      writeStatus: (policy, status, cause) => this.view.writeStatus(policy, status, cause),
       recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
       hasCandidates: (policy) => this.candidates.candidatesOf(policy).length > 0,
     };
@@ -190,6 +190,7 @@ export class Reconciler {
     this.appliedSubscription?.unsubscribe();
     for (const state of this.policies.values()) clearTimeout(state.timer);
     await this.queue.idle();
+    this.view.dropHeld();
   }
 
   /**
@@ -358,6 +359,7 @@ export class Reconciler {
     }
     const gate = reconcileGate(policy, conflict);
     this.review.endPass(key);
+    const verifying = state.verifyPlan?.name; // the Applied result this pass verifies (inspection takes it)
     let outcome: PlanningOutcome | null = null;
     if (gate.kind === 'inspect') {
       if (!prepared.ok) {
@@ -391,6 +393,7 @@ export class Reconciler {
       now: new Date(this.now()).toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
+      verifying,
       ...(this.deps.decisions ? { decisions: this.deps.decisions() } : {}),
       ...(promotion?.handOver
         ? { promoted: { plan: promotion.handOver, previousContentDigest: promotion.previous } }
@@ -406,21 +409,7 @@ export class Reconciler {
     this.review.endPass(key);
     this.deps.observe?.(decision.kind, (performance.now() - started) / 1000);
     const failed = outcome?.kind === 'failed' ? outcome.error.reason : undefined;
-    this.deps.log.log(
-      logRecord(
-        `policy ${key} generation ${policy.metadata.generation}: ${decision.kind}${failed === undefined ? '' : ` (${failed})`}, next in ${decision.requeueAfterSeconds}s`,
-        {
-          kind: 'PostgresPolicy',
-          namespace: policy.metadata.namespace,
-          name: policy.metadata.name,
-          generation: policy.metadata.generation,
-          decision: decision.kind,
-          // The condition reason only: the message may name database objects, never a secret (redacted),
-          // but the reason is what an operator (and the fleet bench) counts.
-          ...(failed === undefined ? {} : { reason: failed }),
-        },
-      ),
-    );
+    this.deps.log.log(passLogRecord(key, policy, decision, failed));
     this.requeue(key, decision.requeueAfterSeconds);
   }
 
@@ -461,7 +450,8 @@ export class Reconciler {
         original.kind === 'createPlan'
           ? { ...original, plan: this.review.recordPlan(key, policy, original.plan) }
           : original;
-      await inStepSpan(step, policy, () => this.carryOutStep(key, policy, step, prepared));
+      const hold = decision.kind === 'execution_requested';
+      await inStepSpan(step, policy, () => this.carryOutStep(key, policy, step, prepared, hold));
     }
   }
 
@@ -471,6 +461,7 @@ export class Reconciler {
     policy: PostgresPolicy,
     step: ReconcileDecision['steps'][number],
     prepared: Prepared | null,
+    hold: boolean,
   ): Promise<void> {
     if (step.kind === 'requestExecution') {
       if (prepared === null) return;
@@ -483,7 +474,9 @@ export class Reconciler {
     }
     if (step.kind === 'createPlan') this.view.planCreated(step.plan);
     if (step.kind === 'writePolicyStatus') {
-      await this.view.writeStatus(policy, step.status);
+      // Ready=Unknown/Applying is sent only if the execution's outcome does not follow within a second.
+      if (hold) await this.view.holdStatus(policy, step.status, EXECUTING_STATUS_AFTER_MS);
+      else await this.view.writeStatus(policy, step.status);
       return;
     }
     for (const command of commandsOf(step, policy)) await this.sink.send(command);

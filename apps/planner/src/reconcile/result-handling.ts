@@ -6,6 +6,7 @@ import type { ExecuteResultV1, ResourceCache } from '@rolepolicy/contracts';
 import { logRecord, type LogRecord } from '@rolepolicy/runtime';
 import {
   decideAfterExecution,
+  type PolicyWriteCause,
   type PostgresPolicy,
   type PostgresPolicyPlan,
   type PostgresPolicyPlanStatus,
@@ -33,7 +34,7 @@ export interface ResultContext {
   currentPlans(namespace: string): PostgresPolicyPlan[];
   /** A terminal result's plan status, read over the cache until it shows it (own-plan-writes.ts). */
   resultHandled(namespace: string, name: string, status: PostgresPolicyPlanStatus): void;
-  writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus): Promise<void>;
+  writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus, cause: PolicyWriteCause): Promise<void>;
   recordEvent(event: PlanEvent, policy: PostgresPolicy): Promise<void>;
   hasCandidates(policy: PostgresPolicy): boolean;
 }
@@ -91,8 +92,10 @@ export async function handleResult(ctx: ResultContext, result: ExecuteResultV1):
       now: at.toISOString(),
       jitter: Math.random(),
     });
+    // An Applied result is announced by the plan's PlanApplied below; the policy's write does not repeat it.
+    const cause = result.phase === 'Applied' ? 'planApplied' : 'pass';
     await inResultSpan(policy, result, at, async () => {
-      if (decision.status !== null) await ctx.writeStatus(policy, decision.status);
+      if (decision.status !== null) await ctx.writeStatus(policy, decision.status, cause);
       const executionEvent = planExecutionEvent(result);
       if (executionEvent !== undefined) await ctx.recordEvent(executionEvent, policy);
     });

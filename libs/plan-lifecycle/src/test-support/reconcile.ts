@@ -15,6 +15,8 @@ export interface ReconcileOptions {
   readonly conflict?: ConflictVerdict;
   readonly jitter?: number;
   readonly settings?: LifecycleSettings;
+  /** The plan whose Applied result this pass verifies (the pass right after it). */
+  readonly verifying?: string;
 }
 
 /** Decides with the cluster's current policy and plans, then applies the steps to the cluster. */
@@ -33,6 +35,7 @@ export function reconcileOnce(
     now,
     jitter: options.jitter ?? 0,
     ...(options.settings ? { settings: options.settings } : {}),
+    ...(options.verifying ? { verifying: options.verifying } : {}),
   });
   cluster.apply(decision.steps, now);
   return decision;

@@ -1,0 +1,106 @@
+// The planner's policy status writes as a reader of the API sees them: a Ready=Unknown/Applying status held
+// back while the execution's outcome may follow within a second (one write, the outcome's), sent when the
+// execution takes longer, and its Events sent at once either way (issue 28).
+import type { CachedObject } from '@rolepolicy/contracts';
+import type { AnnounceTimers } from '@rolepolicy/runtime';
+import type { PostgresPolicy, PostgresPolicyStatus } from '@rolepolicy/plan-lifecycle';
+import type { PlanEvent } from '../planning/plan-events.js';
+import { policy as policyFixture } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
+import { newPolicyState } from './policy-state.js';
+import { PolicyView } from './policy-view.js';
+
+const ready = (status: 'True' | 'Unknown', reason: string) => ({
+  type: 'Ready',
+  status,
+  reason,
+  message: reason,
+  last_transition_time: '2026-11-28T05:00:00Z',
+});
+const converged: PostgresPolicyStatus = {
+  conditions: [
+    ready('True', 'Reconciled'),
+    { type: 'Drifted', status: 'False', reason: 'InSync', message: 'in sync' },
+  ],
+  last_successful_reconcile_time: '2026-11-28T05:00:00Z',
+  current_plan_ref: null,
+};
+const executing: PostgresPolicyStatus = {
+  ...converged,
+  conditions: [
+    ready('Unknown', 'Applying'),
+    { type: 'Reconciling', status: 'True', reason: 'Applying', message: 'applying' },
+    { type: 'Drifted', status: 'True', reason: 'DriftDetected', message: 'differs' },
+  ],
+  current_plan_ref: { name: 'orders-2' },
+};
+const applied: PostgresPolicyStatus = {
+  ...converged,
+  conditions: [
+    ready('True', 'Reconciled'),
+    { type: 'Drifted', status: 'False', reason: 'InSync', message: 'in sync' },
+  ],
+  current_plan_ref: { name: 'orders-2' },
+};
+
+/** A view over one policy whose API copy is `status`; timers fire only when the test says so. */
+function viewOf(status: PostgresPolicyStatus) {
+  const policy: PostgresPolicy = policyFixture({}, {}, status);
+  const sent: Record<string, unknown>[] = [];
+  const events: string[] = [];
+  const pending: (() => void)[] = [];
+  const timers: AnnounceTimers = {
+    set: (fire) => pending.push(fire),
+    clear: (handle) => {
+      if (typeof handle === 'number') pending[handle - 1] = () => undefined;
+    },
+  };
+  const state = newPolicyState('', policy.metadata.uid);
+  const view = new PolicyView({
+    cache: {
+      get: () => policy as unknown as CachedObject,
+      list: () => [],
+    } as never,
+    sink: {
+      send: async (command) => {
+        sent.push((command as { status: Record<string, unknown> }).status);
+      },
+      recordEvent: async (event: PlanEvent) => {
+        events.push(event.event.reason);
+      },
+    },
+    state: () => state,
+    now: () => 0,
+    timers,
+  });
+  const readyOf = (patch: Record<string, unknown>) =>
+    (patch['conditions'] as { type: string; reason: string }[]).find((c) => c.type === 'Ready')?.reason;
+  return { policy, view, sent, events, fire: () => pending.splice(0).forEach((f) => f()), readyOf };
+}
+
+it('an execution whose outcome follows within the delay: one status write, the outcome, on the API copy', async () => {
+  const { policy, view, sent, fire, readyOf } = viewOf(converged);
+  await view.holdStatus(policy, executing, 1_000);
+  expect(sent).toEqual([]);
+  // The next decision and the result handler read the held status as written.
+  expect(view.currentPolicy('team-a', 'orders')?.status).toEqual(executing);
+  await view.writeStatus(policy, applied, 'planApplied');
+  fire(); // the delay passes after the outcome: nothing more is sent
+  expect(sent.map(readyOf)).toEqual(['Reconciled']);
+  expect(sent[0]?.['current_plan_ref']).toEqual({ name: 'orders-2' });
+});
+
+it('an execution that takes longer shows Ready=Unknown/Applying once the delay passed, then its outcome', async () => {
+  const { policy, view, sent, fire, readyOf } = viewOf(converged);
+  await view.holdStatus(policy, executing, 1_000);
+  fire();
+  await view.writeStatus(policy, applied, 'planApplied');
+  expect(sent.map(readyOf)).toEqual(['Applying', 'Reconciled']);
+});
+
+it('the Events of a held status are sent at once: a converged policy that drifts is announced', async () => {
+  const { policy, view, events } = viewOf(converged);
+  await view.holdStatus(policy, executing, 1_000);
+  expect(events).toEqual(['DriftDetected']);
+  await view.writeStatus(policy, applied, 'planApplied');
+  expect(events).toEqual(['DriftDetected']);
+});
