@@ -13,7 +13,12 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { GROUP, KIND_NAMES, RECONCILE_REQUESTED_AT_ANNOTATION, VERSION } from '@rolepolicy/kube';
 
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
 import { cpuDelta } from './cpu-time.js';
+import { failureReasons, formatReasons, type FailureCount } from './fleet-health.js';
 import { FleetDatabases } from './fleet-databases.js';
 import { smallPolicy } from './fleet-policy.js';
 import { databaseUrl, round, runOn, writeResult } from './pg-bench-support.js';
@@ -106,24 +111,30 @@ async function createSecrets(product: ProductProcesses, dbs: FleetDatabases): Pr
 /** Policy `i`'s schemas: the fleet policy's `orders` and `billing`, its own. */
 const schemasOf = (i: number): { orders: string; billing: string } => ({ orders: `o${i}`, billing: `b${i}` });
 
-/** Creates, in each database, the schemas and relations of the policies (up to `total`) that target it. */
+/**
+ * Creates, in each database, the schemas and relations of the policies (up to `total`) that target it, 50
+ * policies to a transaction (one transaction for all took more locks than a shared server has).
+ */
 async function createPolicySchemas(dbs: FleetDatabases, total: number): Promise<void> {
   const step = dbs.names.length;
   for (const [k, name] of dbs.names.entries()) {
-    await runOn(
-      databaseUrl(name),
-      `DO $$ DECLARE i int; o text; b text; BEGIN
-         FOR i IN SELECT g FROM generate_series(${k}, ${total - 1}, ${step}) AS g LOOP
-           o := 'o' || i; b := 'b' || i;
-           EXECUTE format('CREATE SCHEMA %I', o);
-           EXECUTE format('CREATE TABLE %I.items (id int)', o);
-           EXECUTE format('CREATE TABLE %I.lines (id int)', o);
-           EXECUTE format('CREATE SCHEMA %I', b);
-           EXECUTE format('CREATE TABLE %I.invoices (id int)', b);
-           EXECUTE format('CREATE VIEW %I.open AS SELECT id FROM %I.invoices', b, b);
-         END LOOP;
-       END $$`,
-    );
+    for (let first = k; first < total; first += 50 * step) {
+      const last = Math.min(total - 1, first + 49 * step);
+      await runOn(
+        databaseUrl(name),
+        `DO $$ DECLARE i int; o text; b text; BEGIN
+           FOR i IN SELECT g FROM generate_series(${first}, ${last}, ${step}) AS g LOOP
+             o := 'o' || i; b := 'b' || i;
+             EXECUTE format('CREATE SCHEMA %I', o);
+             EXECUTE format('CREATE TABLE %I.items (id int)', o);
+             EXECUTE format('CREATE TABLE %I.lines (id int)', o);
+             EXECUTE format('CREATE SCHEMA %I', b);
+             EXECUTE format('CREATE TABLE %I.invoices (id int)', b);
+             EXECUTE format('CREATE VIEW %I.open AS SELECT id FROM %I.invoices', b, b);
+           END LOOP;
+         END $$`,
+      );
+    }
   }
 }
 
@@ -199,10 +210,14 @@ type SizeResult = {
   readonly steady: Phase;
   readonly plannerPeakRssMiB: number;
   readonly cpuSecondsByService: Record<string, number>;
+  /** The most frequent warnings and errors in the services' logs. */
+  readonly failures: readonly FailureCount[];
 };
 
-async function measureSize(dbs: FleetDatabases, count: number): Promise<SizeResult> {
-  const product = await startProductProcesses({ executors: 0, namespace: NAMESPACE });
+async function measureSize(dbs: FleetDatabases, count: number, logRoot: string): Promise<SizeResult> {
+  const logDir = path.join(logRoot, `policies-${count}`);
+  mkdirSync(logDir, { recursive: true });
+  const product = await startProductProcesses({ executors: 0, namespace: NAMESPACE, logDir });
   try {
     await createSecrets(product, dbs);
     const cpuStart = product.cpuSeconds();
@@ -218,6 +233,7 @@ async function measureSize(dbs: FleetDatabases, count: number): Promise<SizeResu
       steady,
       plannerPeakRssMiB: product.peakRssMiB()['planner'] ?? NaN,
       cpuSecondsByService: cpuDelta(cpuStart, product.cpuSeconds()),
+      failures: failureReasons(logDir),
     };
   } finally {
     await product.stop();
@@ -229,12 +245,17 @@ export async function runPlannerScaleBench(_script: string, args: readonly strin
   const options = parse(args);
   const dbs = new FleetDatabases();
   const sizes: SizeResult[] = [];
+  // Every service's log is kept, as in the fleet bench: a failed pass must say why.
+  const logRoot =
+    process.env['BENCH_LOG_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'rolepolicy-planner-scale-logs-'));
+  console.log(`service logs: ${logRoot}`);
   try {
     await dbs.create(options.databases);
     await createPolicySchemas(dbs, Math.max(...options.policies));
     for (const count of options.policies) {
-      const result = await measureSize(dbs, count);
-      console.log(`${count} policies: ${JSON.stringify(result)}`);
+      const result = await measureSize(dbs, count, logRoot);
+      console.log(`${count} policies: ${JSON.stringify({ ...result, failures: undefined })}`);
+      if (result.failures.length > 0) console.log(formatReasons(result.failures));
       sizes.push(result);
     }
   } finally {
@@ -274,6 +295,7 @@ export async function runPlannerScaleBench(_script: string, args: readonly strin
     growth,
     goals: { growth: GROWTH_GOAL, plannerPeakRssMiB: RSS_GOAL_MIB },
     misses,
+    logDir: logRoot,
   };
   console.log(JSON.stringify({ growth, misses }, null, 2));
   writeResult('planner-scale', report);

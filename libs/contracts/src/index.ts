@@ -21,6 +21,13 @@ export * from './messages/scoped-execute.js';
 export * from './messages/dead-letter.js';
 export * from './spine.js';
 export * from './cache/resource-cache.js';
+export {
+  caughtUpWith,
+  type CachedObject,
+  type RefreshOptions,
+  type ResourceCacheOptions,
+  type ResourceChange,
+} from './cache/cache-types.js';
 export * from './cache/decision-admission-watch.js';
 export * from './cache/resync.js';
 export * from './cache/shared-request.js';

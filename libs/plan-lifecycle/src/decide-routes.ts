@@ -318,6 +318,7 @@ export function createAndRoute(
     policy: ctx.policy,
     computed,
     existingPlanNames: ctx.allNames,
+    ...(ctx.nameTaken === undefined ? {} : { nameTaken: ctx.nameTaken }),
     now: ctx.now,
     autoApprove,
     ...(ctx.decisions === undefined ? {} : { decisions: ctx.decisions }),

@@ -46,8 +46,13 @@ export function reconcileGate(policy: PostgresPolicy, conflict: ConflictVerdict)
 /** Everything the decision needs; `outcome` is only read when the gate says `inspect`. */
 export interface ReconcileInput {
   readonly policy: PostgresPolicy;
-  /** Plans in the policy's namespace; filtered here to those the policy controls (by UID). */
+  /**
+   * The namespace's plans, or at least the policy's own and its candidates' (filtered here to those the
+   * policy controls, by UID); with only those, `planNameTaken` answers for the rest of the namespace.
+   */
   readonly plans: readonly PostgresPolicyPlan[];
+  /** Whether a plan of the namespace not in `plans` has the name: a new plan's name must be free. */
+  readonly planNameTaken?: (name: string) => boolean;
   readonly conflict: ConflictVerdict;
   readonly outcome: PlanningOutcome | null;
   /** RFC 3339 UTC. */
@@ -91,6 +96,7 @@ function decideOnce(input: ReconcileInput, hold: boolean): ReconcileDecision {
     settings,
     owned,
     allNames: input.plans.map((p) => p.metadata.name),
+    ...(input.planNameTaken === undefined ? {} : { nameTaken: input.planNameTaken }),
     intervalSeconds: gate.kind === 'invalid_interval' ? DEFAULT_INTERVAL_SECONDS : gate.intervalSeconds,
     forced: annotation !== undefined && annotation !== policy.status?.lastHandledReconcileAt,
     ...(promoted === undefined ? {} : { preferredPlan: promoted.plan.metadata.name }),

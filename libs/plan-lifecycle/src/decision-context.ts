@@ -117,6 +117,8 @@ export interface Ctx {
   readonly settings: LifecycleSettings;
   readonly owned: readonly PostgresPolicyPlan[];
   readonly allNames: readonly string[];
+  /** Whether a plan of the namespace outside `allNames` has the name (ReconcileInput.planNameTaken). */
+  readonly nameTaken?: (name: string) => boolean;
   readonly intervalSeconds: number;
   readonly forced: boolean;
   /** A promoted candidate's approved plan: the current plan whatever its age (candidates/promotion.ts). */

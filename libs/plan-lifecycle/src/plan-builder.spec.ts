@@ -152,6 +152,14 @@ describe('plan resource builder', () => {
     expect(planName('orders', d, ['unrelated'])).toBe(first);
   });
 
+  it("never takes the name of another plan of the namespace it was only asked about (a policy's plans listed, the rest looked up)", () => {
+    const d = computed('A').changeDigest;
+    const first = planName('orders', d, []);
+    const elsewhere = new Set([first, `${first}-3`]);
+    expect(planName('orders', d, [`${first}-2`], (name) => elsewhere.has(name))).toBe(`${first}-4`);
+    expect(planName('orders', d, [], () => false)).toBe(first);
+  });
+
   it('keeps names within 253 characters including the ConfigMap suffix', () => {
     const long = `${'a'.repeat(240)}.b-c`;
     const name = planName(long, computed('A').changeDigest, []);

@@ -104,8 +104,14 @@ function digestHex(changeDigest: string): string {
  * so two planner attempts for one event propose the same name and the second create is a harmless 409.
  * The policy prefix is cut so the name stays within 249 characters (room for `-sql`).
  */
-export function planName(policyName: string, changeDigest: string, existingNames: readonly string[]): string {
-  const taken = new Set(existingNames);
+export function planName(
+  policyName: string,
+  changeDigest: string,
+  existingNames: readonly string[],
+  nameTaken: (name: string) => boolean = () => false,
+): string {
+  const known = new Set(existingNames);
+  const taken = { has: (name: string): boolean => known.has(name) || nameTaken(name) };
   const hex = digestHex(changeDigest);
   for (let seq = 1; ; seq += 1) {
     const suffix = seq === 1 ? `-${hex}` : `-${hex}-${seq}`;
@@ -119,8 +125,13 @@ export function planName(policyName: string, changeDigest: string, existingNames
 export interface BuildPlanInput {
   readonly policy: PostgresPolicy;
   readonly computed: ComputedPlan;
-  /** Names of every plan in the namespace (so the new name is free). */
+  /** Names of plans in the namespace the new name must not take (at least the policy's own). */
   readonly existingPlanNames: readonly string[];
+  /**
+   * Whether any other plan of the namespace has the name (a lookup by name, so the caller need not list
+   * the whole namespace); default: only `existingPlanNames` are taken.
+   */
+  readonly nameTaken?: (name: string) => boolean;
   readonly now: string;
   /** Record `Approved=True/AutoApproved` and the planner's decidedBy at creation (apply + auto). */
   readonly autoApprove: boolean;
@@ -166,7 +177,12 @@ function computedConditions(
 /** Builds the plan object with spec, labels, ownerReference and full status (and its ConfigMap if any). */
 export function buildPlan(input: BuildPlanInput): BuiltPlan {
   const { policy, computed, now } = input;
-  const name = planName(policy.metadata.name, computed.changeDigest, input.existingPlanNames);
+  const name = planName(
+    policy.metadata.name,
+    computed.changeDigest,
+    input.existingPlanNames,
+    input.nameTaken,
+  );
   const stored = storeSql(computed.sql.redactedSql, input.sqlLimits);
   const owner = policyOwnerReference(policy);
   const configMapName = `${name}-sql`;

@@ -27,6 +27,8 @@ export class OwnPlanWrites {
    * executor wrote them, not us, so the cache shows one by content: a phase past execution.
    */
   private readonly handled: OwnWrites<PostgresPolicyPlanStatus, PostgresPolicyPlan>;
+  /** Owner uid -> keys of the plans we created for it, so a pass reads only its own (pruned as they go). */
+  private readonly createdBy = new Map<string, Set<string>>();
 
   constructor(capMs: number, now: () => number = Date.now, onExpired?: (store: string) => void) {
     this.created = new OwnWrites({
@@ -48,7 +50,13 @@ export class OwnPlanWrites {
 
   /** A plan this replica created (through the gateway). */
   planCreated(plan: PostgresPolicyPlan): void {
-    this.created.record(planKey(plan.metadata.namespace, plan.metadata.name), plan, undefined);
+    const key = planKey(plan.metadata.namespace, plan.metadata.name);
+    this.created.record(key, plan, undefined);
+    for (const { uid } of plan.metadata.ownerReferences ?? []) {
+      let keys = this.createdBy.get(uid);
+      if (keys === undefined) this.createdBy.set(uid, (keys = new Set()));
+      keys.add(key);
+    }
   }
 
   /** An execution result's terminal plan status (the executor writes it through the gateway). */
@@ -62,17 +70,39 @@ export class OwnPlanWrites {
     this.handled.forget(planKey(namespace, name));
   }
 
-  /** The namespace's plans as the next decision must see them: `cached` with our newer writes on top. */
-  plans(namespace: string, cached: readonly PostgresPolicyPlan[]): PostgresPolicyPlan[] {
+  /**
+   * The plans of some owners (a policy and its candidates, by uid) as the next decision must see them:
+   * `cached` (theirs, in `namespace`) with our newer writes on top.
+   */
+  plans(
+    namespace: string,
+    cached: readonly PostgresPolicyPlan[],
+    owners: readonly string[],
+  ): PostgresPolicyPlan[] {
     const plans = [...cached];
     const byName = new Map(cached.map((p) => [p.metadata.name, p]));
     const prefix = `${namespace}/`;
-    for (const key of this.created.keys()) {
-      if (!key.startsWith(prefix)) continue;
-      const pending = this.created.pending(key, byName.get(key.slice(prefix.length)));
-      if (pending !== undefined) plans.push(pending.value);
+    for (const owner of owners) {
+      const keys = this.createdBy.get(owner);
+      for (const key of keys ?? []) {
+        if (!key.startsWith(prefix)) continue;
+        const pending = this.created.pending(key, byName.get(key.slice(prefix.length)));
+        if (pending === undefined) keys!.delete(key);
+        else plans.push(pending.value);
+      }
+      if (keys?.size === 0) this.createdBy.delete(owner);
     }
     return plans.map((plan) => this.withResult(plan));
+  }
+
+  /** The plan as the next decision must see it: `cached` (or one we created) with our newer writes on top. */
+  plan(
+    namespace: string,
+    name: string,
+    cached: PostgresPolicyPlan | undefined,
+  ): PostgresPolicyPlan | undefined {
+    const plan = cached ?? this.created.pending(planKey(namespace, name), undefined)?.value;
+    return plan === undefined ? undefined : this.withResult(plan);
   }
 
   /** How many entries are held (created, handled): for tests and metrics. */

@@ -91,13 +91,36 @@ export class PolicyView {
     return written === undefined ? policy : { ...policy, status: written.value };
   }
 
-  /** The namespace's plans: the cache, with the plans we created and the results we handled on top. */
-  currentPlans(namespace: string): PostgresPolicyPlan[] {
-    const cached = this.deps.cache
-      .list('postgrespolicyplan', namespace)
+  /**
+   * The plans a pass of the policy decides on, its own and its candidates': the cache (by owner, so a pass
+   * does not grow with the namespace), with the plans we created and the results we handled on top.
+   */
+  plansOf(policy: PostgresPolicy): PostgresPolicyPlan[] {
+    const { namespace, name, uid } = policy.metadata;
+    const candidates = this.deps.cache
+      .list('postgrespolicycandidate', namespace)
+      .filter((c) => (c.spec as { policyRef?: { name?: string } } | undefined)?.policyRef?.name === name)
+      .map((c) => c.metadata.uid)
+      .filter((u): u is string => typeof u === 'string');
+    const owners = [uid, ...candidates];
+    const cached = owners
+      .flatMap((owner) => this.deps.cache.owned('postgrespolicyplan', owner))
+      .filter((o) => o.metadata.namespace === namespace)
       .map((o) => cachedPlan(o))
       .filter((p): p is PostgresPolicyPlan => p !== null);
-    return this.planWrites.plans(namespace, cached);
+    return this.planWrites.plans(namespace, [...new Set(cached)], owners);
+  }
+
+  /** One plan as the next decision must see it (the cache or a plan we created, our result on top). */
+  currentPlan(namespace: string, name: string): PostgresPolicyPlan | null {
+    const object = this.deps.cache.get('postgrespolicyplan', namespace, name);
+    const cached = object === undefined ? undefined : (cachedPlan(object) ?? undefined);
+    return this.planWrites.plan(namespace, name, cached) ?? null;
+  }
+
+  /** Whether a plan of the namespace has the name (in the cache, or created by us and not shown yet). */
+  planNameTaken(namespace: string, name: string): boolean {
+    return this.currentPlan(namespace, name) !== null;
   }
 
   /**

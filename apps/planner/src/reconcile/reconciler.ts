@@ -139,7 +139,7 @@ export class Reconciler {
       trigger: (key) => this.trigger(key),
       requeue: (key, seconds) => this.requeue(key, seconds),
       currentPolicy: (namespace, name) => this.view.currentPolicy(namespace, name),
-      currentPlans: (namespace) => this.view.currentPlans(namespace),
+      currentPlan: (namespace, name) => this.view.currentPlan(namespace, name),
       resultHandled: (namespace, name, status) => this.view.resultHandled(namespace, name, status),
       writeStatus: (policy, status, cause) => this.view.writeStatus(policy, status, cause),
       recordEvent: (event, policy) => this.sink.recordEvent(event, policy),
@@ -382,7 +382,7 @@ export class Reconciler {
       return;
     }
     const current = latest ?? policy;
-    const plans = this.view.currentPlans(namespace);
+    const plans = this.view.plansOf(current);
     // Promotion recognition (docs/candidates.md, section 4) reads the content the policy carried before this pass.
     const promotion = outcome?.kind === 'computed' ? await this.candidates.recognise(current, plans) : null;
     const decision = decideReconcile({
@@ -390,6 +390,7 @@ export class Reconciler {
       plans,
       conflict,
       outcome,
+      planNameTaken: (plan) => this.view.planNameTaken(namespace, plan),
       now: new Date(this.now()).toISOString(),
       jitter: Math.random(),
       settings: this.deps.settings,
@@ -401,7 +402,7 @@ export class Reconciler {
     });
     notePass(policy, decision);
     await this.carryOut(policy, decision, prepared.ok ? prepared : null);
-    const plansNow = this.view.currentPlans(policy.metadata.namespace);
+    const plansNow = this.view.plansOf(policy);
     const auditAt = new Date(this.now()).toISOString();
     for (const r of decisionAuditRecords(decision.steps, policy, plansNow, auditAt))
       this.deps.audit?.write(r);
@@ -427,7 +428,7 @@ export class Reconciler {
       await this.candidates.afterPolicyPass({
         policy,
         decision,
-        plans: this.view.currentPlans(namespace),
+        plans: this.view.plansOf(policy),
         heldAccess: this.heldEdges(namespace, name),
       });
     } catch (error) {

@@ -31,7 +31,7 @@ export interface ResultContext {
   trigger(key: string): void;
   requeue(key: string, seconds: number): void;
   currentPolicy(namespace: string, name: string): PostgresPolicy | null;
-  currentPlans(namespace: string): PostgresPolicyPlan[];
+  currentPlan(namespace: string, name: string): PostgresPolicyPlan | null;
   /** A terminal result's plan status, read over the cache until it shows it (own-plan-writes.ts). */
   resultHandled(namespace: string, name: string, status: PostgresPolicyPlanStatus): void;
   writeStatus(policy: PostgresPolicy, status: PostgresPolicyStatus, cause: PolicyWriteCause): Promise<void>;
@@ -79,7 +79,7 @@ export async function handleResult(ctx: ResultContext, result: ExecuteResultV1):
     const policy = ctx.currentPolicy(namespace, ownerName);
     if (policy === null) return;
     if (result.policy?.uid !== undefined && result.policy.uid !== policy.metadata.uid) return;
-    const plan = ctx.currentPlans(namespace).find((p) => p.metadata.name === result.plan.name) ?? null;
+    const plan = ctx.currentPlan(namespace, result.plan.name);
     if (plan === null) {
       ctx.trigger(key);
       return;

@@ -1,6 +1,6 @@
 // When a resource cache's consumer counts as caught up: by the server's pending count, or by its scan
 // position when that count stays one too many (nats-server 2.9, LastPerSubject).
-import { caughtUpWith } from './resource-cache.js';
+import { caughtUpWith } from './cache-types.js';
 
 const info = (pending: number, streamSeq: number, consumerSeq: number) => ({
   name: 'c1',

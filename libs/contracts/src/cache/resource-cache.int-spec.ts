@@ -14,7 +14,8 @@ import type { ResourceEventV1 } from '../messages/resource-event.js';
 import type { ResyncMarkerV1 } from '../messages/resync-marker.js';
 import { RESOURCE_KINDS, resourceSubject, resyncMarkerSubject, type ResourceKindToken } from '../subjects.js';
 import { SPINE_STREAMS } from '../topology.js';
-import { ResourceCache, type ResourceChange } from './resource-cache.js';
+import { ResourceCache } from './resource-cache.js';
+import type { ResourceChange } from './cache-types.js';
 
 /** Waits for `probe` to return something (bounds a hang; not a timing assertion). */
 const until = <T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs?: number) =>

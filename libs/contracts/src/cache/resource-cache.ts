@@ -19,6 +19,7 @@ import { RESYNC_TOKEN, SUBJECT_ROOT, parseResourceSubject, type ResourceKindToke
 import { applyMarker, collectChunk, olderThanMarker } from './resync.js';
 import { STREAMS } from '../topology.js';
 import { SharedRequest } from './shared-request.js';
+import { IndexedObjects } from './indexed-objects.js';
 import { carrierOf } from '../tracing/trace-context.js';
 import {
   caughtUpWith,
@@ -28,15 +29,6 @@ import {
   type ResourceCacheOptions,
   type ResourceChange,
   type WireChange,
-  type CachedObject,
-} from './cache-types.js';
-
-export {
-  caughtUpWith,
-  type CachedObject,
-  type RefreshOptions,
-  type ResourceCacheOptions,
-  type ResourceChange,
 } from './cache-types.js';
 import type { Cached } from './cached-kinds.js';
 
@@ -53,7 +45,7 @@ const CONFIRM_INTERVAL_MS = 250;
  * const policy = cache.get('postgrespolicy', 'team-a', 'orders');
  */
 export class ResourceCache {
-  private readonly objects = new Map<ResourceKindToken, Map<string, CachedObject>>();
+  private readonly objects = new Map<ResourceKindToken, IndexedObjects>();
   private readonly listeners = new Set<Listener>();
   private readonly stops: (() => Promise<void>)[] = [];
   private readonly followed = new Map<ResourceKindToken, Followed>();
@@ -78,7 +70,7 @@ export class ResourceCache {
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
     readyPromises: Promise<void>[],
   ) {
-    for (const kind of options.kinds) this.objects.set(kind, new Map());
+    for (const kind of options.kinds) this.objects.set(kind, new IndexedObjects());
     this.lastSeq = new SharedRequest(async () => (await jsm.streams.info(options.stream)).state.last_seq);
     this.ready = Promise.all(readyPromises).then(() => {
       this.readyNow = true;
@@ -160,10 +152,14 @@ export class ResourceCache {
 
   /** Every cached object of a kind, optionally in one namespace. */
   list<K extends ResourceKindToken>(kind: K, namespace?: string): readonly Cached<K>[] {
-    const all = [...(this.objects.get(kind)?.values() ?? [])];
-    return (
-      namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace)
-    ) as Cached<K>[];
+    const objects = this.objects.get(kind);
+    if (objects === undefined) return [];
+    return (namespace === undefined ? [...objects.values()] : objects.inNamespace(namespace)) as Cached<K>[];
+  }
+
+  /** The cached objects of a kind that an ownerReference names `ownerUid` (a policy's plans, say). */
+  owned<K extends ResourceKindToken>(kind: K, ownerUid: string): readonly Cached<K>[] {
+    return (this.objects.get(kind)?.ownedBy(ownerUid) ?? []) as Cached<K>[];
   }
 
   /**

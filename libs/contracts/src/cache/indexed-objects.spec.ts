@@ -1,0 +1,70 @@
+// The cache's indexes answer exactly what filtering every object would, after any sequence of writes
+// (an object moving owner, a delete, a marker's clear).
+import fc from 'fast-check';
+
+import type { CachedObject } from './cache-types.js';
+import { IndexedObjects } from './indexed-objects.js';
+
+const object = (namespace: string, name: string, owners: readonly string[]): CachedObject =>
+  ({
+    apiVersion: 'rolepolicy.io/v1alpha1',
+    kind: 'PostgresPolicyPlan',
+    metadata: {
+      namespace,
+      name,
+      uid: `${namespace}-${name}`,
+      ownerReferences: owners.map((uid) => ({ apiVersion: 'v1', kind: 'PostgresPolicy', name: uid, uid })),
+    },
+  }) as unknown as CachedObject;
+
+const owned = (o: CachedObject): readonly string[] =>
+  ((o.metadata as { ownerReferences?: { uid: string }[] }).ownerReferences ?? []).map((r) => r.uid);
+const names = (objects: readonly CachedObject[]): string[] =>
+  objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+
+describe('IndexedObjects', () => {
+  test('a replaced object leaves its old namespace and owner', () => {
+    const objects = new IndexedObjects();
+    objects.set('a/p1', object('a', 'p1', ['u1']));
+    objects.set('a/p1', object('a', 'p1', ['u2']));
+    expect(objects.ownedBy('u1')).toEqual([]);
+    expect(names(objects.ownedBy('u2'))).toEqual(['a/p1']);
+    objects.delete('a/p1');
+    expect(objects.ownedBy('u2')).toEqual([]);
+    expect(objects.inNamespace('a')).toEqual([]);
+  });
+
+  test('answers as filtering every object would, after any writes', () => {
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('set' as const),
+        namespace: fc.constantFrom('a', 'b'),
+        name: fc.constantFrom('p1', 'p2', 'p3'),
+        owners: fc.uniqueArray(fc.constantFrom('u1', 'u2', 'u3'), { maxLength: 2 }),
+      }),
+      fc.record({
+        kind: fc.constant('delete' as const),
+        namespace: fc.constantFrom('a', 'b'),
+        name: fc.constantFrom('p1', 'p2', 'p3'),
+      }),
+      fc.record({ kind: fc.constant('clear' as const) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 30 }), (ops) => {
+        const objects = new IndexedObjects();
+        for (const o of ops) {
+          if (o.kind === 'clear') objects.clear();
+          else if (o.kind === 'delete') objects.delete(`${o.namespace}/${o.name}`);
+          else objects.set(`${o.namespace}/${o.name}`, object(o.namespace, o.name, o.owners));
+        }
+        const all = [...objects.values()];
+        for (const namespace of ['a', 'b'])
+          expect(names(objects.inNamespace(namespace))).toEqual(
+            names(all.filter((x) => x.metadata.namespace === namespace)),
+          );
+        for (const uid of ['u1', 'u2', 'u3'])
+          expect(names(objects.ownedBy(uid))).toEqual(names(all.filter((x) => owned(x).includes(uid))));
+      }),
+    );
+  });
+});

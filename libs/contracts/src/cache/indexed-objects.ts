@@ -1,0 +1,69 @@
+// The resource cache's objects of one kind, by `<namespace>/<name>`, with two indexes kept on every change:
+// by namespace and by owner uid (any ownerReference). A planner pass needs the plans of one policy, not
+// every plan of the cluster: listing and filtering the whole kind made each pass grow with the fleet
+// (planner-scale bench: 7.5 ms a pass at 500 policies, 24.6 at 5,000).
+import type { CachedObject } from './cache-types.js';
+
+const ownerUids = (object: CachedObject): readonly string[] =>
+  ((object.metadata as { ownerReferences?: readonly { uid?: unknown }[] }).ownerReferences ?? [])
+    .map((ref) => ref.uid)
+    .filter((uid): uid is string => typeof uid === 'string');
+
+/** A Map of one kind's objects that also answers by namespace and by owner; the indexes follow every write. */
+export class IndexedObjects extends Map<string, CachedObject> {
+  private readonly namespaces = new Map<string, Set<string>>();
+  private readonly owners = new Map<string, Set<string>>();
+
+  override set(key: string, object: CachedObject): this {
+    this.unindex(key);
+    super.set(key, object);
+    addTo(this.namespaces, object.metadata.namespace, key);
+    for (const uid of ownerUids(object)) addTo(this.owners, uid, key);
+    return this;
+  }
+
+  override delete(key: string): boolean {
+    this.unindex(key);
+    return super.delete(key);
+  }
+
+  override clear(): void {
+    super.clear();
+    this.namespaces.clear();
+    this.owners.clear();
+  }
+
+  /** The objects of one namespace. */
+  inNamespace(namespace: string): CachedObject[] {
+    return this.resolve(this.namespaces.get(namespace));
+  }
+
+  /** The objects an ownerReference with this uid names (in any namespace: uids are unique). */
+  ownedBy(uid: string): CachedObject[] {
+    return this.resolve(this.owners.get(uid));
+  }
+
+  private resolve(keys: ReadonlySet<string> | undefined): CachedObject[] {
+    return keys === undefined ? [] : [...keys].map((k) => this.get(k)!);
+  }
+
+  private unindex(key: string): void {
+    const old = this.get(key);
+    if (old === undefined) return;
+    removeFrom(this.namespaces, old.metadata.namespace, key);
+    for (const uid of ownerUids(old)) removeFrom(this.owners, uid, key);
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
+  let keys = index.get(value);
+  if (keys === undefined) index.set(value, (keys = new Set()));
+  keys.add(key);
+}
+
+function removeFrom(index: Map<string, Set<string>>, value: string, key: string): void {
+  const keys = index.get(value);
+  if (keys === undefined) return;
+  keys.delete(key);
+  if (keys.size === 0) index.delete(value);
+}
