@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
+  STREAMS,
   SUBJECTS,
   ensureStores,
   ensureTopology,
@@ -111,10 +112,17 @@ export class ExecutionCluster {
       },
     );
     const deadline = Date.now() + 60_000;
+    const jsm = await jetstreamManager(this.nc);
     for (;;) {
-      const status = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })
-        .then(async (res) => (await res.arrayBuffer(), res.status))
-        .catch(() => 0);
+      // BENCH_NO_HTTP=1: ready once the executor pulls (no HTTP request reaches it, as with no probes).
+      const status = process.env['BENCH_NO_HTTP']
+        ? await jsm.consumers
+            .info(STREAMS.execute, 'executor-execute')
+            .then((info) => (info.num_waiting > 0 ? 200 : 0))
+            .catch(() => 0)
+        : await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })
+            .then(async (res) => (await res.arrayBuffer(), res.status))
+            .catch(() => 0);
       if (status === 200) return;
       if (Date.now() > deadline) throw new Error('the executor did not become ready within 60 s');
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -24,7 +24,7 @@ import { smallPolicy } from './fleet-policy.js';
 import { databaseUrl, median, round, writeResult } from './pg-bench-support.js';
 
 const NAMESPACE = 'bench';
-const WARMUP = 10;
+const WARMUP = 40;
 
 /** What one stage used: CPU seconds and system calls. */
 interface Used {
