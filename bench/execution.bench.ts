@@ -4,10 +4,18 @@
 // snapshot); this process plays the gateway and the planner (it plans each request before measuring). The
 // floor does in this process, on other fresh databases of the same template, what any design that reads,
 // applies and reads back must do, with libs/catalog straight on the database: a session with the executor's
-// settings, the advisory lock, the scope's inspection, the plan's statements in one transaction, the
-// post-apply read with its fingerprint. Options: --databases N (per round, default 100), --rounds R
-// (default 3), --concurrency C (executor slots and floor workers, default 4). -> bench/results/execution.json.
-import { executeUnderLock, inspect, inspectUnlessUnchanged, openConnection } from '@rolepolicy/catalog';
+// settings, the advisory lock, the scope's inspection, the plan's statements in one transaction under the
+// server's role lock (ADR 0027), the post-apply read with its fingerprint. Options: --databases N (per
+// round, default 100), --rounds R (default 3), --concurrency C (executor slots and floor workers, default 4),
+// --out NAME (bench/results/NAME.json, default execution).
+import {
+  executeUnderLock,
+  inspect,
+  inspectUnlessUnchanged,
+  maintenanceLock,
+  openConnection,
+  openMaintenanceConnection,
+} from '@rolepolicy/catalog';
 import {
   SUBJECTS,
   encodePayload,
@@ -161,27 +169,34 @@ async function executeAll(cluster: ExecutionCluster, jobs: readonly Job[]): Prom
   return used;
 }
 
-/** The floor for one job: the same session, lock, reads, statements and read-back, nothing else. */
+/**
+ * The floor for one job: the same session, lock, reads, statements and read-back, and the server's role lock
+ * for the plan's role DDL (ADR 0027: a session on the maintenance database), nothing else.
+ */
 async function floorJob(job: Job): Promise<void> {
-  const connection = openConnection({
-    url: job.url,
-    maxConnections: 2,
-    applicationName: 'rolepolicy-executor',
-  });
+  const spec = { url: job.url, maxConnections: 2, applicationName: 'rolepolicy-executor' };
+  const connection = openConnection(spec);
+  const maintenance = openMaintenanceConnection(spec, 'postgres', {});
+  const roleLock = maintenanceLock(maintenance, () => undefined);
   try {
-    await executeUnderLock(connection.db, async (session) => {
-      await inspect(session, job.scope, connection.target);
-      return {
-        run: true,
-        statements: job.statements.map((sql) => ({ sql, redacted: sql })),
-        result: undefined,
-        afterCommit: async (after) => {
-          await inspectUnlessUnchanged(after, job.scope, connection.target);
-        },
-      };
-    });
+    await executeUnderLock(
+      connection.db,
+      async (session) => {
+        await inspect(session, job.scope, connection.target);
+        return {
+          run: true,
+          statements: job.statements.map((sql) => ({ sql, redacted: sql })),
+          result: undefined,
+          afterCommit: async (after) => {
+            await inspectUnlessUnchanged(after, job.scope, connection.target);
+          },
+        };
+      },
+      roleLock,
+    );
   } finally {
     await connection.close();
+    await maintenance.close();
   }
 }
 
@@ -248,8 +263,8 @@ export async function runExecutionBench(_script: string, args: readonly string[]
       description:
         "CPU milliseconds of the executor process per execution of the fleet's small policy (fresh database, " +
         'production cluster wiring, ~16 statements, post-apply snapshot) against the floor: the same session ' +
-        'settings, advisory lock, inspection, statements and post-apply read through libs/catalog in the bench ' +
-        'process. Median of the rounds.',
+        'settings, advisory lock, inspection, statements under the role lock and post-apply read through ' +
+        'libs/catalog in the bench process. Median of the rounds.',
       node: process.version,
       databasesPerRound: perRound,
       rounds,
