@@ -147,7 +147,9 @@ export async function readPhysicalIdentity(trx: Transaction<PgCatalog>): Promise
 
 /**
  * What a read of the same transaction already holds and the snapshot needs too: the server, the executor and
- * the physical identity (the fingerprint reads them first). REPEATABLE READ: they cannot differ when read again.
+ * the physical identity (the fingerprint reads them first). Reused, the snapshot carries exactly what the
+ * fingerprint hashed, even for `member_of`, which `pg_has_role` answers from the catalog cache rather than
+ * the transaction's snapshot.
  */
 export interface SessionFacts {
   readonly server: ServerRow;
