@@ -19,6 +19,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   'hot-paths': async () => (await import('./hot-paths.bench.js')).runHotPathsBench,
   conflicts: async () => (await import('./conflicts.bench.js')).runConflictsBench,
   'planner-scale': async () => (await import('./planner-scale.bench.js')).runPlannerScaleBench,
+  execution: async () => (await import('./execution.bench.js')).runExecutionBench,
   'tracing-off': async () => (await import('./tracing-off.bench.js')).runTracingOffBench,
 };
 

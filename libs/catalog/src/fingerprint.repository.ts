@@ -49,7 +49,7 @@ function DIGEST(row: RawBuilder<unknown>): RawBuilder<string> {
   return sql<string>`pg_catalog.count(*) || ':' || COALESCE(pg_catalog.sum(pg_catalog.hashtextextended((${row})::text, 0)::numeric), 0)`;
 }
 
-/** Reads the fingerprint parts, one statement per catalog family. */
+/** Reads the fingerprint parts, every catalog family in one statement. */
 export class FingerprintRepository {
   constructor(private readonly db: Kysely<PgCatalog>) {}
 
@@ -65,60 +65,62 @@ export class FingerprintRepository {
     const granted = [...scope.granted];
     const schemas = [...scope.schemas];
     const owners = [...scope.globalDefaultOwners];
-    // One statement per family: the planner plans each on its own (as one statement of scalar subqueries
-    // over a shared CTE it was several times slower than the sum of the parts).
-    const part = async (query: RawBuilder<{ d: string }>): Promise<string> =>
-      (await query.execute(this.db)).rows[0]?.d ?? ''; // an aggregate always returns one row
+    // One statement, one round trip: each family is an uncorrelated scalar subquery, which PostgreSQL
+    // plans on its own as before (as one statement of scalar subqueries over a shared CTE it was several
+    // times slower than the sum of the parts; without the CTE each subquery keeps its own plan).
+    const part = (query: RawBuilder<unknown>): RawBuilder<string> => sql<string>`(${query})`;
     // The family's rows joined to the scope's schemas (`n`), as the inspection's own reads join them.
     const inSchemas = (column: string): RawBuilder<unknown> =>
       sql`JOIN pg_catalog.pg_namespace n ON n.oid = ${sql.ref(column)} AND n.nspname = ANY(${schemas}::text[])`;
-    return {
-      roles: await part(sql`
-        SELECT ${DIGEST(sql`ROW(r.*, d.description)`)} AS d
+    const result = await sql<FingerprintRow>`SELECT ${part(sql`
+        SELECT ${DIGEST(sql`ROW(r.*, d.description)`)}
         FROM pg_catalog.pg_roles r
         LEFT JOIN pg_catalog.pg_shdescription d
           ON d.objoid = r.oid AND d.classoid = 'pg_catalog.pg_authid'::pg_catalog.regclass
-        WHERE r.rolname = ANY(${roles}::text[])`),
-      memberships: await part(sql`
+        WHERE r.rolname = ANY(${roles}::text[])`)} AS roles,
+      ${part(sql`
         SELECT ${DIGEST(sql`ROW(am.*, pg_catalog.pg_get_userbyid(am.roleid), pg_catalog.pg_get_userbyid(am.member),
-          pg_catalog.pg_get_userbyid(am.grantor), m.rolinherit)`)} AS d
+          pg_catalog.pg_get_userbyid(am.grantor), m.rolinherit)`)}
         FROM pg_catalog.pg_auth_members am
         JOIN pg_catalog.pg_roles g ON g.oid = am.roleid
         JOIN pg_catalog.pg_roles m ON m.oid = am.member
-        WHERE g.rolname = ANY(${granted}::text[])`),
-      executor_usage: await part(sql`
-        SELECT ${DIGEST(sql`g.rolname`)} AS d
+        WHERE g.rolname = ANY(${granted}::text[])`)} AS memberships,
+      ${part(sql`
+        SELECT ${DIGEST(sql`g.rolname`)}
         FROM pg_catalog.pg_roles g
         WHERE NOT (SELECT x.rolsuper FROM pg_catalog.pg_roles x WHERE x.rolname = current_user)
-          AND pg_catalog.pg_has_role(current_user, g.oid, 'USAGE')`),
-      schemas: await part(sql`
-        SELECT ${DIGEST(sql`ROW(n.oid, n.nspname, pg_catalog.pg_get_userbyid(n.nspowner), n.nspacl)`)} AS d
-        FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY(${schemas}::text[])`),
-      relations: await part(sql`
+          AND pg_catalog.pg_has_role(current_user, g.oid, 'USAGE')`)} AS executor_usage,
+      ${part(sql`
+        SELECT ${DIGEST(sql`ROW(n.oid, n.nspname, pg_catalog.pg_get_userbyid(n.nspowner), n.nspacl)`)}
+        FROM pg_catalog.pg_namespace n WHERE n.nspname = ANY(${schemas}::text[])`)} AS schemas,
+      ${part(sql`
         SELECT ${DIGEST(sql`ROW(c.oid, n.nspname, c.relname, c.relkind,
-          pg_catalog.pg_get_userbyid(c.relowner), c.relacl)`)} AS d
+          pg_catalog.pg_get_userbyid(c.relowner), c.relacl)`)}
         FROM pg_catalog.pg_class c ${inSchemas('c.relnamespace')}
-        WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S')`),
-      functions: await part(sql`
+        WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S')`)} AS relations,
+      ${part(sql`
         SELECT ${DIGEST(sql`ROW(p.oid, n.nspname, p.proname,
           pg_catalog.pg_get_function_identity_arguments(p.oid), p.prokind,
-          pg_catalog.pg_get_userbyid(p.proowner), p.proacl)`)} AS d
-        FROM pg_catalog.pg_proc p ${inSchemas('p.pronamespace')}`),
-      types: await part(sql`
+          pg_catalog.pg_get_userbyid(p.proowner), p.proacl)`)}
+        FROM pg_catalog.pg_proc p ${inSchemas('p.pronamespace')}`)} AS functions,
+      ${part(sql`
         SELECT ${DIGEST(sql`ROW(t.oid, n.nspname, t.typname,
-          pg_catalog.pg_get_userbyid(t.typowner), t.typacl)`)} AS d
-        FROM pg_catalog.pg_type t ${inSchemas('t.typnamespace')} WHERE ${MODELLED_TYPE}`),
-      database_acl: await part(sql`
-        SELECT ${DIGEST(sql`ROW(d.oid, d.datname, pg_catalog.pg_get_userbyid(d.datdba), d.datacl)`)} AS d
-        FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()`),
-      default_acls: await part(sql`
+          pg_catalog.pg_get_userbyid(t.typowner), t.typacl)`)}
+        FROM pg_catalog.pg_type t ${inSchemas('t.typnamespace')} WHERE ${MODELLED_TYPE}`)} AS types,
+      ${part(sql`
+        SELECT ${DIGEST(sql`ROW(d.oid, d.datname, pg_catalog.pg_get_userbyid(d.datdba), d.datacl)`)}
+        FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()`)} AS database_acl,
+      ${part(sql`
         SELECT ${DIGEST(sql`ROW(da.oid, pg_catalog.pg_get_userbyid(da.defaclrole), n.nspname,
-          da.defaclobjtype, da.defaclacl)`)} AS d
+          da.defaclobjtype, da.defaclacl)`)}
         FROM pg_catalog.pg_default_acl da
         LEFT JOIN pg_catalog.pg_namespace n ON n.oid = da.defaclnamespace AND n.nspname = ANY(${schemas}::text[])
         WHERE n.oid IS NOT NULL
-           OR (da.defaclnamespace = 0 AND pg_catalog.pg_get_userbyid(da.defaclrole) = ANY(${owners}::text[]))`),
-    };
+           OR (da.defaclnamespace = 0 AND pg_catalog.pg_get_userbyid(da.defaclrole) = ANY(${owners}::text[]))`)} AS default_acls`.execute(
+      this.db,
+    );
+    // Aggregates always return one row, so every column is a `count:sum` text.
+    return result.rows[0]!;
   }
 
   /**

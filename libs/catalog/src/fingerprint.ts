@@ -14,7 +14,13 @@ import {
 import type { ReviewFacts } from '@rolepolicy/review';
 
 import { FingerprintRepository, type FingerprintScope } from './fingerprint.repository.js';
-import { readPhysicalIdentity, readScope, signatureLookup, type TargetAddress } from './inspect.js';
+import {
+  readPhysicalIdentity,
+  readScope,
+  signatureLookup,
+  type SessionFacts,
+  type TargetAddress,
+} from './inspect.js';
 import { InventoryRepository } from './inventory.repository.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 import { readReviewFactsIn, type ReviewFactsQuery } from './review-facts.js';
@@ -62,6 +68,14 @@ export function fingerprintScopeOf(scope: ManagedScope): FingerprintScope {
  * grant names another database: the inspection fails, so the full path must run and say so).
  */
 export async function readFingerprint(trx: Kysely<PgCatalog>, scope: ManagedScope): Promise<string | null> {
+  return (await readFingerprintWithFacts(trx, scope))?.fingerprint ?? null;
+}
+
+/** {@link readFingerprint} with the session facts it read, for a snapshot read next in the same transaction. */
+async function readFingerprintWithFacts(
+  trx: Kysely<PgCatalog>,
+  scope: ManagedScope,
+): Promise<{ readonly fingerprint: string; readonly facts: SessionFacts } | null> {
   const server = await new ServerRepository(trx).server();
   if (scope.database_targets.some((name) => name !== server.current_database)) return null;
   const repository = new FingerprintRepository(trx);
@@ -79,7 +93,7 @@ export async function readFingerprint(trx: Kysely<PgCatalog>, scope: ManagedScop
           scope.function_signatures.map((pair) => signatureLookup(pair.schema, pair.name)),
         )
       : [];
-  return sha256Digest(
+  const fingerprint = sha256Digest(
     canonicalJson({
       version: CATALOG_FINGERPRINT_VERSION,
       server,
@@ -90,6 +104,7 @@ export async function readFingerprint(trx: Kysely<PgCatalog>, scope: ManagedScop
       signatures,
     }),
   );
+  return { fingerprint, facts: { server, executor: row, physical } };
 }
 
 /** A fingerprint-aware inspection's answer. */
@@ -128,11 +143,13 @@ export async function inspectUnlessUnchanged(
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx): Promise<ConditionalInspection> => {
-      const fingerprint = await readFingerprint(trx, scope);
+      const read = await readFingerprintWithFacts(trx, scope);
+      const fingerprint = read?.fingerprint ?? null;
       if (fingerprint !== null && options.unless !== undefined && fingerprint === options.unless) {
         return { kind: 'unchanged', fingerprint };
       }
-      const snapshot = await readScope(trx, scope, target);
+      // The server, executor and identity the fingerprint just hashed, not read a second time.
+      const snapshot = await readScope(trx, scope, target, read?.facts);
       if (options.review === undefined) return { kind: 'snapshot', snapshot, fingerprint };
       const facts = await readReviewFactsIn(trx, options.review, snapshot.server_version_num);
       return { kind: 'snapshot', snapshot, fingerprint, facts };

@@ -40,9 +40,9 @@ import { ObjectAclRepository, type AclRow } from './object-acl.repository.js';
 import type { PgCatalog } from './pg-catalog.tables.js';
 import { SafeError } from './redaction.js';
 import { readReviewFactsIn, type ReviewFactsQuery } from './review-facts.js';
-import { RoleRepository } from './role.repository.js';
+import { RoleRepository, type ExecutorRow } from './role.repository.js';
 import { SchemaRepository } from './schema.repository.js';
-import { ServerRepository } from './server.repository.js';
+import { ServerRepository, type ServerRow } from './server.repository.js';
 
 /** Where the connection points (never credentials); feeds the logical fingerprint. */
 export interface TargetAddress {
@@ -145,25 +145,45 @@ export async function readPhysicalIdentity(trx: Transaction<PgCatalog>): Promise
   }
 }
 
-/** Reads the snapshot inside the caller's transaction (see {@link inspect}). */
-export async function readScope(
-  trx: Transaction<PgCatalog>,
-  scope: ManagedScope,
-  target: TargetAddress | null,
-): Promise<CatalogSnapshot> {
-  const roles = new RoleRepository(trx);
-  const acls = new ObjectAclRepository(trx);
-  const inventoryRepository = new InventoryRepository(trx);
+/**
+ * What a read of the same transaction already holds and the snapshot needs too: the server, the executor and
+ * the physical identity (the fingerprint reads them first). Reused, the snapshot carries exactly what the
+ * fingerprint hashed, even for `member_of`, which `pg_has_role` answers from the catalog cache rather than
+ * the transaction's snapshot.
+ */
+export interface SessionFacts {
+  readonly server: ServerRow;
+  readonly executor: ExecutorRow;
+  readonly physical: string | null;
+}
 
-  const server = await new ServerRepository(trx).server();
+function checkDatabaseTargets(scope: ManagedScope, server: ServerRow): void {
   const foreign = scope.database_targets.filter((name) => name !== server.current_database);
   if (foreign.length > 0) {
     throw new DatabaseTargetError(
       `database grant target ${foreign.map((name) => `"${name}"`).join(', ')} does not match connected database "${server.current_database}"; database grants must name the database the connection opens`,
     );
   }
-  const executor = await roles.executor();
-  const physical = await readPhysicalIdentity(trx);
+}
+
+/**
+ * Reads the snapshot inside the caller's transaction (see {@link inspect}); `known`, read earlier in the same
+ * transaction, is used instead of reading the server, the executor and the identity again.
+ */
+export async function readScope(
+  trx: Transaction<PgCatalog>,
+  scope: ManagedScope,
+  target: TargetAddress | null,
+  known?: SessionFacts,
+): Promise<CatalogSnapshot> {
+  const roles = new RoleRepository(trx);
+  const acls = new ObjectAclRepository(trx);
+  const inventoryRepository = new InventoryRepository(trx);
+
+  const server = known?.server ?? (await new ServerRepository(trx).server());
+  checkDatabaseTargets(scope, server);
+  const executor = known?.executor ?? (await roles.executor());
+  const physical = known === undefined ? await readPhysicalIdentity(trx) : known.physical;
   const identity: TargetIdentity = {
     physical,
     physical_available: physical !== null,

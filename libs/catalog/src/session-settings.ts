@@ -55,6 +55,11 @@ export const PINNED_SETTINGS: readonly PinnedSetting[] = [
     value: '',
     why: 'no library the database chose is loaded into the session (or makes it fail)',
   },
+  {
+    name: 'jit',
+    value: 'off',
+    why: 'catalog reads are short: compiling them cost more than running them (the fingerprint at 10,000 relations took twice as long)',
+  },
 ];
 
 /**

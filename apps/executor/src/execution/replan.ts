@@ -35,10 +35,25 @@ export function requestInputs(request: ExecuteRequestV2): PlanningInputs {
   };
 }
 
+// Content digests by object: an execution compares the request's content with the fresh spec before the lock
+// and again under it, and both objects stay the same (the decoded request; the cache's memoized policy), so
+// each is canonicalised and hashed once. Both are read-only values, never mutated after decoding.
+const contentDigests = new WeakMap<object, string>();
+
+function digestOf(content: unknown): string {
+  if (typeof content !== 'object' || content === null) return contentDigest(content).digest;
+  let digest = contentDigests.get(content);
+  if (digest === undefined) {
+    digest = contentDigest(content).digest;
+    contentDigests.set(content, digest);
+  }
+  return digest;
+}
+
 /** Equal content digests; content that is not an object is never equal to anything. */
 function sameContent(a: unknown, b: unknown): boolean {
   try {
-    return contentDigest(a).digest === contentDigest(b).digest;
+    return digestOf(a) === digestOf(b);
   } catch {
     return false;
   }
