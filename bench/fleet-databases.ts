@@ -1,5 +1,6 @@
 // The fleet benchmarks' databases: created from one template (the fleet policy's schemas and relations),
 // dropped with every role of the run's prefix.
+import type { CoreV1Api } from '@kubernetes/client-node';
 import pg from 'pg';
 import { sandboxId } from '@rolepolicy/testing';
 
@@ -27,6 +28,30 @@ export class FleetDatabases {
         this.names.push(name);
       }
     });
+  }
+
+  /** A Secret `db-<k>` with the connection URL of database k, for each of `indexes` (default: all). */
+  async createSecrets(
+    core: CoreV1Api,
+    namespace: string,
+    indexes: readonly number[] = this.names.map((_, k) => k),
+  ): Promise<void> {
+    for (let i = 0; i < indexes.length; i += 50) {
+      await Promise.all(
+        indexes.slice(i, i + 50).map((k) =>
+          core.createNamespacedSecret({
+            namespace,
+            body: {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: { name: `db-${k}`, namespace },
+              type: 'Opaque',
+              stringData: { DATABASE_URL: databaseUrl(this.names[k]!) },
+            },
+          }),
+        ),
+      );
+    }
   }
 
   /**

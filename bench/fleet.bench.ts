@@ -72,30 +72,6 @@ function isReady(p: PostgresPolicy): boolean {
   return ready?.status === 'True' && ready.reason === 'Reconciled';
 }
 
-async function createSecrets(
-  product: ProductProcesses,
-  dbs: FleetDatabases,
-  indexes: readonly number[],
-): Promise<void> {
-  const core = product.emulator.kubeConfig(NAMESPACE).makeApiClient(CoreV1Api);
-  for (let i = 0; i < indexes.length; i += 50) {
-    await Promise.all(
-      indexes.slice(i, i + 50).map((k) =>
-        core.createNamespacedSecret({
-          namespace: NAMESPACE,
-          body: {
-            apiVersion: 'v1',
-            kind: 'Secret',
-            metadata: { name: `db-${k}`, namespace: NAMESPACE },
-            type: 'Opaque',
-            stringData: { DATABASE_URL: databaseUrl(dbs.names[k]!) },
-          },
-        }),
-      ),
-    );
-  }
-}
-
 type Listed = { policies: PostgresPolicy[]; plans: PostgresPolicyPlan[] };
 
 async function listAll(custom: CustomObjectsApi): Promise<Listed> {
@@ -480,7 +456,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       });
       try {
         const all = Array.from({ length: options.databases + extra }, (_, i) => i);
-        await createSecrets(product, dbs, all);
+        await dbs.createSecrets(
+          product.emulator.kubeConfig(NAMESPACE).makeApiClient(CoreV1Api),
+          NAMESPACE,
+          all,
+        );
         if (sqlOfFirst === undefined && extra > 0) {
           // API writes of single policies on a product otherwise idle (the warm-up run included).
           const latencyWrites = new ApiWriteCounter();

@@ -92,22 +92,6 @@ async function phase(
   };
 }
 
-async function createSecrets(product: ProductProcesses, dbs: FleetDatabases): Promise<void> {
-  const core = product.emulator.kubeConfig(NAMESPACE).makeApiClient(CoreV1Api);
-  for (const [k, name] of dbs.names.entries()) {
-    await core.createNamespacedSecret({
-      namespace: NAMESPACE,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: `db-${k}`, namespace: NAMESPACE },
-        type: 'Opaque',
-        stringData: { DATABASE_URL: databaseUrl(name) },
-      },
-    });
-  }
-}
-
 /** Policy `i`'s schemas: the fleet policy's `orders` and `billing`, its own. */
 const schemasOf = (i: number): { orders: string; billing: string } => ({ orders: `o${i}`, billing: `b${i}` });
 
@@ -219,7 +203,7 @@ async function measureSize(dbs: FleetDatabases, count: number, logRoot: string):
   mkdirSync(logDir, { recursive: true });
   const product = await startProductProcesses({ executors: 0, namespace: NAMESPACE, logDir });
   try {
-    await createSecrets(product, dbs);
+    await dbs.createSecrets(product.emulator.kubeConfig(NAMESPACE).makeApiClient(CoreV1Api), NAMESPACE);
     const cpuStart = product.cpuSeconds();
     const started = performance.now();
     const firstWave = await phase(product, count, 5000, () => createPolicies(product, dbs, count));
