@@ -18,6 +18,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   'cli-start': async () => (await import('./cli-start.bench.js')).runCliStartBench,
   'hot-paths': async () => (await import('./hot-paths.bench.js')).runHotPathsBench,
   conflicts: async () => (await import('./conflicts.bench.js')).runConflictsBench,
+  gateway: async () => (await import('./gateway.bench.js')).runGatewayBench,
   'tracing-off': async () => (await import('./tracing-off.bench.js')).runTracingOffBench,
 };
 
