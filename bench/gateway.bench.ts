@@ -3,9 +3,11 @@
 // N objects written directly to the API for its watch path. Reports the gateway process's CPU per command by
 // kind and per watch event published, beside a floor measured in the same run: the same API requests made
 // from one Node process with plain fetch, and a raw watch published to JetStream (bench/gateway-floor.ts).
-// -> bench/results/gateway.json. Options: --commands N (default 300), --label <text> (stored with the result).
+// -> bench/results/gateway.json. Options: --commands N (default 300), --label <text> (stored with the result),
+// --before <file>... (earlier result files whose figures are kept beside this run's; last option).
 // BENCH_CPU_PROF=<dir> writes the gateway's CPU profile there when it stops.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -274,6 +276,12 @@ async function measureGateway(product: ProductProcesses, n: number, warm: number
   const events = new ResourceEvents(nc);
   const cpu = (): number => (product.cpuSeconds()['k8s-gateway'] ?? 0) * 1e6;
   await leading(nc);
+  // The start-up's tail (first LISTs published, validators compiled) is not idle: wait for a quiet second.
+  for (let i = 0; i < 30; i++) {
+    const before = cpu();
+    await sleep(1_000);
+    if (cpu() - before < 30_000) break;
+  }
   const idleStart = cpu();
   const idleFrom = performance.now();
   await sleep(3_000);
@@ -287,6 +295,11 @@ async function measureGateway(product: ProductProcesses, n: number, warm: number
   const { policies, watchEvents, usPerWatchEvent } = await watchRound(d, NAMESPACE, n);
   const perCommand = await commandRound(d, policies, usPerWatchEvent);
   for (const kind of COMMAND_KINDS) console.log(`gateway ${kind}: ${JSON.stringify(perCommand[kind])}`);
+  // Idle again, once everything settled: what the gateway costs per second with nothing to do.
+  const idleEndStart = cpu();
+  const idleEndFrom = performance.now();
+  await sleep(5_000);
+  const idleEndUsPerMs = (cpu() - idleEndStart) / (performance.now() - idleEndFrom);
   const floor = await runFloor(
     script,
     {
@@ -302,11 +315,31 @@ async function measureGateway(product: ProductProcesses, n: number, warm: number
   await nc.close();
   return {
     idleUsPerSecond: round(idleUsPerMs * 1000),
+    idleAfterUsPerSecond: round(idleEndUsPerMs * 1000),
     watchEvents,
     usPerWatchEvent: round(usPerWatchEvent),
     perCommand,
     floor,
   };
+}
+
+/** The figures of earlier result files named after `--before` (each its own argument). */
+function beforeRuns(args: readonly string[]): unknown[] | undefined {
+  const at = args.indexOf('--before');
+  if (at < 0) return undefined;
+  const files = args
+    .slice(at + 1)
+    .filter((_, i, all) => !all.slice(0, i + 1).some((a) => a.startsWith('--')));
+  return files.map((file) => {
+    const r = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    return {
+      label: r['label'],
+      measuredAt: r['measuredAt'],
+      gateway: r['gateway'],
+      floor: r['floor'],
+      ratio: r['ratio'],
+    };
+  });
 }
 
 /** Runs the gateway benchmark (or, with `--floor`, its floor process). */
@@ -348,6 +381,7 @@ export async function runGatewayBench(script: string, args: readonly string[]): 
       'requests with fetch, and a raw watch published to JetStream, in the same run.',
     gateway: {
       idleUsPerSecond: measured.idleUsPerSecond,
+      idleAfterUsPerSecond: measured.idleAfterUsPerSecond,
       usPerWatchEvent: measured.usPerWatchEvent,
       perCommand,
       mixUsPerPolicy: round(mixUs),
@@ -360,6 +394,8 @@ export async function runGatewayBench(script: string, args: readonly string[]): 
       mix: Math.round((mixUs / floorMixUs) * 10) / 10,
     },
     loadAverage: (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10),
+    // --before <file>...: earlier results of this bench (e.g. on the code before a change), kept beside it.
+    before: beforeRuns(args),
   };
   console.log(JSON.stringify(report, null, 2));
   writeResult('gateway', report);
