@@ -20,6 +20,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Bench>>> = {
   conflicts: async () => (await import('./conflicts.bench.js')).runConflictsBench,
   'planner-scale': async () => (await import('./planner-scale.bench.js')).runPlannerScaleBench,
   execution: async () => (await import('./execution.bench.js')).runExecutionBench,
+  gateway: async () => (await import('./gateway.bench.js')).runGatewayBench,
   'tracing-off': async () => (await import('./tracing-off.bench.js')).runTracingOffBench,
 };
 

@@ -82,6 +82,8 @@ export async function startProductProcesses(options: {
   readonly env?: Readonly<Record<string, string>>;
   /** Each service logs at level log to `<logDir>/<service>.log` (default: BENCH_LOG_DIR, else no logs). */
   readonly logDir?: string;
+  /** Only these services (default: all of them, in start order). */
+  readonly only?: readonly string[];
 }): Promise<ProductProcesses> {
   const nats = await startPrivateNatsServer();
   const emulator = await startEmulator({ crdDir: CRD_DIR });
@@ -91,7 +93,7 @@ export async function startProductProcesses(options: {
     ...Array.from({ length: options.executors }, () => 'executor'),
     'planner',
     'k8s-gateway',
-  ];
+  ].filter((name) => options.only === undefined || options.only.includes(name));
   const stop = async (): Promise<void> => {
     // The k8s-gateway last: the others hand over through it when they stop (the planner's last commands,
     // lease release); stopped first, it left the planner waiting past the grace period (no CPU profile).

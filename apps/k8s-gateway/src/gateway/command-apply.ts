@@ -1,20 +1,17 @@
 // Applies k8s-gateway commands to the Kubernetes API with optimistic concurrency: read, change,
 // write back with the read resourceVersion, and on 409 re-read and try again a bounded number of times.
 // A status write to an object this gateway wrote last starts from its own write instead of a read
-// (written-objects.ts): the same concurrency, one request less.
-import {
-  ApiException,
-  CustomObjectsApi,
-  KubernetesObjectApi,
-  type KubeConfig,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+// (written-objects.ts), else from the informers' copy; a create of an object the informers know is absent
+// goes without a read: the same concurrency, one request less. A write the API then refuses with 409 is
+// retried on a fresh read, and every refusal of the gateway's own is decided on one.
+import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { K8sCommandV1 } from '@rolepolicy/contracts';
 import { GROUP, KINDS, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import type { WriteView } from './command-authz.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { EventConflict, EventRecorder } from './event-recorder.js';
 import { finalPhaseLeft } from './final-phase.js';
+import { RawObjects } from './raw-objects.js';
 import { WrittenObjects } from './written-objects.js';
 
 type Json = { [key: string]: unknown };
@@ -55,8 +52,21 @@ function guarded(guard: WriteGuard | undefined, view: WriteView): CommandOutcome
     : { kind: 'refused', sender: guard.sender, message };
 }
 
+/**
+ * The informers' copy of an object: the object, `null` when the informers listed its kind and namespace and
+ * do not have it, `undefined` when they cannot tell. Never mutated by the applier.
+ */
+export type CachedObjects = (target: Target) => KubernetesObject | null | undefined;
+
 /** How many written objects the applier remembers as the base of their next status write. */
 const WRITTEN_OBJECTS_KEPT = 2_000;
+
+/** The object `target` names, as KubernetesObjectApi reads it. */
+const identify = (target: Target) => ({
+  apiVersion: target.apiVersion,
+  kind: target.kind,
+  metadata: { name: target.name, namespace: target.namespace },
+});
 
 const objectKey = (target: Target): string => `${target.kind}/${target.namespace}/${target.name}`;
 
@@ -114,8 +124,7 @@ function statusRefusal(
 
 /** Applies commands; one instance per leader term. */
 export class CommandApplier {
-  private readonly objects: KubernetesObjectApi;
-  private readonly custom: CustomObjectsApi;
+  private readonly objects: RawObjects;
   private readonly events: EventRecorder;
   private readonly written = new WrittenObjects(WRITTEN_OBJECTS_KEPT);
 
@@ -124,9 +133,10 @@ export class CommandApplier {
     private readonly maxAttempts: number,
     /** This replica's identity, the Events' `reportingInstance`. */
     instance = 'rolepolicy-k8s-gateway',
+    /** The informers' view, the base of a first attempt instead of a read; absent: always read. */
+    private readonly cached: CachedObjects = () => undefined,
   ) {
-    this.objects = KubernetesObjectApi.makeApiClient(kc);
-    this.custom = kc.makeApiClient(CustomObjectsApi);
+    this.objects = new RawObjects(kc);
     this.events = new EventRecorder(kc, instance);
   }
 
@@ -137,9 +147,9 @@ export class CommandApplier {
   async apply(command: K8sCommandV1, guard?: WriteGuard): Promise<CommandOutcome> {
     switch (command.command) {
       case 'patch-status':
-        return this.withRetries(() => this.patchStatus(command, guard));
+        return this.withRetries((attempt) => this.patchStatus(command, guard, attempt === 1));
       case 'apply-resource':
-        return this.withRetries(() => this.applyResource(command, guard));
+        return this.withRetries((attempt) => this.applyResource(command, guard, attempt === 1));
       case 'delete-resource':
         return this.withRetries(() => this.deleteResource(command.target, guard));
       case 'set-finalizer':
@@ -159,10 +169,11 @@ export class CommandApplier {
     }
   }
 
-  private async withRetries(attempt: () => Promise<CommandOutcome>): Promise<CommandOutcome> {
+  /** Runs `attempt` (told its number, from 1) until it does not end in a 409, at most `maxAttempts` times. */
+  private async withRetries(attempt: (n: number) => Promise<CommandOutcome>): Promise<CommandOutcome> {
     for (let i = 1; i <= this.maxAttempts; i++) {
       try {
-        return await attempt();
+        return await attempt(i);
       } catch (err) {
         if (!(err instanceof Conflict)) return outcomeOfError(err);
         // Someone else wrote in between: re-read and re-apply on the next attempt.
@@ -186,6 +197,7 @@ export class CommandApplier {
   private async patchStatus(
     command: Extract<K8sCommandV1, { command: 'patch-status' }>,
     guard: WriteGuard | undefined,
+    firstAttempt: boolean,
   ): Promise<CommandOutcome> {
     const coords = this.customCoordinates(command.target);
     if (!coords) {
@@ -200,12 +212,14 @@ export class CommandApplier {
     // What this gateway wrote last stands for a read when the write would go ahead on it: a write by anyone
     // else since then makes the write answer 409 and the retry reads. Any refusal, the API's rules or the
     // sender's (ADR 0022), is decided on a fresh read: a person's decision written since this gateway's own
-    // write would otherwise make a sender's patch that carries it look like recording one.
-    const remembered = this.written.take(key);
+    // write would otherwise make a sender's patch that carries it look like recording one. Without a write of
+    // its own, the informers' copy stands in the same way on the first attempt (a 409 retries on a read).
+    const taken = this.written.take(key);
+    const remembered = taken ?? (firstAttempt ? (this.cached(command.target) ?? undefined) : undefined);
     let judged = remembered === undefined ? undefined : judgeStatus(command, guard, remembered);
     if (judged?.kind !== 'write') {
       try {
-        const fresh = (await this.custom.getNamespacedCustomObject(coords)) as KubernetesObject;
+        const fresh = await this.objects.read(identify(command.target));
         judged = judgeStatus(command, guard, fresh);
       } catch (err) {
         return outcomeOfError(err);
@@ -214,10 +228,7 @@ export class CommandApplier {
     if (judged.kind === 'refuse') return judged.outcome;
     const body = { ...judged.current, status: judged.status };
     try {
-      const written = (await this.custom.replaceNamespacedCustomObjectStatus({
-        ...coords,
-        body,
-      })) as KubernetesObject;
+      const written = await this.objects.replaceStatus(identify(command.target), body);
       this.written.remember(key, written);
       return { kind: 'applied', resourceVersion: written.metadata?.resourceVersion };
     } catch (err) {
@@ -228,6 +239,7 @@ export class CommandApplier {
   private async applyResource(
     command: Extract<K8sCommandV1, { command: 'apply-resource' }>,
     guard: WriteGuard | undefined,
+    firstAttempt: boolean,
   ): Promise<CommandOutcome> {
     const { target, object } = command;
     const meta = isObject(object['metadata']) ? object['metadata'] : {};
@@ -247,21 +259,33 @@ export class CommandApplier {
         message: `${target.kind} has no status subresource the gateway writes`,
       };
     }
-    let current: KubernetesObject | undefined;
-    try {
-      current = await this.objects.read({
-        apiVersion: target.apiVersion,
-        kind: target.kind,
-        metadata: { name: target.name, namespace: target.namespace },
+    type Read = { ok: true; current: KubernetesObject | undefined } | { ok: false; outcome: CommandOutcome };
+    const read = async (): Promise<Read> => {
+      try {
+        return { ok: true, current: await this.objects.read(identify(target)) };
+      } catch (err) {
+        if (err instanceof ApiException && Number(err.code) === 404) return { ok: true, current: undefined };
+        return { ok: false, outcome: outcomeOfError(err) };
+      }
+    };
+    const judge = (current: KubernetesObject | undefined) =>
+      guarded(guard, {
+        current: current as Json | undefined,
+        desired: desired as Json,
+        ...(command.status === undefined ? {} : { nextStatus: command.status }),
       });
-    } catch (err) {
-      if (!(err instanceof ApiException && Number(err.code) === 404)) return outcomeOfError(err);
+    // Known absent: created without a read (a create of an object that exists after all answers 409, and the
+    // retry reads). A refusal is decided on a read, never on the informers' view.
+    const absent = firstAttempt && this.cached(target) === null;
+    let found: Read = absent ? { ok: true, current: undefined } : await read();
+    if (!found.ok) return found.outcome;
+    let refused = judge(found.current);
+    if (refused !== undefined && absent) {
+      found = await read();
+      if (!found.ok) return found.outcome;
+      refused = judge(found.current);
     }
-    const refused = guarded(guard, {
-      current: current as Json | undefined,
-      desired: desired as Json,
-      ...(command.status === undefined ? {} : { nextStatus: command.status }),
-    });
+    const current = found.current;
     if (refused !== undefined) return refused;
     if (current !== undefined && command.createOnly === true) {
       // Create-only: whoever created it first wins; the existing object stays exactly as it is.
@@ -285,10 +309,10 @@ export class CommandApplier {
     }
     try {
       // Based on the object just written: a 409 here re-runs the whole command (replace, then status).
-      const withStatus = (await this.custom.replaceNamespacedCustomObjectStatus({
-        ...coords,
-        body: { ...written, status: command.status },
-      })) as KubernetesObject;
+      const withStatus = await this.objects.replaceStatus(identify(target), {
+        ...written,
+        status: command.status,
+      });
       this.written.remember(objectKey(target), withStatus);
       return { kind: 'applied', resourceVersion: withStatus.metadata?.resourceVersion };
     } catch (err) {
@@ -311,11 +335,7 @@ export class CommandApplier {
     }
     let current: KubernetesObject;
     try {
-      current = await this.objects.read({
-        apiVersion: target.apiVersion,
-        kind: target.kind,
-        metadata: { name: target.name, namespace: target.namespace },
-      });
+      current = await this.objects.read(identify(target));
     } catch (err) {
       // Removing a finalizer of an object that is gone is done already.
       if (!present && err instanceof ApiException && Number(err.code) === 404) {
@@ -368,11 +388,7 @@ export class CommandApplier {
       // A sender's delete is decided on the object as it is; the delete then holds to that version.
       let current: KubernetesObject;
       try {
-        current = await this.objects.read({
-          apiVersion: target.apiVersion,
-          kind: target.kind,
-          metadata: { name: target.name, namespace: target.namespace },
-        });
+        current = await this.objects.read(identify(target));
       } catch (err) {
         if (err instanceof ApiException && Number(err.code) === 404)
           return { kind: 'applied', resourceVersion: undefined };
@@ -394,7 +410,7 @@ export class CommandApplier {
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
     };
     try {
-      await this.objects.delete(
+      await this.objects.objects.delete(
         {
           apiVersion: target.apiVersion,
           kind: target.kind,

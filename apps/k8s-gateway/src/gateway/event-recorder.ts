@@ -4,14 +4,9 @@
 // so deduplication holds across gateway restarts and leader changes without an in-memory cache; the
 // last command's idempotency key on the Event makes a redelivered command count once.
 import { createHash } from 'node:crypto';
-import {
-  ApiException,
-  CoreV1Api,
-  KubernetesObjectApi,
-  type CoreV1Event,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { ApiException, HttpMethod, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { redactSecrets, type K8sCommandV1 } from '@rolepolicy/contracts';
+import { RawObjects } from './raw-objects.js';
 
 type RecordEvent = Extract<K8sCommandV1, { command: 'record-event' }>;
 
@@ -41,16 +36,14 @@ export class EventConflict extends Error {}
 
 /** Writes Events for one leader term. */
 export class EventRecorder {
-  private readonly core: CoreV1Api;
-  private readonly objects: KubernetesObjectApi;
+  private readonly objects: RawObjects;
 
   constructor(
     kc: KubeConfig,
     /** `reportingInstance`: the gateway replica (its Lease identity). */
     private readonly instance: string,
   ) {
-    this.core = kc.makeApiClient(CoreV1Api);
-    this.objects = KubernetesObjectApi.makeApiClient(kc);
+    this.objects = new RawObjects(kc);
   }
 
   /** The involved object's uid: from the command, else read (kubectl describe selects Events by uid). */
@@ -78,32 +71,30 @@ export class EventRecorder {
     const uid = await this.uidOf(target);
     const name = eventName(command, uid);
     const namespace = target.namespace;
+    const events = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
     const now = new Date();
     try {
       // Most Events are new (one per step of a new plan): create first, and read only when it exists.
-      const created = await this.core.createNamespacedEvent({
-        namespace,
-        body: {
-          metadata: { name, namespace, annotations: { [LAST_COMMAND_ANNOTATION]: command.idempotencyKey } },
-          involvedObject: {
-            apiVersion: target.apiVersion,
-            kind: target.kind,
-            name: target.name,
-            namespace,
-            ...(uid !== undefined ? { uid } : {}),
-          },
-          type: event.type,
-          reason: event.reason,
-          message: redactSecrets(event.message),
-          action: event.action,
-          source: { component: event.component },
-          reportingComponent: event.component,
-          reportingInstance: this.instance,
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
+      const created = await this.objects.request<CoreV1Event>(HttpMethod.POST, events, {
+        metadata: { name, namespace, annotations: { [LAST_COMMAND_ANNOTATION]: command.idempotencyKey } },
+        involvedObject: {
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          name: target.name,
+          namespace,
+          ...(uid !== undefined ? { uid } : {}),
         },
-      });
+        type: event.type,
+        reason: event.reason,
+        message: redactSecrets(event.message),
+        action: event.action,
+        source: { component: event.component },
+        reportingComponent: event.component,
+        reportingInstance: this.instance,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      } satisfies CoreV1Event);
       return created.metadata?.resourceVersion;
     } catch (err) {
       // 409 AlreadyExists: the same Event again (count it) or this command redelivered (counted already).
@@ -111,7 +102,10 @@ export class EventRecorder {
     }
     let current: CoreV1Event;
     try {
-      current = await this.core.readNamespacedEvent({ name, namespace });
+      current = await this.objects.request<CoreV1Event>(
+        HttpMethod.GET,
+        `${events}/${encodeURIComponent(name)}`,
+      );
     } catch (err) {
       // Gone between the create and the read (expired): the retry creates it.
       if (err instanceof ApiException && Number(err.code) === 404) throw new EventConflict();
@@ -121,10 +115,10 @@ export class EventRecorder {
       return current.metadata.resourceVersion; // a redelivered command: already counted
     }
     try {
-      const replaced = await this.core.replaceNamespacedEvent({
-        name,
-        namespace,
-        body: {
+      const replaced = await this.objects.request<CoreV1Event>(
+        HttpMethod.PUT,
+        `${events}/${encodeURIComponent(name)}`,
+        {
           ...current,
           metadata: {
             ...current.metadata,
@@ -136,8 +130,8 @@ export class EventRecorder {
           count: (current.count ?? 1) + 1,
           lastTimestamp: now,
           reportingInstance: this.instance,
-        },
-      });
+        } satisfies CoreV1Event,
+      );
       return replaced.metadata?.resourceVersion;
     } catch (err) {
       if (err instanceof ApiException && Number(err.code) === 409) throw new EventConflict();

@@ -243,7 +243,9 @@ export class Gateway {
     this.resyncResponder = this.nats.subscribe(this.resyncRequestSubject(), {
       callback: (_err, msg) => void this.answerResync(msg),
     });
-    const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity);
+    const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity, (target) =>
+      informers.cached(target.apiVersion, target.kind, target.namespace, target.name),
+    );
     const fence = new FenceCheck(this.nats);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,

@@ -221,6 +221,23 @@ export class InformerSet {
   }
 
   /**
+   * The cached object for a command's target: `null` when its kind was listed and the cache does not have it,
+   * `undefined` when the informers cannot tell (kind or apiVersion not watched, namespace outside the watch,
+   * not listed yet). The informers' own object: never to be mutated.
+   */
+  cached(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+  ): KubernetesObject | null | undefined {
+    const r = this.running.find((x) => x.kind.kind === kind);
+    if (r === undefined || !r.listed || r.kind.apiVersion !== apiVersion) return undefined;
+    if (this.options.namespace !== undefined && namespace !== this.options.namespace) return undefined;
+    return r.informer.get(name, namespace) ?? null;
+  }
+
+  /**
    * Whether a rolepolicy.io object in `namespace` names Secret `name`, as the informers' caches have it now
    * (the index follows every informer event, so a policy created a moment ago already counts).
    */
