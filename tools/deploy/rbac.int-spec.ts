@@ -23,6 +23,11 @@ const INSTALL_NAMESPACE = 'rolepolicy-system';
 // deletes this entry after merging it, and the test then demands the PATCH be observed.
 const PENDING_GRANTS: ReadonlySet<string> = new Set<string>();
 
+// Reads the gateway makes only when its informers' copy of the target was stale: a status write starts from
+// that copy with its resourceVersion, and only a 409 (someone else wrote in between) makes it read the object
+// afresh. This stack writes no candidate while the gateway does, so the read is granted but not seen here.
+const CONFLICT_ONLY_GRANTS: ReadonlySet<string> = new Set(['rolepolicy.io/postgrespolicycandidates:get']);
+
 // Discovery and /version are granted to every authenticated user by the API server's default
 // system:discovery and system:public-info-viewer ClusterRoles; no rule of ours is needed for them.
 const DEFAULT_NON_RESOURCE = /^\/(api|apis)(\/[^/]+){0,2}$|^\/version$|^\/openapi\/v[23](\/.*)?$/;
@@ -196,10 +201,12 @@ test('the gateway is granted exactly the API requests its code makes; nobody els
   for (const g of grants) granted.set(grantKey(g), [...(granted.get(grantKey(g)) ?? []), g]);
 
   // Exactly: nothing used is missing, nothing granted is unused (but for the pending entries).
-  const used = [...observed.keys()].sort();
-  const allowed = [...granted.keys()].filter((k) => !PENDING_GRANTS.has(k)).sort();
+  const used = [...observed.keys()].filter((k) => !CONFLICT_ONLY_GRANTS.has(k)).sort();
+  const allowed = [...granted.keys()]
+    .filter((k) => !PENDING_GRANTS.has(k) && !CONFLICT_ONLY_GRANTS.has(k))
+    .sort();
   expect(allowed).toEqual(used);
-  for (const pending of PENDING_GRANTS) expect(granted.has(pending)).toBe(true);
+  for (const pending of [...PENDING_GRANTS, ...CONFLICT_ONLY_GRANTS]) expect(granted.has(pending)).toBe(true);
 
   // Narrowed grants hold: resourceNames cover every name used; a Role's grants are used in one namespace
   // only (the gateway's own; in this stack LEASE_NAMESPACE is the test namespace).
