@@ -9,7 +9,7 @@ import type { SecretLike } from '@rolepolicy/kube';
 import { API_VERSION, ClaimIndex, type PolicyClaims, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 
 import { ConflictProof } from '../apps/planner/src/reconcile/conflict-proof.js';
-import type { PeerClaim } from '../apps/planner/src/reconcile/connection-digest.js';
+import { connectionDigest, type PeerClaim } from '../apps/planner/src/reconcile/connection-digest.js';
 import { PeerClaims } from '../apps/planner/src/reconcile/peer-claims.js';
 import { peerClaims } from '../apps/planner/src/planning/prepare.js';
 import { smallPolicy } from './fleet-policy.js';
@@ -62,6 +62,7 @@ interface Fleet {
   readonly peers: PeerClaims;
   readonly proof: ConflictProof;
   readonly index: ClaimIndex<PeerClaim>;
+  readonly all: readonly PeerClaim[];
 }
 
 /** A fleet whose peers were all read once and all reached their server (a planner past the first passes). */
@@ -84,19 +85,22 @@ async function fleetOf(size: number): Promise<Fleet> {
     proof.noteReached(policy.metadata.uid, resolved.connection, IDENTITY);
     return { policy, claims: resolved.claims, connection: resolved.connection as never };
   });
-  const peers = new PeerClaims(reader, () => '1');
+  const byKey = new Map(policies.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
+  const peers = new PeerClaims({ reader, policyAt: (key) => byKey.get(key) ?? null, versionOf: () => '1' });
+  for (const key of byKey.keys()) peers.policyChanged(key); // as the planner's start does
+  await peers.overlapping({ ...selves[0]!.claims, uid: '' }); // every peer read once
+  const all = selves.map((s) => ({ claims: s.claims, connection: connectionDigest(s.connection) }));
   const index = new ClaimIndex<PeerClaim>();
-  for (const claim of await peers.of(policies, '')) index.set(claim.claims, claim);
-  return { policies, selves, peers, proof, index };
+  for (const claim of all) index.set(claim.claims, claim);
+  return { policies, selves, peers, proof, index, all };
 }
 
 type Check = (fleet: Fleet, self: Fleet['selves'][number]) => Promise<unknown>;
 
-/** The pass as the reconciler runs it: the peer list, the peers' claims, the verdict. */
+/** The pass as the reconciler runs it: the marked peers checked (none here), the candidates, the verdict. */
 const indexed: Check = async (fleet, self) => {
-  const list = fleet.policies.filter((p) => p.metadata.uid !== self.claims.uid);
-  const claims = await fleet.peers.overlapping(list, self.claims);
-  return fleet.proof.verdict(self, claims, list);
+  const claims = await fleet.peers.overlapping(self.claims);
+  return fleet.proof.verdict(self, claims, (c) => fleet.peers.policyOf(c));
 };
 
 /**
@@ -104,13 +108,12 @@ const indexed: Check = async (fleet, self) => {
  * with the peers that can overlap, not with the fleet.
  */
 const compareOnly: Check = async (fleet, self) =>
-  fleet.proof.verdict(self, fleet.index.candidates(self.claims), fleet.policies);
+  fleet.proof.verdict(self, fleet.index.candidates(self.claims), (c) => fleet.peers.policyOf(c));
 
 /** The floor: every peer's claims compared. */
 const allPeers: Check = async (fleet, self) => {
-  const list = fleet.policies.filter((p) => p.metadata.uid !== self.claims.uid);
-  const claims: PeerClaim[] = await fleet.peers.of(list, self.claims.uid);
-  return fleet.proof.verdict(self, claims, list);
+  const claims = fleet.all.filter((c) => c.claims.uid !== self.claims.uid);
+  return fleet.proof.verdict(self, claims, (c) => fleet.peers.policyOf(c));
 };
 
 /** CPU microseconds per pass of `check` over PASSES policies spread across the fleet. */
@@ -160,9 +163,9 @@ export async function runConflictsBench(): Promise<void> {
     measured: new Date().toISOString(),
     what:
       'CPU microseconds per conflict check of one pass, median of rounds. indexed: the pass as the planner ' +
-      'runs it (peer list, PeerClaims.overlapping, ConflictProof.verdict over the candidates); compareOnly: ' +
-      'the index lookup and the verdict alone; allPeers: the floor, every peer compared (PeerClaims.of, ' +
-      'ConflictProof.verdict over all claims)',
+      'runs it (PeerClaims.overlapping: marked peers checked, candidates; ConflictProof.verdict over ' +
+      'them); compareOnly: the index lookup and the verdict alone; allPeers: the floor, every peer ' +
+      'compared (ConflictProof.verdict over all claims)',
     passes: PASSES,
     rounds: ROUNDS,
     sizes,

@@ -14,7 +14,7 @@ import {
 } from '@rolepolicy/contracts';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
 import { policy } from '../../../../libs/plan-lifecycle/src/test-support/fixtures.js';
-import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
+import type { PolicyClaims, PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import { ConflictProof } from './conflict-proof.js';
 import { connectionDigest, type PeerClaim } from './connection-digest.js';
 import { peerClaims } from '../planning/prepare.js';
@@ -94,6 +94,12 @@ const self = (p: PostgresPolicy) => {
   return { policy: p, claims: c.claims, connection: c.resolved };
 };
 
+/** The live policies a verdict may look a peer up in. */
+const policies =
+  (...list: PostgresPolicy[]) =>
+  (claims: PolicyClaims): PostgresPolicy | undefined =>
+    list.find((p) => p.metadata.uid === claims.uid);
+
 const EARLY = '2026-01-01T00:00:00Z';
 const LATE = '2026-02-01T00:00:00Z';
 
@@ -107,7 +113,7 @@ test('a senior claim whose connection never logs in blocks nobody', async () => 
   });
   const squatter = tenant('team-b', 'squatter', 'stranger', EARLY);
   const owner = tenant('team-a', 'owner', 'good', LATE);
-  const result = await proof.verdict(self(owner), [claimOf(squatter)], [squatter]);
+  const result = await proof.verdict(self(owner), [claimOf(squatter)], policies(squatter));
   expect(result).toEqual({ kind: 'verdict', verdict: { kind: 'clear' } });
   expect(asked).toEqual(['team-b/squatter as stranger']);
 });
@@ -123,7 +129,7 @@ test('a senior peer with no proof yet (a planner that just started) is proven at
   const senior = tenant('team-a', 'first', 'good', EARLY);
   const junior = tenant('team-a', 'second', 'good', LATE);
   for (let pass = 0; pass < 2; pass++) {
-    const result = await proof.verdict(self(junior), [claimOf(senior)], [senior]);
+    const result = await proof.verdict(self(junior), [claimOf(senior)], policies(senior));
     expect(result).toMatchObject({ kind: 'verdict', verdict: { kind: 'conflict' } });
     if (result.kind === 'verdict' && result.verdict.kind === 'conflict')
       expect(result.verdict.message).toContain('team-a/first (roles: app; schemas: -)');
@@ -143,7 +149,7 @@ test('a proof no longer holds once the peer connects differently', async () => {
   const senior = tenant('team-a', 'first', 'good', EARLY);
   const junior = tenant('team-a', 'second', 'good', LATE);
   proof.noteReached(senior.metadata.uid, { url: urlOf('someone-else'), setRole: null });
-  await proof.verdict(self(junior), [claimOf(senior)], [senior]);
+  await proof.verdict(self(junior), [claimOf(senior)], policies(senior));
   expect(asked).toEqual(['team-a/first as good']);
 });
 
@@ -158,7 +164,7 @@ test('another namespace is revealed only to a policy whose own connection logs i
   const owner = tenant('team-a', 'owner', 'good', EARLY);
   proof.noteReached(owner.metadata.uid, self(owner).connection);
   const prober = tenant('team-b', 'prober', 'stranger', LATE);
-  const probed = await proof.verdict(self(prober), [claimOf(owner)], [owner]);
+  const probed = await proof.verdict(self(prober), [claimOf(owner)], policies(owner));
   expect(probed).toMatchObject({
     kind: 'failed',
     error: { class: 'permanent', reason: 'DatabaseConnectionFailed' },
@@ -166,7 +172,7 @@ test('another namespace is revealed only to a policy whose own connection logs i
   expect(JSON.stringify(probed)).not.toContain('team-a');
 
   const sharer = tenant('team-b', 'sharer', 'good', LATE);
-  const shared = await proof.verdict(self(sharer), [claimOf(owner)], [owner]);
+  const shared = await proof.verdict(self(sharer), [claimOf(owner)], policies(owner));
   if (shared.kind !== 'verdict' || shared.verdict.kind !== 'conflict') throw new Error('expected a conflict');
   expect(shared.verdict.message).toContain('a policy in another namespace (roles: app; schemas: -)');
   expect(shared.verdict.message).not.toContain('team-a');
@@ -183,7 +189,7 @@ test('no inspector answering a proof fails the pass (transient) instead of decid
   });
   const senior = tenant('team-a', 'first', 'good', EARLY);
   const junior = tenant('team-a', 'second', 'good', LATE);
-  expect(await proof.verdict(self(junior), [claimOf(senior)], [senior])).toMatchObject({
+  expect(await proof.verdict(self(junior), [claimOf(senior)], policies(senior))).toMatchObject({
     kind: 'failed',
     error: { class: 'transient', reason: 'DatabaseInspectionFailed' },
   });
@@ -203,13 +209,13 @@ test('the identity a read showed puts two addresses on one server (an alias): ro
   // The senior reaches another database of the server under another host name.
   const aliased = { ...seniorClaim, claims: { ...seniorClaim.claims, databaseKey: '10.0.0.5:5432/other' } };
   proof.noteReached(senior.metadata.uid, seniorClaim.resolved, null);
-  const unknown = await proof.verdict(self(junior), [aliased], [senior]);
+  const unknown = await proof.verdict(self(junior), [aliased], policies(senior));
   expect(unknown).toEqual({ kind: 'verdict', verdict: { kind: 'clear' } });
 
   proof.noteReached(senior.metadata.uid, seniorClaim.resolved, '7712970052914542719');
   proof.noteReached(junior.metadata.uid, self(junior).connection, '7712970052914542719');
   for (let pass = 0; pass < 2; pass++) {
-    const known = await proof.verdict(self(junior), [aliased], [senior]);
+    const known = await proof.verdict(self(junior), [aliased], policies(senior));
     if (known.kind !== 'verdict' || known.verdict.kind !== 'conflict') throw new Error('expected a conflict');
     expect(known.verdict.message).toBe(
       'an earlier policy already manages these roles on the same PostgreSQL server (roles are server-wide): ' +
@@ -220,7 +226,7 @@ test('the identity a read showed puts two addresses on one server (an alias): ro
   }
   // Another server behind the same identity-less address is told apart once read.
   proof.noteReached(junior.metadata.uid, self(junior).connection, '1');
-  expect(await proof.verdict(self(junior), [aliased], [senior])).toEqual({
+  expect(await proof.verdict(self(junior), [aliased], policies(senior))).toEqual({
     kind: 'verdict',
     verdict: { kind: 'clear' },
   });

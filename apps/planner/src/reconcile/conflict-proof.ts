@@ -90,8 +90,8 @@ export class ConflictProof {
   /**
    * The conflict verdict of `self` against peers whose connection reached the database (`peers`: all peers'
    * claims, or only those that can overlap `self`, PeerClaims.overlapping: the verdict is the same;
-   * `peerPolicies`: every live peer policy). A senior peer
-   * that would block `self` and has no proof yet is asked for one now (a session with its own connection).
+   * `peerPolicy`: the live policy of a peer's claims, looked up only for a peer that needs a proof). A senior
+   * peer that would block `self` and has no proof yet is asked for one now (a session with its own connection).
    * A conflict with another namespace is reported only once `self`'s own connection reached the database,
    * so a policy that cannot log in learns nothing of what other namespaces manage there.
    */
@@ -102,14 +102,8 @@ export class ConflictProof {
       readonly connection: ResolvedConnectionSpec;
     },
     peers: readonly PeerClaim[],
-    peerPolicies: readonly PostgresPolicy[],
+    peerPolicy: (claims: PolicyClaims) => PostgresPolicy | undefined,
   ): Promise<ProvenVerdict> {
-    // What is remembered of gone policies is dropped once it could outnumber the live ones: uids are never
-    // reused, so a stale entry is never consulted, and checking on every pass cost O(all policies).
-    if (this.reached.size > peerPolicies.length + 1) {
-      const live = new Set([self.claims.uid, ...peerPolicies.map((p) => p.metadata.uid)]);
-      for (const uid of this.reached.keys()) if (!live.has(uid)) this.reached.delete(uid);
-    }
     const proven = (p: PeerClaim) => this.reached.get(p.claims.uid)?.connection === p.connection;
     const byUid = new Map(peers.map((p) => [p.claims.uid, p]));
     const own = connectionDigest(self.connection);
@@ -120,9 +114,7 @@ export class ConflictProof {
       mine,
       peers.map((p) => this.withIdentity(p.claims, p.connection)),
     ).filter((c) => !proven(byUid.get(c.uid)!));
-    const asked = await Promise.all(
-      unproven.map((c) => this.provePeer(peerPolicies.find((p) => p.metadata.uid === c.uid))),
-    );
+    const asked = await Promise.all(unproven.map((c) => this.provePeer(peerPolicy(c))));
     const failed = asked.find((a): a is ProvenVerdict & { kind: 'failed' } => a !== null);
     if (failed !== undefined) return failed;
     const verdict = detectConflict(
@@ -137,6 +129,14 @@ export class ConflictProof {
       }
     }
     return { kind: 'verdict', verdict };
+  }
+
+  /**
+   * Forgets a gone policy's proof (PeerClaims reports deletions): uids are never reused, so this only keeps
+   * the memory to the live policies, without a look at every policy on every pass.
+   */
+  forget(uid: string): void {
+    this.reached.delete(uid);
   }
 
   /** `claims` with the server identity a read through `connection` (a digest) showed, when one did. */

@@ -14,7 +14,6 @@ import {
 } from '@rolepolicy/contracts';
 import type { MembershipEdge } from '@rolepolicy/policy';
 import {
-  cachedPolicy,
   decideReconcile,
   reconcileGate,
   reconcilingStatus,
@@ -46,7 +45,7 @@ import {
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { ReviewRecorder } from './review-recording.js';
-import { PeerClaims } from './peer-claims.js';
+import { PeerClaims, livePolicyAt } from './peer-claims.js';
 import { policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
@@ -100,14 +99,17 @@ export class Reconciler {
       onOwnWriteExpired: deps.onOwnWriteExpired,
     });
     this.converged = new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
-    this.peers = new PeerClaims(deps.secrets, (namespace, name) =>
-      versionOf(deps.cache.get('secret', namespace, name)),
-    );
     this.proof = new ConflictProof({
       nats: deps.nats,
       secrets: deps.secrets,
       inspectTimeoutMs: deps.inspectTimeoutMs,
       inspectSealKey: deps.inspectSealKey,
+    });
+    this.peers = new PeerClaims({
+      reader: deps.secrets,
+      policyAt: (key) => livePolicyAt(deps.cache, key),
+      versionOf: (namespace, name) => versionOf(deps.cache.get('secret', namespace, name)),
+      onGone: (uid) => this.proof.forget(uid),
     });
     this.review = new ReviewRecorder({ send: (command) => this.sink.send(command), log: deps.log });
     this.inspection = new Inspection({
@@ -180,7 +182,11 @@ export class Reconciler {
       },
     });
     this.changes.seedPlans(this.deps.cache.list('postgrespolicyplan'));
-    for (const policy of this.deps.cache.list('postgrespolicy')) this.onPolicy(policy);
+    for (const policy of this.deps.cache.list('postgrespolicy')) {
+      // Every policy the cache holds at start is a peer to read at the first pass.
+      this.peers.policyChanged(policyKey(policy.metadata.namespace, policy.metadata.name));
+      this.onPolicy(policy);
+    }
   }
 
   /** Stops timers and waits for running passes. */
@@ -208,6 +214,9 @@ export class Reconciler {
 
   /** Carries out what a cache change asks (change-keys.ts gathers it). */
   private onChange(change: ResourceChange): void {
+    // Every policy and Secret change marks the peers it concerns before anything else (peer-claims.ts).
+    if (change.kind === 'postgrespolicy') this.peers.policyChanged(policyKey(change.namespace, change.name));
+    if (change.kind === 'secret') this.peers.secretChanged(change.namespace, change.name);
     for (const effect of this.changes.effectsOf(change)) {
       if (effect.kind === 'wake') this.wakeTraces.note(effect.key, change.trace);
       if (effect.kind === 'policy')
@@ -288,21 +297,16 @@ export class Reconciler {
   }
 
   /**
-   * Conflicts with every other live policy whose connection reached the database (their Secrets read only
-   * when their versions moved; ADR 0024 for the proof). Only the peers that can overlap the policy (a role
-   * name, or a schema on a same-named database, in common) are compared: the others cannot block it.
+   * Conflicts with every other live policy whose connection reached the database (their Secrets read again
+   * only when a change marked them; ADR 0024 for the proof). Only the peers that can overlap the policy (a
+   * role name, or a schema on a same-named database, in common) are compared: the others cannot block it.
    */
   private async conflictOf(policy: PostgresPolicy, prepared: Prepared): Promise<ProvenVerdict> {
-    const peers = this.deps.cache
-      .list('postgrespolicy')
-      .map((o) => cachedPolicy(o))
-      .filter((p): p is PostgresPolicy => p !== null && p.metadata.uid !== policy.metadata.uid)
-      .filter((p) => p.metadata.deletionTimestamp === undefined);
-    const claims = await this.peers.overlapping(peers, prepared.claims);
+    const claims = await this.peers.overlapping(prepared.claims);
     return this.proof.verdict(
       { policy, claims: prepared.claims, connection: prepared.connection },
       claims,
-      peers,
+      (peer) => this.peers.policyOf(peer),
     );
   }
 
