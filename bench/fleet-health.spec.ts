@@ -90,4 +90,17 @@ describe('API writes by kind', () => {
       total: 2.5,
     });
   });
+
+  it('counts a write the API refused apart, outside the total', async () => {
+    const counter = new ApiWriteCounter();
+    const path = '/apis/rolepolicy.io/v1alpha1/namespaces/b/postgrespolicies/p/status';
+    counter.hook({ method: 'PUT', path, responded: Promise.resolve(409) });
+    counter.hook({ method: 'PUT', path, responded: Promise.resolve(200) });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writesPerPolicy(new Map(), counter.snapshot(), 1)).toEqual({
+      'PUT postgrespolicies/status': 1,
+      'refused PUT postgrespolicies/status': 1,
+      total: 1,
+    });
+  });
 });

@@ -70,10 +70,21 @@ export function formatReasons(reasons: readonly FailureCount[]): string {
 export class ApiWriteCounter {
   private readonly counts = new Map<string, number>();
 
-  /** The emulator's request hook: every request that is not a read counts once, as `<VERB> <resource>[/<sub>]`. */
-  readonly hook = (request: { readonly method: string; readonly path: string }): void => {
+  /**
+   * The emulator's request hook: every request that is not a read counts once, as `<VERB> <resource>[/<sub>]`;
+   * one the API refused (a 409 on a stale resourceVersion, say: nothing was written) counts as
+   * `refused <VERB> <resource>[/<sub>]`, outside the total (see {@link writesPerPolicy}).
+   */
+  readonly hook = (request: {
+    readonly method: string;
+    readonly path: string;
+    readonly responded?: Promise<number>;
+  }): void => {
     const key = apiWriteKey(request.method, request.path);
-    if (key !== null) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    if (key === null) return;
+    const count = (name: string): void => void this.counts.set(name, (this.counts.get(name) ?? 0) + 1);
+    if (request.responded === undefined) count(key);
+    else void request.responded.then((status) => count(status >= 400 ? `${REFUSED}${key}` : key));
   };
 
   /** The counts so far (a copy). */
@@ -95,7 +106,10 @@ export function apiWriteKey(method: string, path: string): string | null {
   return `${method} ${resource}${sub === undefined ? '' : `/${sub}`}`;
 }
 
-/** Writes per policy by kind between two snapshots, and their total. */
+/** The prefix of a refused write's key. */
+export const REFUSED = 'refused ';
+
+/** Writes per policy by kind between two snapshots, and their total (refused writes are listed, not added). */
 export function writesPerPolicy(
   before: ReadonlyMap<string, number>,
   after: ReadonlyMap<string, number>,
@@ -106,7 +120,7 @@ export function writesPerPolicy(
   for (const [key, count] of [...after].sort(([a], [b]) => a.localeCompare(b))) {
     const grown = count - (before.get(key) ?? 0);
     if (grown <= 0) continue;
-    total += grown;
+    if (!key.startsWith(REFUSED)) total += grown;
     out[key] = Math.round((grown / policies) * 100) / 100;
   }
   out['total'] = Math.round((total / policies) * 100) / 100;

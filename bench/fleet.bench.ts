@@ -6,9 +6,11 @@
 // Also the latency of a single small policy from creation to Applied, and each service's peak RSS.
 // Every stage (each replica count, each floor) starts from freshly created databases without the roles of the
 // stages before it. -> bench/results/fleet.json. Options: --databases N, --executors 1,2,4, --concurrency 4,
-// --latency-runs 20, --tracing (the services export OTLP traces to a receiver in this process; the report then
-// gives the services' CPU per policy with tracing on, to compare with a run without it, and the single policy's
-// hops from its trace, which must agree with the status times' within 1 ms: docs/tracing.md).
+// --latency-runs 20, --no-steady (skips the steady wave after the last stage, fleet-steady.ts: a no-op
+// reconcile of every converged policy against reading its fingerprint), --tracing (the services export OTLP
+// traces to a receiver in this process; the report then gives the services' CPU per policy with tracing on,
+// to compare with a run without it, and the single policy's hops from its trace, which must agree with the
+// status times' within 1 ms: docs/tracing.md).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -34,11 +36,14 @@ import {
   writesPerPolicy,
   type FailureCount,
 } from './fleet-health.js';
+import { steadyWave } from './fleet-steady.js';
 import { byLabel, counterTotal } from './service-metrics.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 import { TRACE_HOPS, TraceHops, disagreeingHops, hopDifferences } from './trace-hops.js';
 
 const NAMESPACE = 'bench';
+/** The steady wave's floor reads fingerprints as many at a time as one inspector inspects (INSPECT_CONCURRENCY). */
+const STEADY_FLOOR_CONCURRENCY = 8;
 
 type Options = {
   readonly databases: number;
@@ -46,6 +51,8 @@ type Options = {
   readonly concurrency: number;
   readonly latencyRuns: number;
   readonly tracing: boolean;
+  /** A steady wave (fleet-steady.ts) after the last stage converged; off with --no-steady. */
+  readonly steady: boolean;
 };
 
 function parse(args: readonly string[]): Options {
@@ -59,6 +66,7 @@ function parse(args: readonly string[]): Options {
     concurrency: Number(value('--concurrency') ?? 4),
     latencyRuns: Number(value('--latency-runs') ?? 20),
     tracing: args.includes('--tracing'),
+    steady: !args.includes('--no-steady'),
   };
 }
 
@@ -572,6 +580,16 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         console.log(`  stages (s since creation): ${JSON.stringify(run.timeline)}`);
         const slow = slowModeOf(perPolicy[String(executors)]!, breakdown[String(executors)]!);
         if (slow !== null) slowStages[String(executors)] = slow;
+        if (options.steady && stage === options.executors.length - 1) {
+          // What the converged fleet costs per interval: a no-op reconcile of every policy, and its floor.
+          const names = Array.from({ length: options.databases }, (_, i) => `fleet-${i}`);
+          const scopes = names.map((_, i) =>
+            scopeOf(smallPolicy(`${prefix}p${i}_`, dbs.names[i]!, `db-${i}`)),
+          );
+          const wave = await steadyWave(product, dbs, NAMESPACE, names, scopes, STEADY_FLOOR_CONCURRENCY);
+          report['steadyWave'] = { executors, ...wave };
+          console.log(`  steady wave (a no-op reconcile per policy): ${JSON.stringify(wave)}`);
+        }
         if (sqlOfFirst === undefined) {
           sqlOfFirst = run.sqlByDatabase;
           firstPrefix = prefix;

@@ -45,6 +45,8 @@ export type RequestHook = (request: {
   readonly method: string;
   readonly path: string;
   readonly query: URLSearchParams;
+  /** The response's status code, once it is sent (a benchmark counts refused writes apart). */
+  readonly responded: Promise<number>;
 }) => Promise<void> | void;
 
 type Route = {
@@ -178,7 +180,10 @@ export class EmulatorServer {
     this.options.log?.(
       `${method} ${url.pathname}${url.search} accept=${req.headers.accept ?? ''} ct=${req.headers['content-type'] ?? ''}`,
     );
-    if (this.requestHook) await this.requestHook({ method, path: url.pathname, query: url.searchParams });
+    if (this.requestHook) {
+      const responded = new Promise<number>((resolve) => res.once('close', () => resolve(res.statusCode)));
+      await this.requestHook({ method, path: url.pathname, query: url.searchParams, responded });
+    }
     // Authentication, impersonation and authorization come before anything else, as upstream.
     const user = this.access.identify(req);
     this.access.check(user, requestTarget(method, url.pathname, url.searchParams));
