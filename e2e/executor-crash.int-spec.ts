@@ -3,11 +3,16 @@
 // statement. A blocker session holds an uncommitted grant on the same table, so the executor's transaction
 // is provably open (its backend waits on the blocker's tuple lock) when the fault strikes. Each database
 // keeps a log written by an event trigger inside every transaction that runs DDL: rows of a transaction
-// that rolled back vanish with it, so the log shows every execution that committed. In both cases the plan
-// ends with the truth of the database, its SQL commits exactly once, and the policy converges.
+// that rolled back vanish with it, so the log shows every execution that committed. In every case the plan
+// ends with the truth of the database, its SQL commits exactly once, and the policy converges. The third
+// case is the one the plan's `Applying` write exists for: the executor dies after its commit and before
+// it wrote `Applied` (held there by its audit file, a FIFO nobody reads: the record is appended right after
+// the commit, synchronously, before any status write or result).
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import type { PostgresPolicyPlan } from '@rolepolicy/kube';
 import { freePort, spawnTs, startTcpProxy, type TcpProxy } from '@rolepolicy/testing';
@@ -120,6 +125,32 @@ async function granted(db: TargetDatabase, prefix: string): Promise<boolean> {
   return rows[0]?.ok === true;
 }
 
+/** A child executor on the stack's NATS and API (the stack's own executor stopped first). */
+async function childExecutor(env: Readonly<Record<string, string>> = {}): Promise<ChildProcess> {
+  const port = await freePort();
+  const child = spawnTs(EXECUTOR_MAIN, {
+    env: {
+      NATS_URL: stack.nats.url,
+      KUBECONFIG: stack.emulator.kubeconfigPath,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: String(port),
+      LOG_LEVEL: 'error',
+      ...env,
+    },
+  });
+  await waitFor(
+    'the child executor ready',
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      return res?.status === 200;
+    },
+    { timeoutMs: 60_000 },
+  );
+  return child;
+}
+
+const resultsOf = (plan: string) => watch.results.filter((r) => r.plan.name === plan);
+
 const executedCount = (plan: string): number =>
   watch.results.filter((r) => r.plan.name === plan && r.phase === 'Applied' && r.reason === 'Executed')
     .length;
@@ -129,32 +160,16 @@ test('the executor killed (SIGKILL) while its plan is Applying: rolled back, the
   await db.sql(SETUP_SQL);
   const prefix = stack.role('k_');
   await stack.stopServices(['executor']);
-  const port = await freePort();
-  const child: ChildProcess = spawnTs(EXECUTOR_MAIN, {
-    env: {
-      NATS_URL: stack.nats.url,
-      KUBECONFIG: stack.emulator.kubeconfigPath,
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(port),
-      LOG_LEVEL: 'error',
-    },
-  });
   const blocker = await holdTableGrant(db);
+  let child: ChildProcess | undefined;
   try {
-    await waitFor(
-      'the child executor ready',
-      async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-        return res?.status === 200;
-      },
-      { timeoutMs: 60_000 },
-    );
+    child = await childExecutor();
     await stack.resources.createPolicy('killed', policySpec(db.connection, prefix));
     const applying = await onlyPlan('killed', 'Applying');
     await executorWaitsOnTheTable(db);
 
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await new Promise((resolve) => child!.once('exit', resolve));
     await blocker.query('ROLLBACK');
     await noExecutingBackend(db);
     // The truth of the database: nothing of the interrupted transaction committed, and the plan still says
@@ -175,7 +190,7 @@ test('the executor killed (SIGKILL) while its plan is Applying: rolled back, the
     expect(await granted(db, prefix)).toBe(true);
     expect(executedCount(applying.metadata.name!)).toBe(1);
   } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await blocker.end().catch(() => undefined);
     await stack.startServices(['executor']);
   }
@@ -223,3 +238,47 @@ test('the database connection cut under a running statement: nothing committed, 
     await proxy.dispose();
   }
 }, 150_000);
+
+test('the executor killed after its commit and before it wrote Applied: the next executor completes the plan as Applied, never Superseded', async () => {
+  const db = await stack.createDatabase('committed');
+  await db.sql(SETUP_SQL);
+  const prefix = stack.role('a_');
+  await stack.stopServices(['executor']);
+  // The child's audit file is a FIFO: readable at start (its start-up append needs a reader), then nobody
+  // reads it, so the append of the Applied record right after the commit blocks the child for good.
+  const dir = mkdtempSync(path.join(tmpdir(), 'rp-audit-fifo-'));
+  const fifo = path.join(dir, 'audit.log');
+  execFileSync('mkfifo', [fifo]);
+  let reader: number | undefined = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  let child: ChildProcess | undefined;
+  try {
+    child = await childExecutor({ AUDIT_LOG_FILE: fifo });
+    closeSync(reader);
+    reader = undefined;
+    await stack.resources.createPolicy('committed', policySpec(db.connection, prefix));
+    await waitFor('the execution committed', async () => (await committedExecutions(db)) === 1, {
+      timeoutMs: 45_000,
+    });
+    const [plan] = await stack.resources.plans('committed');
+    // Committed, and the child is stuck before its outcome: the plan still says Applying, no outcome went out.
+    expect(plan?.status?.phase).toBe('Applying');
+    expect(await granted(db, prefix)).toBe(true);
+    expect(resultsOf(plan!.metadata.name!).map((r) => r.phase)).toEqual(['Applying']);
+
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child!.once('exit', resolve));
+    await stack.startServices(['executor']);
+    const reconciled = await stack.reconciled('committed', 75_000);
+    expect(condition(reconciled.status?.conditions, 'Ready')?.status).toBe('True');
+    const plans = await stack.resources.plans('committed');
+    expect(plans.map((p) => [p.metadata.name, p.status?.phase])).toEqual([[plan!.metadata.name, 'Applied']]);
+    const outcomes = resultsOf(plan!.metadata.name!).filter((r) => r.phase !== 'Applying');
+    expect(outcomes.map((r) => [r.phase, r.reason])).toEqual([['Applied', 'AlreadyConverged']]);
+    expect(await committedExecutions(db)).toBe(1);
+  } finally {
+    if (reader !== undefined) closeSync(reader);
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    await stack.startServices(['executor']);
+  }
+}, 180_000);
