@@ -149,7 +149,8 @@ export async function startProductProcesses(options: {
       }
       services.push({ name, url: `http://127.0.0.1:${port}`, child });
     }
-    for (const s of services) await ready(s.url, 60_000);
+    // Three minutes: on the shared 2-CPU machine (load 30+) a service's start-up alone outlasted one minute.
+    for (const s of services) await ready(s.url, 180_000);
   } catch (error) {
     await stop();
     throw error;
