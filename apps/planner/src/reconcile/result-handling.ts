@@ -22,7 +22,7 @@ import { controllerUid } from './triggers.js';
 
 /** What result handling reads and does, supplied by the reconciler. */
 export interface ResultContext {
-  readonly cache: Pick<ResourceCache, 'get' | 'list'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'withUid'>;
   readonly log: { log(m: string | LogRecord): void };
   readonly now: () => number;
   /** Runs `task` in the policy's queue slot (never beside a pass of the same policy). */
@@ -43,11 +43,11 @@ export interface ResultContext {
 export async function handleResult(ctx: ResultContext, result: ExecuteResultV1): Promise<void> {
   const namespace = result.plan.namespace;
   const planObject = ctx.cache.get('postgrespolicyplan', namespace, result.plan.name);
+  // By uid through the cache's index: a walk of the namespace's policies per result grew with the fleet.
+  const owner = planObject === undefined ? undefined : controllerUid(planObject);
   const ownerName =
     result.policy?.name ??
-    ctx.cache
-      .list('postgrespolicy', namespace)
-      .find((p) => planObject !== undefined && p.metadata.uid === controllerUid(planObject))?.metadata.name;
+    (owner === undefined ? undefined : ctx.cache.withUid('postgrespolicy', namespace, owner)?.metadata.name);
   if (ownerName === undefined) return;
   const key = policyKey(namespace, ownerName);
   await ctx.runInSlot(key, async () => {
