@@ -142,6 +142,7 @@ export class Reconciler {
       runInSlot: (key, task) => this.queue.run(key, task),
       state: (key) => this.policies.get(key),
       trigger: (key) => this.trigger(key),
+      hurry: (key) => this.queue.hurry(key),
       requeue: (key, seconds) => this.requeue(key, seconds),
       currentPolicy: (namespace, name) => this.view.currentPolicy(namespace, name),
       currentPlan: (namespace, name) => this.view.currentPlan(namespace, name),
@@ -281,7 +282,8 @@ export class Reconciler {
   trigger(key: string): void {
     if (this.stopped) return;
     // A pass that confirms an apply goes first: it is cheap (the executor's snapshot) and finishes a policy
-    // that a person may be waiting on, where the others of a burst are first passes.
+    // that a person may be waiting on, where the others of a burst are first passes. Asked as the pass is
+    // requested; an Applied result arriving while it waits hurries it (result-handling.ts).
     void this.queue.schedule(
       key,
       () => this.reconcile(key),

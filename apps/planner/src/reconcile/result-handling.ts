@@ -29,6 +29,8 @@ export interface ResultContext {
   runInSlot(key: string, task: () => Promise<void>): Promise<void>;
   state(key: string): PolicyState | undefined;
   trigger(key: string): void;
+  /** The policy's pass waiting for a slot (if any) goes first: it now confirms an apply. */
+  hurry(key: string): void;
   requeue(key: string, seconds: number): void;
   currentPolicy(namespace: string, name: string): PostgresPolicy | null;
   currentPlan(namespace: string, name: string): PostgresPolicyPlan | null;
@@ -74,6 +76,7 @@ export async function handleResult(ctx: ResultContext, result: ExecuteResultV1):
       if (state !== undefined) {
         state.verifyPlan =
           result.phase === 'Applied' ? { name: result.plan.name, inputs: requestedInputs } : undefined;
+        if (state.verifyPlan !== undefined) ctx.hurry(key);
       }
     }
     const policy = ctx.currentPolicy(namespace, ownerName);
