@@ -1,11 +1,23 @@
 // Counters scraped from the product's /metrics, summed over its service processes.
 import type { ProductProcesses } from './service-processes.js';
 
+/**
+ * A service's /metrics text. Asked again once when the connection fails: on the shared machine under load a
+ * poll can come after the server closed the idle keep-alive connection (ECONNRESET), which ended a run.
+ */
+async function metricsText(url: string): Promise<string> {
+  try {
+    return await (await fetch(`${url}/metrics`)).text();
+  } catch {
+    return (await fetch(`${url}/metrics`)).text();
+  }
+}
+
 /** Sum of every sample of the counter `name` on the services' /metrics. */
 export async function counterTotal(product: ProductProcesses, name: string): Promise<number> {
   let total = 0;
   for (const service of product.services) {
-    const text = await (await fetch(`${service.url}/metrics`)).text();
+    const text = await metricsText(service.url);
     for (const line of text.split('\n')) {
       if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.split(' ').at(-1));
     }
@@ -22,7 +34,7 @@ export async function byLabel(
   const totals = new Map<string, number>();
   const pattern = new RegExp(`${label}="([^"]*)"`);
   for (const service of product.services) {
-    const text = await (await fetch(`${service.url}/metrics`)).text();
+    const text = await metricsText(service.url);
     for (const line of text.split('\n')) {
       if (!line.startsWith(`${name}{`)) continue;
       const value = pattern.exec(line)?.[1] ?? '';

@@ -149,8 +149,9 @@ export async function startProductProcesses(options: {
       }
       services.push({ name, url: `http://127.0.0.1:${port}`, child });
     }
-    // BENCH_READY_TIMEOUT_MS: how long each service may take to answer /readyz (a loaded machine boots slowly).
-    const readyMs = Number(process.env['BENCH_READY_TIMEOUT_MS'] ?? 60_000);
+    // BENCH_READY_TIMEOUT_MS: how long each service may take to answer /readyz; three minutes by default, as
+    // on the shared 2-CPU machine (load 30+) a service's start-up alone outlasted one minute.
+    const readyMs = Number(process.env['BENCH_READY_TIMEOUT_MS'] ?? 180_000);
     for (const s of services) await ready(s.url, readyMs);
   } catch (error) {
     await stop();

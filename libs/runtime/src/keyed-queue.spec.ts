@@ -139,19 +139,42 @@ describe('KeyedQueue with slots', () => {
     let release!: () => void;
     void queue.schedule('busy', () => new Promise<void>((resolve) => (release = resolve)));
     const started: string[] = [];
-    const urgent = new Set<string>();
-    for (const key of ['first', 'second', 'confirm']) {
+    const urgent = new Set<string>(['asked-urgent']);
+    for (const key of ['first', 'second', 'confirm', 'asked-urgent', 'merged']) {
       void queue.schedule(
         key,
         async () => void started.push(key),
         () => urgent.has(key),
       );
     }
-    // Became urgent while it waited (an Applied result arrived): asked when the slot frees up.
+    // Became urgent while it waited (an Applied result arrived): the result hurries it.
     urgent.add('confirm');
+    queue.hurry('confirm');
+    // Became urgent and asked for again: the merged request hurries it.
+    urgent.add('merged');
+    void queue.schedule(
+      'merged',
+      async () => void started.push('merged again'),
+      () => urgent.has('merged'),
+    );
     await tick();
     release();
     await queue.idle();
-    expect(started).toEqual(['confirm', 'first', 'second']);
+    expect(started).toEqual(['confirm', 'asked-urgent', 'merged', 'first', 'second']);
+  });
+
+  it('hurries nothing for a key whose pass is not waiting, and a started pass stays started once', async () => {
+    const queue = new KeyedQueue(() => undefined, { slots: new Slots(1) });
+    let release!: () => void;
+    void queue.schedule('busy', () => new Promise<void>((resolve) => (release = resolve)));
+    queue.hurry('busy'); // running, not waiting
+    queue.hurry('absent');
+    const started: string[] = [];
+    for (const key of ['first', 'second']) void queue.schedule(key, async () => void started.push(key));
+    await tick();
+    release();
+    await queue.idle();
+    queue.hurry('first'); // done: nothing to hurry
+    expect(started).toEqual(['first', 'second']);
   });
 });

@@ -3,7 +3,7 @@
 // passes of different keys run a bounded number at a time: a fleet's burst of thousands of events must not
 // put thousands of passes on the event loop at once, or timers (a leader's lease renewal) starve and the
 // service falls over under exactly the load it should only be slower under.
-import type { Slots } from './slots.js';
+import type { SlotWaiter, Slots } from './slots.js';
 
 /** Options of {@link KeyedQueue}. */
 export interface KeyedQueueOptions {
@@ -16,6 +16,8 @@ export class KeyedQueue {
   private readonly tails = new Map<string, Promise<void>>();
   /** Passes requested and not started yet (waiting for a slot or for the key's running work). */
   private readonly queued = new Map<string, Promise<void>>();
+  /** Passes waiting for a slot, by key: {@link hurry} puts one ahead of the others. */
+  private readonly waitingSlot = new Map<string, SlotWaiter>();
 
   constructor(
     private readonly onError: (key: string, error: unknown) => void,
@@ -26,11 +28,16 @@ export class KeyedQueue {
    * Runs `work` after the key's current run; a second request while one is queued is merged into it. A
    * pass stays "queued" (and keeps merging requests) while it waits for a slot: it has read nothing yet,
    * so it joins its key's line only once it holds one, and a result ({@link run}) arriving meanwhile goes
-   * first. A waiting pass whose `urgent()` is true when a slot frees up goes before the others (Slots).
+   * first. A waiting pass goes before the others once it is hurried: when `urgent()` is true as it is
+   * requested (or a request is merged into it), or by {@link hurry} when it becomes urgent while it waits
+   * (asking every waiting pass at every free slot grew with the fleet, issue 28).
    */
   schedule(key: string, work: () => Promise<void>, urgent?: () => boolean): Promise<void> {
     const merged = this.queued.get(key);
-    if (merged !== undefined) return merged;
+    if (merged !== undefined) {
+      if (urgent?.() === true) this.hurry(key);
+      return merged;
+    }
     const start = async (): Promise<void> => {
       this.queued.delete(key);
       await work();
@@ -40,10 +47,25 @@ export class KeyedQueue {
       slots === undefined
         ? this.enqueue(key, start)
         : slots
-            .run(() => this.enqueue(key, start), urgent)
+            .run(
+              () => {
+                this.waitingSlot.delete(key);
+                return this.enqueue(key, start);
+              },
+              undefined,
+              (waiter) => {
+                this.waitingSlot.set(key, waiter);
+                if (urgent?.() === true) waiter.hurry();
+              },
+            )
             .catch((error: unknown) => this.onError(key, error));
     this.queued.set(key, done);
     return done;
+  }
+
+  /** The key's pass waiting for a slot (if any) goes before the waiting passes not hurried. */
+  hurry(key: string): void {
+    this.waitingSlot.get(key)?.hurry();
   }
 
   /**

@@ -35,7 +35,8 @@ export class ChangeKeys {
   private readonly candidateSignatures = new Map<string, string>();
   private readonly ephemeral = new EphemeralTriggers();
 
-  constructor(private readonly cache: Pick<ResourceCache, 'list'>) {}
+  /** Owners are found by uid through the cache's index: a walk of the namespace per plan event grew with N. */
+  constructor(private readonly cache: Pick<ResourceCache, 'withUid'>) {}
 
   /** Remembers the plans the cache holds at start, so their unchanged signatures wake nothing. */
   seedPlans(plans: readonly AnyCached[]): void {
@@ -47,7 +48,7 @@ export class ChangeKeys {
     const effects: ChangeEffect[] = [];
     const key = policyKey(change.namespace, change.name);
     // Ephemeral access starting or ending recomposes the target policy's held access (ephemeral-triggers.ts).
-    const woken = this.ephemeral.wake(change, (ns) => this.cache.list('postgrespolicy', ns));
+    const woken = this.ephemeral.wake(change, (ns, uid) => this.cache.withUid('postgrespolicy', ns, uid));
     if (woken !== undefined) effects.push({ kind: 'wake', key: woken, ifKnown: true });
     switch (change.kind) {
       case 'postgrespolicy':
@@ -93,7 +94,8 @@ export class ChangeKeys {
     const effects: ChangeEffect[] = [{ kind: 'planSeen', object: change.object }];
     if (previous === signature) return effects;
     const owner = controllerUid(change.object);
-    const policy = this.cache.list('postgrespolicy', change.namespace).find((p) => p.metadata.uid === owner);
+    const policy =
+      owner === undefined ? undefined : this.cache.withUid('postgrespolicy', change.namespace, owner);
     if (policy !== undefined) return [...effects, { kind: 'wake', key: objectKey(policy) }];
     const parent = this.candidateParent(change.namespace, candidateControllerUid(change.object));
     return parent === undefined ? effects : [...effects, { kind: 'wake', key: parent }];
@@ -102,9 +104,7 @@ export class ChangeKeys {
   /** A decision on a candidate's plan wakes the candidate's policy (the candidate pass runs in its slot). */
   private candidateParent(namespace: string, candidateUid: string | undefined): string | undefined {
     if (candidateUid === undefined) return undefined;
-    const candidate = this.cache
-      .list('postgrespolicycandidate', namespace)
-      .find((c) => c.metadata.uid === candidateUid);
+    const candidate = this.cache.withUid('postgrespolicycandidate', namespace, candidateUid);
     const parent = candidate?.spec?.policyRef?.name;
     return parent === undefined ? undefined : policyKey(namespace, parent);
   }

@@ -42,8 +42,9 @@ export class EphemeralTriggers {
   private readonly seen = new Map<string, string>();
 
   /**
-   * The policy (`namespace/name`) to wake for `change`, if any. `policies` lists the namespace's policies
-   * (a request names its target by uid). A deleted request or scoped plan wakes the policy it last named.
+   * The policy (`namespace/name`) to wake for `change`, if any. `policyWithUid` finds the namespace's policy
+   * by uid (a request names its target by uid; the cache's uid index, not a walk of the namespace). A deleted
+   * request or scoped plan wakes the policy it last named.
    */
   wake(
     change: {
@@ -53,7 +54,7 @@ export class EphemeralTriggers {
       readonly name: string;
       readonly object?: AnyCached;
     },
-    policies: (namespace: string) => readonly AnyCached[],
+    policyWithUid: (namespace: string, uid: string) => AnyCached | undefined,
   ): string | undefined {
     if (change.kind !== 'ephemeralaccessrequest' && change.kind !== 'postgrespolicyplan') return undefined;
     const key = `${change.kind}/${change.namespace}/${change.name}`;
@@ -67,9 +68,7 @@ export class EphemeralTriggers {
     const name =
       'name' in wake.policy
         ? wake.policy.name
-        : policies(change.namespace).find(
-            (p) => (p.metadata as { uid?: string }).uid === (wake.policy as { uid: string }).uid,
-          )?.metadata.name;
+        : policyWithUid(change.namespace, wake.policy.uid)?.metadata.name;
     if (name === undefined) return undefined;
     const target = `${change.namespace}/${name}`;
     const record = JSON.stringify({ signature: wake.signature, target });

@@ -157,9 +157,9 @@ describe('policyHeldAccess', () => {
 });
 
 describe('EphemeralTriggers', () => {
-  const policies = () => [
-    { metadata: { name: 'orders', namespace: NS, uid: POLICY.uid } } as unknown as CachedObject,
-  ];
+  const orders = { metadata: { name: 'orders', namespace: NS, uid: POLICY.uid } } as unknown as CachedObject;
+  const policies = (namespace: string, uid: string) =>
+    namespace === NS && uid === POLICY.uid ? orders : undefined;
   const change = (kind: string, object: CachedObject | undefined, type: 'upsert' | 'delete' = 'upsert') => ({
     type,
     kind,

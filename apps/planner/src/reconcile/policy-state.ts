@@ -16,8 +16,6 @@ export const LIVE_PLAN_WAIT_MS = 600_000;
 export interface PolicyState {
   signature: string;
   uid: string | undefined;
-  /** Secret name -> resourceVersion read by the last pass ('' = absent). */
-  secrets: Map<string, string>;
   timer: NodeJS.Timeout | undefined;
   /** The last True/False Ready we wrote (an Unknown while applying keeps it), for the Recovered Event. */
   settled: 'True' | 'False' | undefined;
@@ -45,7 +43,6 @@ export function newPolicyState(signature: string, uid: string | undefined): Poli
   return {
     signature,
     uid,
-    secrets: new Map(),
     timer: undefined,
     awaiting: new Map(),
     deferred: false,

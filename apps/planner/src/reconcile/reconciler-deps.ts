@@ -9,7 +9,7 @@ import type { ConvergedMemoSettings } from './converged-memo.js';
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'owned' | 'onChange' | 'sync'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'owned' | 'withUid' | 'onChange' | 'sync'>;
   readonly nats: NatsConnection;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
   /**

@@ -46,6 +46,7 @@ import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prep
 import { readPolicySecrets, secretReadError, secretsNamedBy } from '@rolepolicy/plan-lifecycle';
 import { ReviewRecorder } from './review-recording.js';
 import { PeerClaims, livePolicyAt } from './peer-claims.js';
+import { SecretReaders, versionsRead } from './secret-readers.js';
 import { policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
@@ -59,6 +60,8 @@ export { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps };
 export class Reconciler {
   private readonly queue: KeyedQueue;
   private readonly policies = new Map<string, PolicyState>();
+  /** The Secret versions each followed policy's last pass read, by Secret (secret-readers.ts). */
+  private readonly secretReaders = new SecretReaders();
   /** Gathers which policies a cache change concerns (change-keys.ts). */
   private readonly changes: ChangeKeys;
   /** Post-apply snapshots from the executors, for the verification pass (ADR 0017). */
@@ -139,6 +142,7 @@ export class Reconciler {
       runInSlot: (key, task) => this.queue.run(key, task),
       state: (key) => this.policies.get(key),
       trigger: (key) => this.trigger(key),
+      hurry: (key) => this.queue.hurry(key),
       requeue: (key, seconds) => this.requeue(key, seconds),
       currentPolicy: (namespace, name) => this.view.currentPolicy(namespace, name),
       currentPlan: (namespace, name) => this.view.currentPlan(namespace, name),
@@ -238,11 +242,8 @@ export class Reconciler {
           this.review.onPlan(effect.object);
           break;
         case 'secret':
-          for (const [key, state] of this.policies) {
-            if (!key.startsWith(`${effect.namespace}/`)) continue;
-            const seen = state.secrets.get(effect.name);
-            if (seen !== undefined && seen !== effect.version) this.trigger(key);
-          }
+          for (const key of this.secretReaders.staleReaders(effect.namespace, effect.name, effect.version))
+            this.trigger(key);
           break;
       }
     }
@@ -265,6 +266,7 @@ export class Reconciler {
     const state = this.policies.get(key);
     if (state !== undefined) clearTimeout(state.timer);
     this.policies.delete(key);
+    this.secretReaders.forget(key);
     this.wakeTraces.forget(key);
     this.view.forget(key);
     this.heldAccessByPolicy.delete(key);
@@ -280,7 +282,8 @@ export class Reconciler {
   trigger(key: string): void {
     if (this.stopped) return;
     // A pass that confirms an apply goes first: it is cheap (the executor's snapshot) and finishes a policy
-    // that a person may be waiting on, where the others of a burst are first passes.
+    // that a person may be waiting on, where the others of a burst are first passes. Asked as the pass is
+    // requested; an Applied result arriving while it waits hurries it (result-handling.ts).
     void this.queue.schedule(
       key,
       () => this.reconcile(key),
@@ -343,14 +346,13 @@ export class Reconciler {
     }
     state.deferred = false;
     let prepared = await this.prepare(policy);
-    state.secrets = new Map(
-      prepared.ok
-        ? [
-            ...Object.entries(prepared.secretVersions),
-            ...prepared.missingGenerated.map((m) => [m.secretName, ''] as [string, string]),
-          ]
-        : prepared.watchedSecrets.map((s) => [s, versionOf(this.deps.cache.get('secret', namespace, s))]),
-    );
+    // Only while the policy is still followed as this state: a pass that outlived its policy reads for nobody.
+    if (this.policies.get(key) === state)
+      this.secretReaders.read(
+        key,
+        namespace,
+        versionsRead(prepared, (s) => versionOf(this.deps.cache.get('secret', namespace, s))),
+      );
     let conflict: ConflictVerdict = { kind: 'clear' };
     if (prepared.ok) {
       try {

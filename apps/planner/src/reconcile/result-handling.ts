@@ -22,13 +22,15 @@ import { controllerUid } from './triggers.js';
 
 /** What result handling reads and does, supplied by the reconciler. */
 export interface ResultContext {
-  readonly cache: Pick<ResourceCache, 'get' | 'list'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'withUid'>;
   readonly log: { log(m: string | LogRecord): void };
   readonly now: () => number;
   /** Runs `task` in the policy's queue slot (never beside a pass of the same policy). */
   runInSlot(key: string, task: () => Promise<void>): Promise<void>;
   state(key: string): PolicyState | undefined;
   trigger(key: string): void;
+  /** The policy's pass waiting for a slot (if any) goes first: it now confirms an apply. */
+  hurry(key: string): void;
   requeue(key: string, seconds: number): void;
   currentPolicy(namespace: string, name: string): PostgresPolicy | null;
   currentPlan(namespace: string, name: string): PostgresPolicyPlan | null;
@@ -43,11 +45,11 @@ export interface ResultContext {
 export async function handleResult(ctx: ResultContext, result: ExecuteResultV1): Promise<void> {
   const namespace = result.plan.namespace;
   const planObject = ctx.cache.get('postgrespolicyplan', namespace, result.plan.name);
+  // By uid through the cache's index: a walk of the namespace's policies per result grew with the fleet.
+  const owner = planObject === undefined ? undefined : controllerUid(planObject);
   const ownerName =
     result.policy?.name ??
-    ctx.cache
-      .list('postgrespolicy', namespace)
-      .find((p) => planObject !== undefined && p.metadata.uid === controllerUid(planObject))?.metadata.name;
+    (owner === undefined ? undefined : ctx.cache.withUid('postgrespolicy', namespace, owner)?.metadata.name);
   if (ownerName === undefined) return;
   const key = policyKey(namespace, ownerName);
   await ctx.runInSlot(key, async () => {
@@ -74,6 +76,7 @@ export async function handleResult(ctx: ResultContext, result: ExecuteResultV1):
       if (state !== undefined) {
         state.verifyPlan =
           result.phase === 'Applied' ? { name: result.plan.name, inputs: requestedInputs } : undefined;
+        if (state.verifyPlan !== undefined) ctx.hurry(key);
       }
     }
     const policy = ctx.currentPolicy(namespace, ownerName);

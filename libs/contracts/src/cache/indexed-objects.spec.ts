@@ -1,18 +1,24 @@
 // The cache's indexes answer exactly what filtering every object would, after any sequence of writes
-// (an object moving owner, a delete, a marker's clear).
+// (an object moving owner, a delete, a marker's clear). By uid: what finding the uid in the namespace's list
+// answered before (ChangeKeys found a new plan's policy that way, one walk of the namespace per plan event).
 import fc from 'fast-check';
 
 import type { CachedObject } from './cache-types.js';
 import { IndexedObjects } from './indexed-objects.js';
 
-const object = (namespace: string, name: string, owners: readonly string[]): CachedObject =>
+const object = (
+  namespace: string,
+  name: string,
+  owners: readonly string[],
+  uid: string | undefined = `${namespace}-${name}`,
+): CachedObject =>
   ({
     apiVersion: 'rolepolicy.io/v1alpha1',
     kind: 'PostgresPolicyPlan',
     metadata: {
       namespace,
       name,
-      uid: `${namespace}-${name}`,
+      ...(uid === undefined ? {} : { uid }),
       ownerReferences: owners.map((uid) => ({ apiVersion: 'v1', kind: 'PostgresPolicy', name: uid, uid })),
     },
   }) as unknown as CachedObject;
@@ -34,6 +40,17 @@ describe('IndexedObjects', () => {
     expect(objects.inNamespace('a')).toEqual([]);
   });
 
+  test('an object is found by its uid in its own namespace only, and not once it is gone', () => {
+    const objects = new IndexedObjects();
+    objects.set('a/p1', object('a', 'p1', [], 'x'));
+    expect(objects.withUid('x', 'a')?.metadata.name).toBe('p1');
+    expect(objects.withUid('x', 'b')).toBeUndefined();
+    objects.set('a/p1', object('a', 'p1', [], 'y'));
+    expect(objects.withUid('x', 'a')).toBeUndefined();
+    objects.delete('a/p1');
+    expect(objects.withUid('y', 'a')).toBeUndefined();
+  });
+
   test('answers as filtering every object would, after any writes', () => {
     const op = fc.oneof(
       fc.record({
@@ -41,6 +58,8 @@ describe('IndexedObjects', () => {
         namespace: fc.constantFrom('a', 'b'),
         name: fc.constantFrom('p1', 'p2', 'p3'),
         owners: fc.uniqueArray(fc.constantFrom('u1', 'u2', 'u3'), { maxLength: 2 }),
+        // Few uids, shared across names and namespaces, and sometimes none: the oracle's first match counts.
+        uid: fc.option(fc.constantFrom('u1', 'u2', 'u3', 'u4'), { nil: undefined }),
       }),
       fc.record({
         kind: fc.constant('delete' as const),
@@ -55,7 +74,7 @@ describe('IndexedObjects', () => {
         for (const o of ops) {
           if (o.kind === 'clear') objects.clear();
           else if (o.kind === 'delete') objects.delete(`${o.namespace}/${o.name}`);
-          else objects.set(`${o.namespace}/${o.name}`, object(o.namespace, o.name, o.owners));
+          else objects.set(`${o.namespace}/${o.name}`, object(o.namespace, o.name, o.owners, o.uid));
         }
         const all = [...objects.values()];
         for (const namespace of ['a', 'b'])
@@ -64,6 +83,11 @@ describe('IndexedObjects', () => {
           );
         for (const uid of ['u1', 'u2', 'u3'])
           expect(names(objects.ownedBy(uid))).toEqual(names(all.filter((x) => owned(x).includes(uid))));
+        for (const namespace of ['a', 'b'])
+          for (const uid of ['u1', 'u2', 'u3', 'u4'])
+            expect(objects.withUid(uid, namespace)).toBe(
+              objects.inNamespace(namespace).find((x) => (x.metadata as { uid?: string }).uid === uid),
+            );
       }),
     );
   });

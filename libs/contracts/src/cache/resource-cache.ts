@@ -161,6 +161,10 @@ export class ResourceCache {
   owned<K extends ResourceKindToken>(kind: K, ownerUid: string): readonly Cached<K>[] {
     return (this.objects.get(kind)?.ownedBy(ownerUid) ?? []) as Cached<K>[];
   }
+  /** The cached object of a kind in `namespace` whose own uid is `uid` (a plan's owner policy, say). */
+  withUid<K extends ResourceKindToken>(kind: K, namespace: string, uid: string): Cached<K> | undefined {
+    return this.objects.get(kind)?.withUid(uid, namespace) as Cached<K> | undefined;
+  }
 
   /**
    * Asks the leading k8s-gateway (`<root>.k8s.resync`) for fresh resync markers of the followed kinds and
