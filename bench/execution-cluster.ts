@@ -1,29 +1,35 @@
 // The execution bench's cluster side, in the bench process: a private nats-server with the spine's
 // streams, the k8s-gateway's part played here (resource events for Secrets, policies and plans, sealed
-// answers to Secret reads), and one executor started from dist/ as its own process, so its CPU is its own.
+// answers to Secret reads: @rolepolicy/testing's stand-in, the executor's cluster tests' too), and one
+// executor started from dist/ as its own process, so its CPU is its own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
   STREAMS,
-  SUBJECTS,
   ensureStores,
   ensureTopology,
-  resourceSubject,
-  serveSecretAccess,
   serviceTopology,
   type SecretResponder,
-  type StoredSecret,
 } from '@rolepolicy/contracts';
-import { freePort, startPrivateNatsServer, type PrivateNatsServer } from '@rolepolicy/testing';
+import {
+  ApiSecrets,
+  freePort,
+  planObject,
+  policyObject,
+  publishAsGateway,
+  secretObject,
+  startPrivateNatsServer,
+  type ApprovedDigest,
+  type PrivateNatsServer,
+} from '@rolepolicy/testing';
 
 import { processCpuSeconds } from './cpu-time.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const API_VERSION = 'rolepolicy.io/v1alpha1';
 
 /** Read and write system calls of a process so far (`/proc/<pid>/io`). */
 export interface Syscalls {
@@ -43,16 +49,11 @@ export function syscalls(pid: number | 'self'): Syscalls {
 }
 
 /** What the plan records of the planner's approval. */
-export interface Approval {
-  readonly digest: string;
-  readonly encoding: string;
-  readonly physical: string | null;
-  readonly logical: string | null;
-}
+export type Approval = ApprovedDigest;
 
 /** The bench's cluster: NATS, the gateway's Secret responder, and one executor process. */
 export class ExecutionCluster {
-  private readonly secrets = new Map<string, StoredSecret>();
+  private readonly secrets = new ApiSecrets();
   private responder: SecretResponder | undefined;
   private executor: ChildProcess | undefined;
 
@@ -68,19 +69,9 @@ export class ExecutionCluster {
     const cluster = new ExecutionCluster(server, nc);
     await ensureTopology(await jetstreamManager(nc), serviceTopology('k8s-gateway'));
     await ensureStores(nc);
-    cluster.responder = serveSecretAccess(nc, {
-      readSubject: SUBJECTS.secretRead,
-      generateSubject: SUBJECTS.secretGenerate,
+    cluster.responder = cluster.secrets.serve(nc, {
       queue: 'bench-gateway',
-      store: {
-        read: async (namespace, name) => cluster.secrets.get(`${namespace}/${name}`),
-        mayRead: () => ({ ok: true }),
-        literalPassword: async () => undefined,
-        createIfAbsent: async () => {
-          throw new Error('the bench creates no Secrets');
-        },
-      },
-      log: { warn: (line) => console.warn(line) },
+      warn: (line) => console.warn(line),
     });
     return cluster;
   }
@@ -141,70 +132,30 @@ export class ExecutionCluster {
 
   /** The connection Secret: its value answers reads, its metadata goes on the resource stream. */
   async publishSecret(namespace: string, name: string, url: string): Promise<void> {
-    const data = { DATABASE_URL: Buffer.from(url, 'utf8').toString('base64') };
-    const metadata = { name, namespace, resourceVersion: '1' };
-    this.secrets.set(`${namespace}/${name}`, { metadata, data });
-    await this.publish('secret', namespace, name, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata,
-      keys: ['DATABASE_URL'],
-    });
+    await this.publish('secret', secretObject(namespace, name, { DATABASE_URL: url }));
   }
 
   /** The policy as the gateway publishes it. */
   async publishPolicy(namespace: string, name: string, uid: string, spec: object): Promise<void> {
-    await this.publish('postgrespolicy', namespace, name, {
-      apiVersion: API_VERSION,
-      kind: 'PostgresPolicy',
-      metadata: { name, namespace, uid, generation: 1 },
-      spec,
-    });
+    await this.publish('postgrespolicy', policyObject(namespace, name, uid, spec));
   }
 
-  /** The policy's plan, approved, recording the planner's digest and identity. */
+  /** The policy's plan, approved as the fleet's are (AutoApproved), recording the planner's digest and identity. */
   async publishPlan(namespace: string, name: string, policy: string, approval: Approval): Promise<void> {
-    await this.publish('postgrespolicyplan', namespace, name, {
-      apiVersion: API_VERSION,
-      kind: 'PostgresPolicyPlan',
-      metadata: { name, namespace },
-      spec: {
-        managedDatabaseIdentity: approval.logical ?? 'unknown',
-        policyGeneration: 1,
-        policyRef: { name: policy },
-        reconciliationMode: 'authoritative',
-      },
-      status: {
-        phase: 'Approved',
-        conditions: [
-          {
-            type: 'Approved',
-            status: 'True',
-            reason: 'AutoApproved',
-            message: 'approved by the bench',
-            last_transition_time: new Date().toISOString(),
-          },
-        ],
-        decidedBy: { username: 'bench' },
-        changeDigest: approval.digest,
-        changeDigestEncoding: approval.encoding,
-        targetPhysicalIdentity: approval.physical,
-        targetLogicalFingerprint: approval.logical,
-      },
-    });
+    await this.publish(
+      'postgrespolicyplan',
+      planObject(namespace, name, policy, approval, 'Approved', 'Approved', {
+        reason: 'AutoApproved',
+        username: 'bench',
+      }),
+    );
   }
 
   private async publish(
-    kind: Parameters<typeof resourceSubject>[0],
-    namespace: string,
-    name: string,
-    object: object,
+    kind: Parameters<typeof publishAsGateway>[1],
+    object: Parameters<typeof publishAsGateway>[2],
   ): Promise<void> {
-    const event = { v: 1, type: 'upsert', object, observedAt: new Date().toISOString() };
-    await jetstream(this.nc).publish(
-      resourceSubject(kind, namespace, name),
-      new TextEncoder().encode(JSON.stringify(event)),
-    );
+    await publishAsGateway(this.nc, kind, object, { secrets: this.secrets });
   }
 
   /** Stops the executor (SIGTERM, so a CPU profile is written), the responder and NATS. */

@@ -24,6 +24,7 @@ import {
 } from '@rolepolicy/contracts';
 import { CONTENT_FIELDS, renderSql, type ManagedScope } from '@rolepolicy/policy';
 import { jetstream } from '@nats-io/jetstream';
+import { withPlannerApproval } from '@rolepolicy/testing';
 
 import { expandRequest, replan } from '../apps/executor/src/execution/replan.js';
 import { ExecutionCluster, syscalls, type Syscalls } from './execution-cluster.js';
@@ -102,16 +103,7 @@ async function planJob(dbs: FleetDatabases, index: number): Promise<Job> {
       passwords: {},
       executorRole: snapshot.executor.role,
     });
-    const request: ExecuteRequestV2 = {
-      ...draft,
-      changeDigest: digest.digest,
-      changeDigestEncoding: digest.encoding,
-      idempotencyKey: `${draft.idempotencyKey}/${digest.digest}`,
-      approvedIdentity: {
-        physical: snapshot.identity.physical,
-        logical: snapshot.identity.logical_fingerprint,
-      },
-    };
+    const request = withPlannerApproval(draft, digest, snapshot);
     return { url, request, spec, scope: expanded.scope, statements: rendered.statements.map((s) => s.sql) };
   } finally {
     await connection.close();

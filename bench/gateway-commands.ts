@@ -1,7 +1,7 @@
 // The commands of `npm run bench -- gateway`, shaped as the fleet's: per policy the planner's plan (with its
 // status) and review ConfigMap, the executor's Applying write, the planner's policy status and an Event.
-// Built with the planner's own library functions from the fleet policy (bench/fleet-policy.ts), so sizes and
-// fields are those a fleet run sends.
+// Built with the planner's own library functions (the plan by computePlanSummary, as the planner builds it)
+// from the fleet policy (bench/fleet-policy.ts), so sizes and fields are those a fleet run sends.
 import type { K8sCommandV1 } from '@rolepolicy/contracts';
 import { policyOrderingKey } from '@rolepolicy/contracts';
 import {
@@ -9,20 +9,13 @@ import {
   applyingPatch,
   buildPlan,
   buildReviewConfigMap,
+  computePlanSummary,
   ownedByPlan,
   toKubePlan,
   type ComputedPlan,
   type PostgresPolicy,
 } from '@rolepolicy/plan-lifecycle';
-import {
-  changeDigest,
-  computePlan,
-  contentDigest,
-  renderSql,
-  deriveManagedScope,
-  expandPolicy,
-  type PolicyContent,
-} from '@rolepolicy/policy';
+import { deriveManagedScope, expandPolicy, type PolicyContent } from '@rolepolicy/policy';
 import { buildReviewArtifact, serializeReviewArtifact } from '@rolepolicy/review';
 import { freshFleetSnapshot, smallPolicy } from './fleet-policy.js';
 
@@ -54,71 +47,32 @@ function computed(): { plan: ComputedPlan; artifactJson: string } {
   const expansion = expandPolicy(content, { policyName: 'fleet' });
   if (!expansion.ok) throw new Error('the fleet policy does not expand');
   const snapshot = freshFleetSnapshot('fleet_db');
-  const plan = computePlan({
+  const scope = deriveManagedScope(expansion.desired);
+  const { computed: computedPlan, plan } = computePlanSummary({
+    spec: content,
     desired: expansion.desired,
-    snapshot,
-    mode: 'authoritative',
+    scope,
+    target: 'fleet-db:5432/fleet_db',
+    managedDatabaseIdentity: 'bench/fleet-db:5432/fleet_db',
     passwordSources: {},
     appliedPasswordSourceVersions: {},
     allowSchemaOwnerTransfers: false,
+    snapshot,
+    snapshotRequestedAt: null,
   });
   const artifact = buildReviewArtifact({
     toolVersion: 'bench',
     capturedAt: NOW,
-    contentDigest: contentDigest(content).digest,
+    contentDigest: computedPlan.contentDigest,
     targetLabel: 'fleet_db',
     document: 'PostgresPolicy/bench/fleet',
-    mode: 'authoritative',
+    mode: computedPlan.reconciliationMode,
     desired: expansion.desired,
-    scope: deriveManagedScope(expansion.desired),
+    scope,
     snapshot,
     plan,
     facts: { executor_memberships: [], drop_roles: [], predefined_roles: [] },
   });
-  const scope = deriveManagedScope(expansion.desired);
-  const digest = changeDigest({
-    mode: 'authoritative',
-    target: 'fleet-db:5432/fleet_db',
-    targetPhysicalIdentity: snapshot.identity.physical,
-    targetLogicalFingerprint: snapshot.identity.logical_fingerprint,
-    ownedRoles: scope.roles,
-    ownedSchemas: scope.schemas,
-    changes: plan.changes,
-  });
-  const rendered = renderSql(plan.changes, {
-    serverVersionNum: snapshot.server_version_num,
-    inventory: snapshot.inventory,
-    passwords: {},
-    executorRole: snapshot.executor.role,
-  });
-  const computedPlan: ComputedPlan = {
-    changeDigest: digest.digest,
-    changeDigestEncoding: digest.encoding,
-    changeCount: plan.changes.length,
-    summary: plan.summary,
-    warnings: plan.warnings,
-    ownerTransferBlocked: plan.ownerTransferBlocked,
-    additiveIgnoredAbsence: plan.additiveIgnoredAbsence,
-    blockers: plan.blockers,
-    identity: {
-      physical: snapshot.identity.physical,
-      physicalAvailable: snapshot.identity.physical_available,
-      logicalFingerprint: snapshot.identity.logical_fingerprint,
-    },
-    managedDatabaseIdentity: 'bench/fleet-db:5432/fleet_db',
-    reconciliationMode: 'authoritative',
-    ownedRoles: scope.roles,
-    ownedSchemas: scope.schemas,
-    contentDigest: contentDigest(content).digest,
-    passwordSourceVersions: {},
-    passwordSourceDigest: null,
-    sql: {
-      sqlHash: rendered.sqlHash,
-      redactedSql: rendered.redactedSql,
-      statementCount: rendered.statementCount,
-    },
-    snapshotRequestedAt: null,
-  };
   return { plan: computedPlan, artifactJson: serializeReviewArtifact(artifact) };
 }
 

@@ -166,6 +166,14 @@ function envFor(
   >;
 }
 
+/** A teardown step slower than this is named on stderr, so a file whose `afterAll` times out says why. */
+const SLOW_TEARDOWN_MS = 5_000;
+
+function slowTeardown(what: string, since: number): void {
+  const ms = Date.now() - since;
+  if (ms > SLOW_TEARDOWN_MS) process.stderr.write(`e2e stack: ${what} in ${(ms / 1000).toFixed(1)} s\n`);
+}
+
 /** Starts everything for one test file. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const id = sandboxId();
@@ -206,6 +214,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       // A close that hangs (seen on the secured NATS, cause open: docs/next-steps) must not hold the file's
       // teardown: after 20 s the stack moves on, and disposing the broker ends what the service waited for.
       let timer: NodeJS.Timeout | undefined;
+      const closing = Date.now();
       const closed = await Promise.race([
         service.app.close().then(
           () => true,
@@ -217,6 +226,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ]);
       clearTimeout(timer);
       if (!closed) process.stderr.write(`e2e stack: ${service.name} did not close within 20 s\n`);
+      else slowTeardown(`${service.name} closed`, closing);
       started.splice(started.indexOf(service), 1);
     }
   };
@@ -246,10 +256,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const stop = async (): Promise<void> => {
-    await stopServices();
-    await targets?.dispose();
-    await (access ?? nats)?.dispose();
-    await emulator?.stop();
+    const stages: [string, () => Promise<unknown> | undefined][] = [
+      ['services stopped', () => stopServices()],
+      ['target databases and roles dropped', () => targets?.dispose()],
+      ['NATS stopped', () => (access ?? nats)?.dispose()],
+      ['API emulator stopped', () => emulator?.stop()],
+    ];
+    for (const [stage, run] of stages) {
+      const since = Date.now();
+      await run();
+      slowTeardown(stage, since);
+    }
     await rm(dir, { recursive: true, force: true });
   };
 

@@ -1,5 +1,5 @@
 // What a person does with PostgresPolicyCandidates through client-node: file a proposal, read it and the
-// plans it owns (by candidate UID), and try to edit it (the spec is immutable).
+// plans it owns (by candidate UID), label it, and try to edit it (the spec is immutable).
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import {
   GROUP,
@@ -58,6 +58,14 @@ export class CandidateResources {
       { ...this.coords('PostgresPolicyCandidate'), name, body: { spec } },
       MERGE,
     );
+  }
+
+  /** Merge-patches a candidate's labels, as `kubectl label` does (the metadata is not immutable). */
+  async label(name: string, labels: Record<string, string | null>): Promise<PostgresPolicyCandidate> {
+    return (await this.custom.patchNamespacedCustomObject(
+      { ...this.coords('PostgresPolicyCandidate'), name, body: { metadata: { labels } } },
+      MERGE,
+    )) as PostgresPolicyCandidate;
   }
 
   /** Plans controlled by the candidate's UID, oldest first. */

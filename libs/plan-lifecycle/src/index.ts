@@ -8,6 +8,7 @@ export * from './backoff.js';
 export * from './redact.js';
 export * from './approval.js';
 export * from './outcome.js';
+export * from './computed-plan.js';
 export * from './conflict.js';
 export * from './conflict-index.js';
 export * from './execution-verdict.js';

@@ -10,4 +10,5 @@ export {
 } from './emulator/test-support.js';
 export { kubectlFor, KUBECTL, type Kubectl, type KubectlResult } from './emulator/kubectl-runner.js';
 export * from './sandbox/index.js';
+export * from './spine-standins.js';
 export * from './otlp/otlp-receiver.js';

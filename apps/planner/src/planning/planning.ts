@@ -1,48 +1,27 @@
 // Pure planning for one policy: from the expanded content, the resolved target reference, the password
-// source versions and a snapshot to the lifecycle's ComputedPlan; and the reason classes of failures.
+// source versions and a snapshot to the lifecycle's ComputedPlan (built by plan-lifecycle's
+// computePlanSummary); and the reason classes of failures.
 import {
   ChangeDigestError,
-  changeDigest,
-  computePlan,
   connectionRedactions,
   redactValues,
   secretLabel,
-  contentDigest,
-  passwordSourceDigest,
-  renderSql,
-  scramSha256Verifier,
-  SCRAM_SALT_LENGTH,
-  type CatalogSnapshot,
-  type Change,
-  type DesiredState,
-  type ManagedScope,
   type PlanResult,
 } from '@rolepolicy/policy';
 import type { ResolvedConnectionSpec } from '@rolepolicy/kube';
-import type {
-  ComputedPlan,
-  ConditionReason,
-  ErrorClass,
-  PlanningOutcome,
-  ReconcileError,
+import {
+  computePlanSummary,
+  type ConditionReason,
+  type PlanComputationInput,
+  type ErrorClass,
+  type PlanningOutcome,
+  type ReconcileError,
 } from '@rolepolicy/plan-lifecycle';
 
 /** Everything one planning pass reads (no I/O left). */
-export interface PlanningInput {
+export interface PlanningInput extends Omit<PlanComputationInput, 'managedDatabaseIdentity'> {
   readonly namespace: string;
-  /** `spec` of the policy (content digest input). */
-  readonly spec: unknown;
-  readonly desired: DesiredState;
-  readonly scope: ManagedScope;
-  /** The digest's target reference from `resolveConnection`. */
-  readonly target: string;
   readonly connection: ResolvedConnectionSpec;
-  readonly passwordSources: Readonly<Record<string, string>>;
-  readonly appliedPasswordSourceVersions: Readonly<Record<string, string>>;
-  readonly allowSchemaOwnerTransfers: boolean;
-  readonly snapshot: CatalogSnapshot;
-  /** RFC 3339 time the snapshot was requested (see `ComputedPlan.snapshotRequestedAt`). */
-  readonly snapshotRequestedAt: string | null;
 }
 
 /**
@@ -72,17 +51,6 @@ export function shownAddress(connection: ResolvedConnectionSpec): string {
   return redactValues(databaseAddress(connection), connectionRedactions(connection, sources));
 }
 
-/** Throwaway verifiers so the preview renders; the executor computes the real ones under its lock. */
-function previewVerifiers(changes: readonly Change[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const change of changes) {
-    if (change.kind === 'set_password') {
-      out[change.name] = scramSha256Verifier(`preview-${change.name}`, Buffer.alloc(SCRAM_SALT_LENGTH), 1);
-    }
-  }
-  return out;
-}
-
 /** Computes the plan summary the decision table reads; rendering or digest errors become permanent failures. */
 export function planFromSnapshot(input: PlanningInput): PlanningOutcome {
   return planPass(input).outcome;
@@ -96,61 +64,11 @@ export function planPass(input: PlanningInput): {
   readonly outcome: PlanningOutcome;
   readonly plan: PlanResult | null;
 } {
-  const { desired, scope, snapshot } = input;
-  const mode = desired.reconciliation_mode;
   try {
-    const plan = computePlan({
-      desired,
-      snapshot,
-      mode,
-      passwordSources: input.passwordSources,
-      appliedPasswordSourceVersions: input.appliedPasswordSourceVersions,
-      allowSchemaOwnerTransfers: input.allowSchemaOwnerTransfers,
-    });
-    const digest = changeDigest({
-      mode,
-      target: input.target,
-      targetPhysicalIdentity: snapshot.identity.physical,
-      targetLogicalFingerprint: snapshot.identity.logical_fingerprint,
-      ownedRoles: scope.roles,
-      ownedSchemas: scope.schemas,
-      changes: plan.changes,
-    });
-    const rendered = renderSql(plan.changes, {
-      serverVersionNum: snapshot.server_version_num,
-      inventory: snapshot.inventory,
-      passwords: previewVerifiers(plan.changes),
-      executorRole: snapshot.executor.role,
-    });
-    const computed: ComputedPlan = {
-      changeDigest: digest.digest,
-      changeDigestEncoding: digest.encoding,
-      changeCount: plan.changes.length,
-      summary: plan.summary,
-      warnings: plan.warnings,
-      ownerTransferBlocked: plan.ownerTransferBlocked,
-      additiveIgnoredAbsence: plan.additiveIgnoredAbsence,
-      blockers: plan.blockers,
-      identity: {
-        physical: snapshot.identity.physical,
-        physicalAvailable: snapshot.identity.physical_available,
-        logicalFingerprint: snapshot.identity.logical_fingerprint,
-      },
+    const { computed, plan } = computePlanSummary({
+      ...input,
       managedDatabaseIdentity: `${input.namespace}/${shownAddress(input.connection)}`,
-      reconciliationMode: mode,
-      ownedRoles: scope.roles,
-      ownedSchemas: scope.schemas,
-      contentDigest: contentDigest(input.spec).digest,
-      passwordSourceVersions: input.passwordSources,
-      passwordSourceDigest:
-        Object.keys(input.passwordSources).length === 0 ? null : passwordSourceDigest(input.passwordSources),
-      sql: {
-        sqlHash: rendered.sqlHash,
-        redactedSql: rendered.redactedSql,
-        statementCount: rendered.statementCount,
-      },
-      snapshotRequestedAt: input.snapshotRequestedAt,
-    };
+    });
     return { outcome: { kind: 'computed', plan: computed }, plan };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

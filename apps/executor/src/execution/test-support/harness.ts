@@ -18,7 +18,7 @@ import {
 import { inspect, openConnection, type ConnectionSpec } from '@rolepolicy/catalog';
 import type { PolicyContent } from '@rolepolicy/policy';
 import { startService } from '@rolepolicy/runtime';
-import { freePort, type NatsSandbox } from '@rolepolicy/testing';
+import { freePort, withPlannerApproval, type NatsSandbox } from '@rolepolicy/testing';
 import { executorService } from '../../service.js';
 import { ExecutionModule } from '../execution.module.js';
 import type { LockHolderProbe } from '../options.js';
@@ -183,17 +183,7 @@ export async function approvedRequest(options: {
   try {
     const snapshot = await inspect(connection.db, expanded.scope, connection.target);
     const { plan, digest } = replan(draft, expanded, snapshot);
-    const request: ExecuteRequestV2 = {
-      ...draft,
-      changeDigest: digest.digest,
-      changeDigestEncoding: digest.encoding,
-      idempotencyKey: `${draft.idempotencyKey}/${digest.digest}`,
-      approvedIdentity: {
-        physical: snapshot.identity.physical,
-        logical: snapshot.identity.logical_fingerprint,
-      },
-    };
-    return { request, changeCount: plan.changes.length };
+    return { request: withPlannerApproval(draft, digest, snapshot), changeCount: plan.changes.length };
   } finally {
     await connection.close();
   }
