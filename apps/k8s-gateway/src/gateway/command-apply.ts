@@ -2,8 +2,11 @@
 // write back with the read resourceVersion, and on 409 re-read and try again a bounded number of times.
 // A status write to an object this gateway wrote last starts from its own write instead of a read
 // (written-objects.ts), else from the informers' copy; a create of an object the informers know is absent
-// goes without a read: the same concurrency, one request less. A write the API then refuses with 409 is
-// retried on a fresh read, and every refusal of the gateway's own is decided on one.
+// goes without a read: the same concurrency, one request less. The informers' events reach the applier
+// (`observed`): once they hold its own write, the remembered copy goes and their copy is the base, so a
+// write by someone else since (a force-reconcile's annotation, a user's edit) is not answered 409. A write
+// the API then refuses with 409 is retried on a fresh read, and every refusal of the gateway's own is
+// decided on one.
 import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { K8sCommandV1 } from '@rolepolicy/contracts';
 import { GROUP, KINDS, KIND_NAMES, VERSION } from '@rolepolicy/kube';
@@ -68,7 +71,8 @@ const identify = (target: Target) => ({
   metadata: { name: target.name, namespace: target.namespace },
 });
 
-const objectKey = (target: Target): string => `${target.kind}/${target.namespace}/${target.name}`;
+const objectKey = (target: Pick<Target, 'kind' | 'namespace' | 'name'>): string =>
+  `${target.kind}/${target.namespace}/${target.name}`;
 
 function statusBody(err: ApiException<unknown>): { reason: string; message: string } {
   const raw: unknown = err.body;
@@ -194,6 +198,24 @@ export class CommandApplier {
     };
   }
 
+  /**
+   * An informer event of an object of a watched kind (add, update, or `deleted`): the remembered write of
+   * that object goes once the informers hold it, so the next write starts from their copy (written-objects.ts).
+   */
+  observed(kind: string, object: KubernetesObject, deleted: boolean): void {
+    const meta = object.metadata;
+    const key = objectKey({ kind, namespace: meta?.namespace ?? '', name: meta?.name ?? '' });
+    this.written.observed(key, deleted ? undefined : meta?.resourceVersion);
+  }
+
+  /** Remembers a write as the base of the next, unless the informers hold it already (their event came first). */
+  private rememberWrite(target: Target, written: KubernetesObject): void {
+    const key = objectKey(target);
+    this.written.remember(key, written);
+    const held = this.cached(target)?.metadata?.resourceVersion;
+    if (held !== undefined) this.written.observed(key, held);
+  }
+
   private async patchStatus(
     command: Extract<K8sCommandV1, { command: 'patch-status' }>,
     guard: WriteGuard | undefined,
@@ -209,11 +231,12 @@ export class CommandApplier {
       };
     }
     const key = objectKey(command.target);
-    // What this gateway wrote last stands for a read when the write would go ahead on it: a write by anyone
-    // else since then makes the write answer 409 and the retry reads. Any refusal, the API's rules or the
-    // sender's (ADR 0022), is decided on a fresh read: a person's decision written since this gateway's own
-    // write would otherwise make a sender's patch that carries it look like recording one. Without a write of
-    // its own, the informers' copy stands in the same way on the first attempt (a 409 retries on a read).
+    // What this gateway wrote last, until the informers hold it, stands for a read when the write would go
+    // ahead on it: a write by anyone else the informers have not delivered yet makes the write answer 409 and
+    // the retry reads. Any refusal, the API's rules or the sender's (ADR 0022), is decided on a fresh read: a
+    // person's decision written since this gateway's own write would otherwise make a sender's patch that
+    // carries it look like recording one. Without a remembered write (none, or the informers hold it), the
+    // informers' copy stands in the same way on the first attempt (a 409 retries on a read).
     const taken = this.written.take(key);
     const remembered = taken ?? (firstAttempt ? (this.cached(command.target) ?? undefined) : undefined);
     let judged = remembered === undefined ? undefined : judgeStatus(command, guard, remembered);
@@ -229,7 +252,7 @@ export class CommandApplier {
     const body = { ...judged.current, status: judged.status };
     try {
       const written = await this.objects.replaceStatus(identify(command.target), body);
-      this.written.remember(key, written);
+      this.rememberWrite(command.target, written);
       return { kind: 'applied', resourceVersion: written.metadata?.resourceVersion };
     } catch (err) {
       return outcomeOfError(err);
@@ -313,7 +336,7 @@ export class CommandApplier {
         ...written,
         status: command.status,
       });
-      this.written.remember(objectKey(target), withStatus);
+      this.rememberWrite(target, withStatus);
       return { kind: 'applied', resourceVersion: withStatus.metadata?.resourceVersion };
     } catch (err) {
       return outcomeOfError(err);

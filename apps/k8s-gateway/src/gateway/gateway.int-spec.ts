@@ -394,17 +394,97 @@ test(
     // The first write starts from the informers' copy, the next two from the gateway's own last write.
     expect(requests).toEqual(['PUT status', 'PUT status', 'PUT status']);
 
-    // Someone else writes the status: the remembered base is stale, the API answers 409, the gateway reads.
-    await co.patchNamespacedCustomObjectStatus(
+    // Someone else writes the status, and the informers see it: the next write starts from their copy.
+    const other = await co.patchNamespacedCustomObjectStatus(
       { ...coords('PostgresPolicy', ns), name: 'orders', body: { status: { change_summary: { total: 7 } } } },
       merge,
     );
+    await eventually('the other write seen', () =>
+      events(ns, 'orders').includes(`upsert@${other.metadata.resourceVersion}`),
+    );
     requests.length = 0;
     const after = await write(4, { last_error: 'four' });
-    expect(requests).toEqual(['PUT status', 'GET object', 'PUT status']);
+    expect(requests).toEqual(['PUT status']);
     expect(after.status?.['change_summary']?.total).toBe(7);
     expect(after.status?.['observed_generation']).toBe(1);
     emu.setRequestHook(undefined);
+  },
+  TIMEOUT_MS,
+);
+
+test(
+  'a status write after someone else wrote the object is one request once the informers saw it, and right when they did not',
+  async () => {
+    const ns = 'status-after-other';
+    const gateway = startGateway(ns, 'gw-a');
+    await eventually('leadership', () => gateway.isLeader());
+    await create('PostgresPolicy', ns, 'orders');
+    await eventually('the policy published', () => events(ns, 'orders').length > 0);
+    const policyPath = `/apis/${GROUP}/${VERSION}/namespaces/${ns}/postgrespolicies`;
+    const requests: string[] = [];
+    const answers: Promise<number>[] = [];
+    let watchHeld = Promise.resolve();
+    emu.setRequestHook(async ({ method, path, query, responded }) => {
+      // A held watch: the informers do not see what is written meanwhile.
+      if (path === policyPath && query.get('watch') === 'true') await watchHeld;
+      if (!path.startsWith(`${policyPath}/orders`)) return;
+      requests.push(`${method} ${path.endsWith('/status') ? 'status' : 'object'}`);
+      answers.push(responded);
+    });
+    const write = async (n: number, lastError: string) => {
+      // Only the gateway's requests from here on count (not the test's own patch before).
+      requests.length = 0;
+      answers.length = 0;
+      await sendCommand({
+        v: 1,
+        command: 'patch-status',
+        target: { apiVersion: API_VERSION, kind: 'PostgresPolicy', namespace: ns, name: 'orders' },
+        status: { last_error: lastError },
+        idempotencyKey: `status-after-other-${n}`,
+      });
+      await eventually(`status write ${n}`, async () => {
+        const list = await co.listNamespacedCustomObject(coords('PostgresPolicy', ns));
+        const o = (list.items as Array<{ metadata: { name: string }; status?: Record<string, any> }>).find(
+          (item) => item.metadata.name === 'orders',
+        );
+        return o?.status?.['last_error'] === lastError;
+      });
+      const sent = requests.splice(0);
+      return { sent, codes: await Promise.all(answers.splice(0)) };
+    };
+    // A force-reconcile's annotation (or a user's edit of the spec) lands after the gateway's status write.
+    const annotate = (at: string) =>
+      co.patchNamespacedCustomObject(
+        {
+          ...coords('PostgresPolicy', ns),
+          name: 'orders',
+          body: { metadata: { annotations: { 'rolepolicy.io/reconcile-requested-at': at } } },
+        },
+        merge,
+      );
+    await write(1, 'one');
+    const annotated = await annotate('2026-11-28T09:00:00Z');
+    await eventually('the annotation seen', () =>
+      events(ns, 'orders').includes(`upsert@${annotated.metadata.resourceVersion}`),
+    );
+    expect(await write(2, 'two')).toEqual({ sent: ['PUT status'], codes: [200] });
+
+    // The informers have not seen the next annotation yet: the write answers 409 and the retry reads.
+    let release!: () => void;
+    watchHeld = new Promise((resolve) => (release = resolve));
+    emu.endWatches();
+    await annotate('2026-11-28T09:05:00Z');
+    try {
+      expect(await write(3, 'three')).toEqual({
+        sent: ['PUT status', 'GET object', 'PUT status'],
+        codes: [409, 200, 200],
+      });
+    } finally {
+      release();
+    }
+    const stored = await co.getNamespacedCustomObject({ ...coords('PostgresPolicy', ns), name: 'orders' });
+    expect(stored.metadata.annotations['rolepolicy.io/reconcile-requested-at']).toBe('2026-11-28T09:05:00Z');
+    expect(stored.status.last_error).toBe('three');
   },
   TIMEOUT_MS,
 );

@@ -209,12 +209,15 @@ export class Gateway {
       this.config.LEASE_NAMESPACE,
       this.config.FINGERPRINT_KEY_SECRET,
     );
+    // The applier (below, once the informers have listed) learns from their events which of its writes they hold.
+    let observer: CommandApplier | undefined = undefined;
     const informers = new InformerSet(this.kc, {
       namespace,
       resyncIntervalMs: this.config.RESYNC_INTERVAL_MS,
       restartBackoff: this.wiring.backoff,
       sink: (change) => inWatchSpan(this.traceLinks, change, () => this.publish(change)),
       markerSink: (listing) => this.publishMarker(listing),
+      observe: (kind, object, deleted) => observer?.observed(kind.kind, object, deleted),
       permanent: permanentPublishFailure,
       log: this.log,
     });
@@ -246,6 +249,7 @@ export class Gateway {
     const applier = new CommandApplier(this.kc, this.config.CONFLICT_RETRIES, this.identity, (target) =>
       informers.cached(target.apiVersion, target.kind, target.namespace, target.name),
     );
+    observer = applier;
     const fence = new FenceCheck(this.nats);
     this.consumer = new CommandConsumer(this.nats, {
       consumer: this.wiring.commandConsumer,

@@ -65,6 +65,11 @@ export type InformerSetOptions = {
   readonly restartBackoff: BackoffPolicy;
   readonly sink: ChangeSink;
   readonly markerSink?: MarkerSink;
+  /**
+   * Told of every informer event as it arrives, filtered kinds too (the command applier lets go of its own
+   * writes the informers now hold); must not throw.
+   */
+  readonly observe?: (kind: WatchedKind, object: KubernetesObject, deleted: boolean) => void;
   readonly publishRetry?: PublishRetryPolicy;
   /** True when the failure will not go away by sending again (e.g. the payload is too large). */
   readonly permanent?: (error: unknown) => boolean;
@@ -299,6 +304,7 @@ export class InformerSet {
   }
 
   private changed(kind: WatchedKind, reason: ChangeReason, object: KubernetesObject): void {
+    this.options.observe?.(kind, object, reason === 'delete');
     if (isNotificationsConfigMap(kind, object)) {
       // It names the Secrets holding its sink's URL and signing keys: they become readable like a policy's.
       this.emit(kind, reason, object);
