@@ -2,11 +2,12 @@
 // a private redis-server). N requests over D databases, all activated, expiring spread over one window;
 // lag = the moment the membership is gone from pg_auth_members (polled) minus the request's expiresAt.
 // Floor, same run: the same REVOKE statements run directly on the same databases.
-// -> bench/results/ephemeral.json.
+// `Ended` lag = the moment a watch on the requests sees the request `Ended` minus its expiresAt.
+// The run fails its own check (exit code 1) when a goal is missed. -> bench/results/ephemeral.json.
 
 import os from 'node:os';
 
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { EphemeralAccessRequest } from '@rolepolicy/kube';
 import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
 import { startPrivateRedis } from '@rolepolicy/testing';
@@ -19,6 +20,8 @@ import { linkCrdsIntoDist } from './reconcile.bench.js';
 
 const NAMESPACE = 'bench-eph';
 const POLL_MS = 200;
+/** The issue's goals: membership gone p99 < 2 s and max < 5 s after expiresAt; `Ended` shown p99 < 5 s after it. */
+const GOALS = { p99Ms: 2000, maxMs: 5000, endedP99Ms: 5000 } as const;
 const PREFIX = 'rp-bench-eph';
 
 type Options = {
@@ -77,6 +80,44 @@ const summary = (values: readonly number[]) => ({
   p99: round(percentile(values, 99)),
   max: round(Math.max(...values)),
 });
+
+/**
+ * Watches the bench's requests from now on and hands each one seen to `note` with the moment it was seen;
+ * restarts where it stopped should the stream end.
+ */
+async function watchRequests(
+  kubeConfig: KubeConfig,
+  note: (r: EphemeralAccessRequest, seen: number) => void,
+): Promise<{ stop: () => void; events: () => number }> {
+  const path = `/apis/${GROUP}/${VERSION}/namespaces/${NAMESPACE}/${KIND_NAMES.EphemeralAccessRequest.plural}`;
+  let stopped = false;
+  let events = 0;
+  let resourceVersion: string | undefined;
+  let controller: AbortController | undefined;
+  const start = async (): Promise<void> => {
+    if (stopped) return;
+    controller = await new Watch(kubeConfig).watch(
+      path,
+      resourceVersion === undefined ? {} : { resourceVersion },
+      (_type: string, r: EphemeralAccessRequest) => {
+        events++;
+        resourceVersion = r.metadata?.resourceVersion ?? resourceVersion;
+        note(r, Date.now());
+      },
+      () => {
+        if (!stopped) setTimeout(() => void start().catch(() => undefined), 100);
+      },
+    );
+  };
+  await start();
+  return {
+    stop: () => {
+      stopped = true;
+      controller?.abort();
+    },
+    events: () => events,
+  };
+}
 
 type Edge = { db: number; subject: string; request: string; expiresAt: number; revokedAt?: number };
 
@@ -217,20 +258,28 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
           expiresAt: Date.parse(r.status!.expiresAt!),
         };
       });
-    // What `kubectl get` shows: the first list that shows a request Ended (one list every 2 s: listing 1,000
-    // requests runs on the services' event loop).
+    // What `kubectl get -w` shows: the moment a watch on the requests sees a request Ended (before: a list
+    // every 2 s, which added up to 2 s to each figure and listed 1,000 requests on the services' event loop).
     const endedSeen = new Map<string, number>();
-    let lastList = 0;
     // And the request's own endedAt (when the scheduler's pass decided Ended): the gap is the write's way out.
     const endedAt = new Map<string, number>();
-    const noteEnded = async (): Promise<void> => {
-      lastList = Date.now();
-      for (const r of await list()) {
-        if (r.status?.phase !== 'Ended' || endedSeen.has(r.metadata.name!)) continue;
-        endedSeen.set(r.metadata.name!, lastList);
-        endedAt.set(r.metadata.name!, Date.parse(r.status.endedAt ?? ''));
-      }
+    const note = (r: EphemeralAccessRequest, seen: number): void => {
+      if (r.status?.phase !== 'Ended' || endedSeen.has(r.metadata.name!)) return;
+      endedSeen.set(r.metadata.name!, seen);
+      endedAt.set(r.metadata.name!, Date.parse(r.status.endedAt ?? ''));
     };
+    const watched = await watchRequests(stack.kubeConfig, note);
+    // A list as well, at the end and as a fallback should the watch have missed one.
+    let endedSeenByList = 0;
+    const noteEnded = async (): Promise<void> => {
+      const now = Date.now();
+      const before = endedSeen.size;
+      for (const r of await list()) note(r, now);
+      endedSeenByList += endedSeen.size - before;
+    };
+    // The machine's load while requests expire (other work on a shared machine moves every figure).
+    let loadMax = os.loadavg()[0]!;
+    const loadTimer = setInterval(() => (loadMax = Math.max(loadMax, os.loadavg()[0]!)), 5_000).unref();
     const deadline = firstExpiry + (options.windowSeconds + 180) * 1000;
     while (edges.some((e) => e.revokedAt === undefined) && Date.now() < deadline) {
       const now = Date.now();
@@ -254,20 +303,27 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
           }
         }),
       );
-      if (Date.now() - lastList >= 2_000) await noteEnded();
       await sleep(POLL_MS);
     }
     const revoked = edges.filter((e) => e.revokedAt !== undefined);
     const lags = revoked.map((e) => e.revokedAt! - e.expiresAt);
     const endedAtPoll = endedSeen.size;
     const endDeadline = Date.now() + 120_000;
-    while (endedSeen.size < revoked.length && Date.now() < endDeadline) {
-      await sleep(2_000);
-      await noteEnded();
+    for (let i = 1; endedSeen.size < revoked.length && Date.now() < endDeadline; i++) {
+      await sleep(1_000);
+      if (i % 10 === 0) await noteEnded();
     }
+    watched.stop();
+    clearInterval(loadTimer);
+    await noteEnded();
     const endedLags = revoked
       .filter((e) => endedSeen.has(e.request))
       .map((e) => Math.max(0, endedSeen.get(e.request)! - e.expiresAt));
+    // The Ended path alone: how long after its membership was gone a request showed Ended (on a loaded machine
+    // the revocation's own lag moves both figures; this one is what the scheduler's status writes add).
+    const endedAfterGone = revoked
+      .filter((e) => endedSeen.has(e.request))
+      .map((e) => endedSeen.get(e.request)! - e.revokedAt!);
     const decidedLags = revoked
       .filter((e) => Number.isFinite(endedAt.get(e.request)))
       .map((e) => endedAt.get(e.request)! - e.expiresAt);
@@ -321,6 +377,24 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     }
     const lagSummary = summary(lags);
     const floorSummary = summary(floor);
+    const endedSummary = endedLags.length === 0 ? null : summary(endedLags);
+    const misses = [
+      ...(lagSummary.p99 >= GOALS.p99Ms
+        ? [`membership gone p99 ${lagSummary.p99} ms (goal < ${GOALS.p99Ms})`]
+        : []),
+      ...(lagSummary.max >= GOALS.maxMs
+        ? [`membership gone max ${lagSummary.max} ms (goal < ${GOALS.maxMs})`]
+        : []),
+      ...(endedSummary === null || endedSummary.p99 >= GOALS.endedP99Ms
+        ? [`Ended shown p99 ${endedSummary?.p99 ?? 'never'} ms (goal < ${GOALS.endedP99Ms})`]
+        : []),
+      ...(endedSeen.size < revoked.length
+        ? [`${revoked.length - endedSeen.size} revoked requests never Ended`]
+        : []),
+      ...(activeBeforeExpiry < options.requests
+        ? [`${options.requests - activeBeforeExpiry} requests not Active before expiry (raise --lead)`]
+        : []),
+    ];
     const report = {
       benchmark: 'ephemeral',
       description:
@@ -349,8 +423,12 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       revoked: revoked.length,
       endedWhenLastRevoked: endedAtPoll,
       ended: endedSeen.size,
-      endedVisibleLagMs: endedLags.length === 0 ? null : summary(endedLags),
-      endedAtLagMs: endedLags.length === 0 ? null : summary(decidedLags),
+      endedVisibleLagMs: endedSummary,
+      watchEvents: watched.events(),
+      endedSeenByList,
+      endedAfterMembershipGoneMs: endedAfterGone.length === 0 ? null : summary(endedAfterGone),
+      loadAverage1mMax: round(loadMax),
+      endedAtLagMs: decidedLags.length === 0 ? null : summary(decidedLags),
       revocationLagMs: lagSummary,
       schedulerReportedLagMeanMs: round((lagSum / lagCount) * 1000),
       revokeDispatchMeanMs: round((dispatchSum / dispatchCount) * 1000),
@@ -360,10 +438,17 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       redisKeys,
       floorRevokeMs: floorSummary,
       ratioP99: round(lagSummary.p99 / floorSummary.p99),
-      goals: { p99Ms: 2000, maxMs: 5000 },
+      goals: GOALS,
+      misses,
     };
     console.log(JSON.stringify(report, null, 2));
     writeResult('ephemeral', report);
+    console.log(
+      `membership gone p50/p99 ${lagSummary.p50}/${lagSummary.p99} ms; Ended shown p50/p99 ` +
+        `${endedSummary?.p50 ?? '-'}/${endedSummary?.p99 ?? '-'} ms after expiresAt (load up to ${round(loadMax)})` +
+        (misses.length === 0 ? ' (goals met)' : `\nMISSED: ${misses.join('; ')}`),
+    );
+    if (misses.length > 0) process.exitCode = 1;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -109,4 +109,15 @@ describe('converged memo', () => {
     memo.forget('ns/p');
     expect(memo.usable('ns/p', 101)).toBeNull();
   });
+
+  it('a new term keeps the entries of policies still there and drops the others', () => {
+    const memo = new ConvergedMemo(settings);
+    const digest = planningInputsDigest('uid-1', inputs());
+    memo.record('ns/kept', digest, FP, null, outcome(0), 0);
+    memo.record('ns/deleted', digest, FP, null, outcome(0), 0);
+    memo.retain((key) => key === 'ns/kept');
+    expect(memo.size).toBe(1);
+    expect(memo.confirm('ns/kept', digest, FP, 'now')).not.toBeNull();
+    expect(memo.usable('ns/deleted', 1)).toBeNull();
+  });
 });

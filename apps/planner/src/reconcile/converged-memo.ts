@@ -1,6 +1,13 @@
 // What the planner remembers of a policy's last full pass that found nothing to change: the digest of every
 // planning input but the snapshot, the catalog fingerprint that snapshot was read from, and the outcome.
 // While both still hold, a pass asks the inspector for the fingerprint only and reuses the outcome.
+//
+// One memo per replica, kept across its leader terms (docs/planner.md, "Across leader terms"): an entry is
+// the outcome of a pure function of (planning inputs, catalog), and a pass re-reads both (the inputs from
+// the cache, the catalog by fingerprint, which covers the server's physical identity), so whatever another
+// leader did meanwhile (plans created, applied or superseded, statuses written, a spec edited and put back)
+// either moved one of them or leaves the outcome as it was. Policy and plan state is never read from it:
+// each pass decides on the cache. Dropped at a term's start: entries of policies the cache no longer holds.
 import { canonicalJson, sha256Digest } from '@rolepolicy/policy';
 import type { ComputedPlan, PlanningOutcome } from '@rolepolicy/plan-lifecycle';
 import type { PlanningInput } from '../planning/planning.js';
@@ -122,5 +129,15 @@ export class ConvergedMemo {
 
   forget(key: string): void {
     this.entries.delete(key);
+  }
+
+  /** Keeps only the entries whose key `live` accepts (a new term: policies deleted meanwhile go). */
+  retain(live: (key: string) => boolean): void {
+    for (const key of this.entries.keys()) if (!live(key)) this.entries.delete(key);
+  }
+
+  /** How many policies have a recorded convergence (tests, logs). */
+  get size(): number {
+    return this.entries.size;
   }
 }

@@ -205,6 +205,16 @@ export class Inspection {
           ? null
           : this.deps.converged.confirm(key, shortcut.inputs, result.fingerprint, snapshotRequestedAt);
       if (reused !== null) {
+        // The fingerprint covers the server's physical identity: the recorded one is current. A reconciler
+        // of a new term knows no identity of its own yet (the memo outlives terms), and conflicts between
+        // databases of one server are found by it (ADR 0027).
+        if (reused.kind === 'computed') {
+          this.deps.proof.noteReached(
+            policy.metadata.uid,
+            prepared.connection,
+            reused.plan.identity.physical,
+          );
+        }
         this.deps.heldAccess.set(key, shortcut!.edges);
         return reused;
       }

@@ -1,7 +1,8 @@
 // Owns the planner's long-lived parts: the resource cache (policies, plans, Secrets from RP_RESOURCES),
 // kept warm on every replica, and the leader election (ADR 0011). Only the leader runs a reconciler and
 // pulls execution results; a standby follows the stream and sends nothing. On taking the lease the new
-// leader waits for the previous leader's commands to drain, resyncs, and reconciles every policy once.
+// leader waits for the previous leader's commands to drain, resyncs, and reconciles every policy once
+// (converged policies by fingerprint when this replica recorded them in an earlier term).
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
@@ -39,6 +40,7 @@ import { Elector, timingProblem, type ElectionTiming, type LeaderTerm } from '..
 import { drainEarlierCommands, lastCommandSeq } from '../leadership/handover.js';
 import { leaderPublisher, PLANNER_LEASE } from '../leadership/leader-publisher.js';
 import { LeaderResults } from '../leadership/leader-results.js';
+import { ConvergedMemo } from './converged-memo.js';
 import { registerPendingApprovalMetrics } from './pending-approval-metrics.js';
 import { Reconciler } from './reconciler.js';
 
@@ -62,6 +64,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
   private appliedSnapshotsUnused: Counter<'reason'> | undefined;
   private starting: Promise<void> | undefined;
   private stopped = false;
+  /**
+   * Converged policies confirmed by fingerprint, kept across this replica's terms: a term change no longer
+   * re-inspects every policy in full (converged-memo.ts says why that is safe).
+   */
+  private readonly converged: ConvergedMemo;
   /** The identity written to the lease. */
   readonly identity: string;
 
@@ -80,6 +87,10 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
     }
     this.identity = config.PLANNER_IDENTITY || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.results = new LeaderResults(nats, metrics.observe, config.PLANNER_CONCURRENCY);
+    this.converged = new ConvergedMemo({
+      fullEveryPasses: config.PLANNER_FULL_INSPECTION_EVERY,
+      fullAfterMs: config.PLANNER_FULL_INSPECTION_AFTER_SECONDS * 1000,
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -244,10 +255,7 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       inspectTimeoutMs: this.config.PLANNER_INSPECT_TIMEOUT_MS,
       passConcurrency: this.config.PLANNER_CONCURRENCY,
       inspectSealKey: this.config.INSPECT_SEAL_PUBLIC_KEY,
-      convergedMemo: {
-        fullEveryPasses: this.config.PLANNER_FULL_INSPECTION_EVERY,
-        fullAfterMs: this.config.PLANNER_FULL_INSPECTION_AFTER_SECONDS * 1000,
-      },
+      converged: this.converged,
       candidateSettings: {
         ttlSeconds: this.config.PLANNER_CANDIDATE_TTL_SECONDS,
         budget: this.config.PLANNER_CANDIDATE_BUDGET,

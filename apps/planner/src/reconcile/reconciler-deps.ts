@@ -5,7 +5,7 @@ import type { JetStreamPublisher, ResourceCache, SecretReader } from '@rolepolic
 import type { AuditSink, LogRecord } from '@rolepolicy/runtime';
 import type { CandidateSettings } from '../candidates/resources.js';
 import type { DecisionAuthentication, LifecycleSettings } from '@rolepolicy/plan-lifecycle';
-import type { ConvergedMemoSettings } from './converged-memo.js';
+import type { ConvergedMemo, ConvergedMemoSettings } from './converged-memo.js';
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
@@ -42,6 +42,11 @@ export interface ReconcilerDeps {
   readonly onAppliedSnapshot?: (outcome: 'verified' | AppliedSnapshotMissReason) => void;
   /** When a converged policy's fingerprint-only pass gives way to a full one (default: every 12th, 1 h). */
   readonly convergedMemo?: ConvergedMemoSettings;
+  /**
+   * The replica's memo of converged policies, kept across its leader terms (the host owns it); absent: a
+   * memo of this reconciler's own, built from `convergedMemo`.
+   */
+  readonly converged?: ConvergedMemo;
   /** Called with the store's name when an own write is dropped unseen (`rp_own_writes_expired_total`). */
   readonly onOwnWriteExpired?: (store: string) => void;
   /** Whether decisions are authenticated (ADR 0026); absent: not reported (pending plans left as they are). */

@@ -101,7 +101,7 @@ export class Reconciler {
       now: this.now,
       onOwnWriteExpired: deps.onOwnWriteExpired,
     });
-    this.converged = new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
+    this.converged = deps.converged ?? new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
     this.proof = new ConflictProof({
       nats: deps.nats,
       secrets: deps.secrets,
@@ -186,6 +186,11 @@ export class Reconciler {
       },
     });
     this.changes.seedPlans(this.deps.cache.list('postgrespolicyplan'));
+    // A memo kept from an earlier term: policies deleted meanwhile are not passed again (converged-memo.ts).
+    this.converged.retain((key) => {
+      const [namespace = '', name = ''] = key.split('/');
+      return this.deps.cache.get('postgrespolicy', namespace, name) !== undefined;
+    });
     for (const policy of this.deps.cache.list('postgrespolicy')) {
       // Every policy the cache holds at start is a peer to read at the first pass.
       this.peers.policyChanged(policyKey(policy.metadata.namespace, policy.metadata.name));
