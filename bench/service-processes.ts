@@ -149,7 +149,8 @@ export async function startProductProcesses(options: {
       }
       services.push({ name, url: `http://127.0.0.1:${port}`, child });
     }
-    for (const s of services) await ready(s.url, 60_000);
+    // Generous: on a shared 2-core machine at load average 40-60 the services took over three minutes to start.
+    for (const s of services) await ready(s.url, 600_000);
   } catch (error) {
     await stop();
     throw error;
