@@ -37,20 +37,33 @@ function times(pid: number | 'self'): Times | undefined {
   return { ppid: f[1]!, comm, own: (f[11]! + f[12]!) / hz, children: (f[13]! + f[14]!) / hz };
 }
 
-/** CPU seconds of every PostgreSQL process on the machine so far (exited backends included). */
-export function postgresCpuSeconds(): number {
+/**
+ * CPU seconds of every PostgreSQL process on the machine so far (exited backends included), or, given
+ * `postmasters` (the pids of some servers' postmasters), of those servers only: a postmaster and its
+ * children (backends, background workers), summed over the servers.
+ */
+export function postgresCpuSeconds(postmasters?: readonly number[]): number {
   const all = new Map<number, Times>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const t = times(Number(entry));
     if (t?.comm === 'postgres') all.set(Number(entry), t);
   }
+  const ours = postmasters === undefined ? undefined : new Set(postmasters);
   let total = 0;
-  for (const t of all.values()) {
+  for (const [pid, t] of all) {
+    if (ours !== undefined && !ours.has(pid) && !ours.has(t.ppid)) continue;
     // A postmaster reaps its backends: their time is in its children's share once they exit.
     total += all.has(t.ppid) ? t.own : t.own + t.children;
   }
   return total;
+}
+
+/** The postmaster pid of the server whose data folder is `dataDir` (first line of its postmaster.pid). */
+export function postmasterPid(dataDir: string): number {
+  const pid = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no postmaster pid in ${dataDir}`);
+  return pid;
 }
 
 /** CPU seconds of a process (0 once it is gone: sample before stopping it). */

@@ -10,10 +10,10 @@ import { openConnection, readFingerprint } from '@rolepolicy/catalog';
 import { GROUP, KIND_NAMES, RECONCILE_REQUESTED_AT_ANNOTATION, VERSION } from '@rolepolicy/kube';
 import type { ManagedScope } from '@rolepolicy/policy';
 
-import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
+import { benchCpuSeconds, cpuDelta } from './cpu-time.js';
 import type { FleetDatabases } from './fleet-databases.js';
 import { ApiWriteCounter, writesPerPolicy } from './fleet-health.js';
-import { databaseUrl, round } from './pg-bench-support.js';
+import { round } from './pg-bench-support.js';
 import { byLabel } from './service-metrics.js';
 import type { ProductProcesses } from './service-processes.js';
 
@@ -54,11 +54,16 @@ const LABELLED = [
   ['rp_messages_handled_total', 'subject'],
 ] as const;
 
-async function sample(product: ProductProcesses, dbs: FleetDatabases, count: number): Promise<Sample> {
+async function sample(
+  product: ProductProcesses,
+  dbs: FleetDatabases,
+  count: number,
+  postgresCpu: () => number,
+): Promise<Sample> {
   return {
     cpu: {
       ...product.cpuSeconds(),
-      postgres: postgresCpuSeconds(),
+      postgres: postgresCpu(),
       'bench (API emulator)': benchCpuSeconds().own,
     },
     activity: await dbs.activity(count),
@@ -142,8 +147,9 @@ async function fingerprintFloor(
   dbs: FleetDatabases,
   scopes: readonly ManagedScope[],
   concurrency: number,
+  postgresCpu: () => number,
 ): Promise<{ seconds: number; cpuMsPerPolicy: Record<string, number>; sessionsPerPolicy: number }> {
-  const cpuBefore = { 'bench (libs/catalog)': benchCpuSeconds().own, postgres: postgresCpuSeconds() };
+  const cpuBefore = { 'bench (libs/catalog)': benchCpuSeconds().own, postgres: postgresCpu() };
   const activityBefore = await dbs.activity(scopes.length);
   const started = performance.now();
   let next = 0;
@@ -151,7 +157,7 @@ async function fingerprintFloor(
     Array.from({ length: concurrency }, async () => {
       while (next < scopes.length) {
         const index = next++;
-        const connection = openConnection({ url: databaseUrl(dbs.names[index]!), maxConnections: 1 });
+        const connection = openConnection({ url: dbs.url(index), maxConnections: 1 });
         try {
           const fingerprint = await connection.db
             .transaction()
@@ -166,7 +172,7 @@ async function fingerprintFloor(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  const cpuAfter = { 'bench (libs/catalog)': benchCpuSeconds().own, postgres: postgresCpuSeconds() };
+  const cpuAfter = { 'bench (libs/catalog)': benchCpuSeconds().own, postgres: postgresCpu() };
   const activity = await dbs.activity(scopes.length);
   return {
     seconds: round(seconds),
@@ -177,7 +183,7 @@ async function fingerprintFloor(
 
 /**
  * One steady wave over the converged policies `names` (policy i on database i, scope `scopes[i]`), then its
- * floor with `floorConcurrency` sessions at once.
+ * floor with `floorConcurrency` sessions at once; `postgresCpu` reads the CPU seconds of the bench's servers.
  */
 export async function steadyWave(
   product: ProductProcesses,
@@ -186,10 +192,11 @@ export async function steadyWave(
   names: readonly string[],
   scopes: readonly ManagedScope[],
   floorConcurrency: number,
+  postgresCpu: () => number,
 ): Promise<SteadyWave> {
   const custom = product.emulator.kubeConfig(namespace).makeApiClient(CustomObjectsApi);
   const count = names.length;
-  const before = await sample(product, dbs, count);
+  const before = await sample(product, dbs, count, postgresCpu);
   const writes = new ApiWriteCounter();
   product.emulator.setRequestHook(writes.hook);
   const started = performance.now();
@@ -197,7 +204,7 @@ export async function steadyWave(
   await waitHandled(custom, namespace, names, at);
   const seconds = (performance.now() - started) / 1000;
   product.emulator.setRequestHook(undefined);
-  const after = await sample(product, dbs, count);
+  const after = await sample(product, dbs, count, postgresCpu);
   const counted = writes.snapshot();
   // The wave's own requests are the user's, not the product's.
   counted.set('PATCH postgrespolicies', (counted.get('PATCH postgrespolicies') ?? 0) - count);
@@ -207,7 +214,7 @@ export async function steadyWave(
       .filter(([name]) => name !== 'postgres' && !name.startsWith('bench'))
       .reduce((sum, [, ms]) => sum + ms, 0),
   );
-  const floor = await fingerprintFloor(dbs, scopes, floorConcurrency);
+  const floor = await fingerprintFloor(dbs, scopes, floorConcurrency, postgresCpu);
   const floorMs = Object.values(floor.cpuMsPerPolicy).reduce((a, b) => a + b, 0);
   return {
     policies: count,

@@ -10,7 +10,10 @@
 // reconcile of every converged policy against reading its fingerprint), --tracing (the services export OTLP
 // traces to a receiver in this process; the report then gives the services' CPU per policy with tracing on,
 // to compare with a run without it, and the single policy's hops from its trace, which must agree with the
-// status times' within 1 ms: docs/tracing.md).
+// status times' within 1 ms: docs/tracing.md), --servers N (the databases spread round-robin over N embedded
+// PostgreSQL servers this bench starts side by side, each with its own roles, locks and max_connections; the
+// floors run on the same servers and PostgreSQL CPU is those servers' processes only; the report goes to
+// bench/results/fleet-servers-<N>.json instead).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,11 +23,11 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { connect } from '@nats-io/transport-node';
 import { GROUP, KIND_NAMES, VERSION, type PostgresPolicy, type PostgresPolicyPlan } from '@rolepolicy/kube';
 import { deriveManagedScope, expandPolicy, type ManagedScope, type PolicyContent } from '@rolepolicy/policy';
-import { OtlpReceiver } from '@rolepolicy/testing';
+import { OtlpReceiver, startEmbeddedPostgresServer, type EmbeddedPostgres } from '@rolepolicy/testing';
 
 import { condition, PolicyResources } from '../e2e/support/resources.js';
-import { databaseUrl, round, writeResult } from './pg-bench-support.js';
-import { benchCpuSeconds, cpuDelta, postgresCpuSeconds } from './cpu-time.js';
+import { round, writeResult } from './pg-bench-support.js';
+import { benchCpuSeconds, cpuDelta, postgresCpuSeconds, postmasterPid } from './cpu-time.js';
 import { FleetDatabases } from './fleet-databases.js';
 import { smallPolicy } from './fleet-policy.js';
 import { readApplyFloor, type ReadApplyJob } from './read-apply-floor.js';
@@ -53,7 +56,15 @@ type Options = {
   readonly tracing: boolean;
   /** A steady wave (fleet-steady.ts) after the last stage converged; off with --no-steady. */
   readonly steady: boolean;
+  /** Embedded servers to spread the databases over; 0: the bench server (RP_BENCH_PG_URL) alone. */
+  readonly servers: number;
 };
+
+/** The PostgreSQL major of the embedded servers of --servers (the CI system server's). */
+const SERVERS_MAJOR = 15;
+
+/** CPU seconds so far of the PostgreSQL the stages run on (every server on the machine, or --servers' own). */
+let postgresCpu: () => number = () => postgresCpuSeconds();
 
 function parse(args: readonly string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -67,6 +78,7 @@ function parse(args: readonly string[]): Options {
     latencyRuns: Number(value('--latency-runs') ?? 20),
     tracing: args.includes('--tracing'),
     steady: !args.includes('--no-steady'),
+    servers: Number(value('--servers') ?? 0),
   };
 }
 
@@ -321,14 +333,14 @@ function serviceCpuMsPerPolicy(delta: Record<string, number>, policies: number):
 function stageCpu(product: ProductProcesses): Record<string, number> {
   return {
     ...product.cpuSeconds(),
-    postgres: postgresCpuSeconds(),
+    postgres: postgresCpu(),
     'bench (API emulator)': benchCpuSeconds().own,
   };
 }
 
 /** CPU seconds so far of this process (its libs/catalog sessions) and PostgreSQL, for the read-then-apply floor. */
 function stageCpuOfFloor(): Record<string, number> {
-  return { 'bench (libs/catalog)': benchCpuSeconds().own, postgres: postgresCpuSeconds() };
+  return { 'bench (libs/catalog)': benchCpuSeconds().own, postgres: postgresCpu() };
 }
 
 /** The managed scope of a fleet policy, as the planner derives it. */
@@ -340,7 +352,7 @@ function scopeOf(policy: Record<string, unknown>): ManagedScope {
 
 /** CPU seconds so far of the floor's psql processes (exited children of this process) and PostgreSQL. */
 function floorStageCpu(): Record<string, number> {
-  return { psql: benchCpuSeconds().children, postgres: postgresCpuSeconds() };
+  return { psql: benchCpuSeconds().children, postgres: postgresCpu() };
 }
 
 function withTotal(delta: Record<string, number>): Record<string, number> {
@@ -360,7 +372,7 @@ async function psqlFloor(
   const jobs = [...sqlByDatabase].map(([index, sql]) => {
     const file = path.join(dir, `${index}.sql`);
     writeFileSync(file, sql.replaceAll(fromPrefix, toPrefix));
-    return { url: databaseUrl(dbs.names[index]!), file };
+    return { url: dbs.url(index), file };
   });
   const run = (job: { url: string; file: string }): Promise<void> =>
     new Promise((resolve, reject) => {
@@ -388,8 +400,24 @@ async function psqlFloor(
 /** Runs the fleet benchmark. */
 export async function runFleetBench(_script: string, args: readonly string[]): Promise<void> {
   const options = parse(args);
-  const dbs = new FleetDatabases();
-  const onSignal = (): void => void dbs.dispose().finally(() => process.exit(130));
+  if (!Number.isInteger(options.servers) || options.servers < 0)
+    throw new Error('--servers needs a whole number (0: the bench server)');
+  // --servers N: N real servers side by side, each from the pinned package, started (about 1-2 s each) and
+  // stopped by this process; only their processes count as PostgreSQL CPU.
+  const servers: EmbeddedPostgres[] = await Promise.all(
+    Array.from({ length: options.servers }, () => startEmbeddedPostgresServer(SERVERS_MAJOR)),
+  );
+  const stopServers = (): Promise<unknown> => Promise.allSettled(servers.map((server) => server.stop()));
+  if (servers.length > 0) {
+    const postmasters = servers.map((server) => postmasterPid(server.dataDir));
+    postgresCpu = () => postgresCpuSeconds(postmasters);
+  }
+  const dbs = new FleetDatabases(servers.length > 0 ? servers.map((server) => server.adminUrl) : undefined);
+  const onSignal = (): void =>
+    void dbs
+      .dispose()
+      .then(stopServers)
+      .finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
   const report: Record<string, unknown> = {
     benchmark: 'fleet',
@@ -408,6 +436,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     databases: options.databases,
     executorConcurrency: options.concurrency,
     tracing: options.tracing,
+    // Servers the databases spread over (0: the bench server alone, shared with whatever else runs on it).
+    servers:
+      servers.length === 0
+        ? { count: 0 }
+        : { count: servers.length, major: SERVERS_MAJOR, maxConnections: 200, embedded: true },
     measuredAt: new Date().toISOString(),
   };
   // --tracing: every service exports its spans (OTLP/HTTP JSON, the SDK's batch processor) to this process,
@@ -441,6 +474,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const slowStages: Record<string, string> = {};
     const apiWrites: Record<string, Record<string, number>> = {};
     const failures: Record<string, readonly FailureCount[]> = {};
+    const peakSessions: Record<string, number[]> = {};
     // Every service's log is kept (issue 28): a run that falls into the slow mode must say why.
     const logRoot =
       process.env['BENCH_LOG_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'rolepolicy-fleet-logs-'));
@@ -538,8 +572,12 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         const breakdownsBefore = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
         const writes = new ApiWriteCounter();
         product.emulator.setRequestHook(writes.hook);
-        const run = await fleetRun(product, dbs, options.databases, prefix);
+        const sampler = dbs.sampleSessions();
+        const run = await fleetRun(product, dbs, options.databases, prefix).finally(async () => {
+          peakSessions[String(executors)] = await sampler.stop();
+        });
         product.emulator.setRequestHook(undefined);
+        console.log(`  peak client sessions per server: ${JSON.stringify(peakSessions[String(executors)])}`);
         // The bench's own creates (`POST postgrespolicies`, one per policy) count as well: they are the user's.
         apiWrites[String(executors)] = writesPerPolicy(new Map(), writes.snapshot(), options.databases);
         console.log(`  API writes per policy: ${JSON.stringify(apiWrites[String(executors)])}`);
@@ -555,6 +593,10 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           round((countersAfter[i]! - countersBefore[i]!) / options.databases);
         perPolicy[String(executors)] = {
           sessions: round((activity.sessions - activityBefore.sessions) / options.databases),
+          // Sessions on the servers' `postgres` database (the executors' role lock, ADR 0027).
+          roleLockSessions: round(
+            (activity.roleLockSessions - activityBefore.roleLockSessions) / options.databases,
+          ),
           transactions: round((activity.transactions - activityBefore.transactions) / options.databases),
           inspections: perDatabase(0),
           // JetStream messages handled, and handler failures nak-ed for redelivery (retries show here).
@@ -586,7 +628,15 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           const scopes = names.map((_, i) =>
             scopeOf(smallPolicy(`${prefix}p${i}_`, dbs.names[i]!, `db-${i}`)),
           );
-          const wave = await steadyWave(product, dbs, NAMESPACE, names, scopes, STEADY_FLOOR_CONCURRENCY);
+          const wave = await steadyWave(
+            product,
+            dbs,
+            NAMESPACE,
+            names,
+            scopes,
+            STEADY_FLOOR_CONCURRENCY,
+            postgresCpu,
+          );
           report['steadyWave'] = { executors, ...wave };
           console.log(`  steady wave (a no-op reconcile per policy): ${JSON.stringify(wave)}`);
         }
@@ -621,7 +671,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       const concurrency = executors * options.concurrency;
       const prefix = `${dbs.rolePrefix}r${executors}_`;
       const jobs: ReadApplyJob[] = [...sqlOfFirst!].map(([index, sql]) => ({
-        url: databaseUrl(dbs.names[index]!),
+        url: dbs.url(index),
         scope: scopeOf(smallPolicy(`${prefix}p${index}_`, dbs.names[index]!, `db-${index}`)),
         sql: sql.replaceAll(firstPrefix, prefix),
       }));
@@ -671,11 +721,16 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       // API server writes per policy by verb and resource (Events included), the issue-28 goal is 5.
       apiWritesPerPolicy: apiWrites,
       failureReasons: failures,
+      // The most client sessions each server had at once during each fleet stage (sampled every 0.5 s).
+      peakSessionsPerServer: peakSessions,
       logDir: logRoot,
     });
     // Written before the databases are dropped (slow with hundreds of them).
     console.log(JSON.stringify(report, null, 2));
-    writeResult(options.tracing ? 'fleet-tracing' : 'fleet', report);
+    writeResult(
+      servers.length > 0 ? `fleet-servers-${servers.length}` : options.tracing ? 'fleet-tracing' : 'fleet',
+      report,
+    );
     if (hopsDisagree.length > 0) {
       throw new Error(`the trace and the status times disagree: ${hopsDisagree.join(', ')} (max 1 ms)`);
     }
@@ -690,5 +745,6 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     process.off('SIGINT', onSignal);
     await traces?.stop();
     await dbs.dispose();
+    await stopServers();
   }
 }

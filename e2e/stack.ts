@@ -111,8 +111,8 @@ export type Stack = {
    * `env: { AUDIT_LOG_FILE: '' }` puts it back on stdout, and this returns nothing).
    */
   auditLines(): Promise<string[]>;
-  /** A sandbox database plus its connection Secret. */
-  createDatabase(label: string, secretName?: string): Promise<TargetDatabase>;
+  /** A sandbox database plus its connection Secret; on the server with admin URL `server` when given. */
+  createDatabase(label: string, secretName?: string, server?: string): Promise<TargetDatabase>;
   /** A role name unique to this file: `<rolePrefix><base>`. */
   role(base: string): string;
   /** Waits until the policy reports `Ready=True/Reconciled` at its current generation, and returns it. */
@@ -306,7 +306,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       services: started,
       auditLines: async () =>
         (await readFile(auditFile, 'utf8').catch(() => '')).split('\n').filter((l) => l.length > 0),
-      createDatabase: (label, secretName) => targets!.create(label, secretName),
+      createDatabase: (label, secretName, server) => targets!.create(label, secretName, server),
       role: (base) => `${targets!.rolePrefix}${base}`,
       reconciled: (name, timeoutMs = 30_000) => reconciledPolicy(resources, name, timeoutMs),
       waitReady: async (timeoutMs = 20_000) => {

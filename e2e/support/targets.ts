@@ -2,7 +2,12 @@
 // Secret a policy names, raw SQL on it, and cleanup of the cluster-global roles the policies created.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
-import { createPostgresSandbox, postgresAdminUrl, type PostgresSandbox } from '@rolepolicy/testing';
+import {
+  createPostgresSandbox,
+  createPostgresSandboxOn,
+  postgresAdminUrl,
+  type PostgresSandbox,
+} from '@rolepolicy/testing';
 
 /** A target database and the Secret holding its URL under `DATABASE_URL`. */
 export type TargetDatabase = {
@@ -36,9 +41,15 @@ export class TargetDatabases {
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
-  /** A fresh database plus its connection Secret `<secretName>` (default `<label>-db`). */
-  async create(label: string, secretName = `${label}-db`): Promise<TargetDatabase> {
-    const sandbox = await createPostgresSandbox(`e2e_${label}`);
+  /**
+   * A fresh database plus its connection Secret `<secretName>` (default `<label>-db`), on the test server or
+   * on the server whose admin URL is `server` (e.g. one of several `startEmbeddedPostgresServer` servers).
+   */
+  async create(label: string, secretName = `${label}-db`, server?: string): Promise<TargetDatabase> {
+    const sandbox =
+      server === undefined
+        ? await createPostgresSandbox(`e2e_${label}`)
+        : await createPostgresSandboxOn(`e2e_${label}`, server);
     this.sandboxes.push(sandbox);
     const pool = new pg.Pool({ connectionString: sandbox.url, max: 2 });
     // An idle client cut off by the final DROP DATABASE ... WITH (FORCE) must not crash the test file.
@@ -75,11 +86,16 @@ export class TargetDatabases {
     });
   }
 
-  /** Closes pools, drops every database, then the roles starting with the prefix. */
+  /** Closes pools, drops every database, then the roles starting with the prefix on every server used. */
   async dispose(): Promise<void> {
     await Promise.allSettled(this.pools.map((p) => p.end()));
     await Promise.allSettled(this.sandboxes.map((s) => s.drop()));
-    const admin = new pg.Client({ connectionString: await postgresAdminUrl() });
+    const servers = new Set([await postgresAdminUrl(), ...this.sandboxes.map((s) => s.adminUrl)]);
+    await Promise.allSettled([...servers].map((server) => this.dropRoles(server)));
+  }
+
+  private async dropRoles(server: string): Promise<void> {
+    const admin = new pg.Client({ connectionString: server });
     await admin.connect();
     try {
       const { rows } = await admin.query<{ rolname: string }>(

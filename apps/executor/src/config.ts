@@ -28,6 +28,15 @@ export const executorEnvSpec = {
     MAX_EXECUTOR_CONCURRENCY,
     4,
   ),
+  EXECUTOR_SERVER_CONCURRENCY: env.intInRange(
+    'Policy executions one replica runs at once on one PostgreSQL server (host:port), across all its ' +
+      'databases; the others wait in the replica without a connection. Each holds up to three sessions ' +
+      "(two on its database, one on the server's `postgres` for the role lock): keep replicas x 3 x this " +
+      "below the server's max_connections, with room for the inspector and others",
+    1,
+    MAX_EXECUTOR_CONCURRENCY,
+    4,
+  ),
   EXECUTOR_REVOKE_CONCURRENCY: env.intInRange(
     'Revocations (executor-scoped-revoke) one replica runs at once, in slots of their own besides ' +
       'EXECUTOR_CONCURRENCY; revocations of one database still run one after another',

@@ -13,6 +13,7 @@ export * from './logging.js';
 export * from './audit-log.js';
 export * from './keyed-mutex.js';
 export * from './slots.js';
+export * from './keyed-slots.js';
 export * from './decision-admission-report.js';
 export * from './keyed-queue.js';
 export * from './announce-if-slow.js';

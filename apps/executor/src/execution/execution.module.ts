@@ -79,8 +79,14 @@ export class ExecutionModule {
         ScopedExecutionService,
         {
           provide: EXECUTION_DISPATCH,
-          inject: [{ token: SERVICE_METRICS, optional: true }],
-          useFactory: (metrics?: ServiceMetrics) => createExecutionDispatch(metrics),
+          inject: [
+            { token: SERVICE_METRICS, optional: true },
+            { token: SERVICE_CONFIG, optional: true },
+          ],
+          useFactory: (
+            metrics?: ServiceMetrics,
+            config?: { readonly EXECUTOR_SERVER_CONCURRENCY?: number },
+          ) => createExecutionDispatch(metrics, config?.EXECUTOR_SERVER_CONCURRENCY),
         },
         // Scoped plans queue behind policy executions of the same database in this replica (one mutex).
         {

@@ -39,6 +39,7 @@ import { AUDIT_LOG, NO_AUDIT, logRecord, type AuditSink } from '@rolepolicy/runt
 import { appliedRecord, failedRecord } from './audit.js';
 import { planDecision, planPhase } from '@rolepolicy/plan-lifecycle';
 import { decideExecution } from './decide.js';
+import { EXECUTION_DISPATCH, type ExecutionDispatch } from './dispatch.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
 import { classifyFailure } from './failures.js';
 import { freshVerdict, planVisible, presenceVerdict, type FreshState } from './fresh-verdict.js';
@@ -104,6 +105,7 @@ export class ExecutionService {
     @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
     @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
     @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink = NO_AUDIT,
+    @Optional() @Inject(EXECUTION_DISPATCH) private readonly dispatch: ExecutionDispatch | null = null,
   ) {
     const secrets = cluster?.view.secrets ?? options.secrets;
     if (secrets === undefined) throw new Error('the executor has no secret resolver');
@@ -244,6 +246,8 @@ export class ExecutionService {
     );
     const probe = this.options.probe?.around(request);
     const phases = executionPhases();
+    // Nothing is connected yet: wait for one of this server's EXECUTOR_SERVER_CONCURRENCY slots (dispatch.ts).
+    const release = await this.dispatch?.serverSlot(prepared.connection);
     try {
       const facts = await withRedaction(connection, () =>
         executeUnderLock<ResultFacts>(
@@ -262,6 +266,7 @@ export class ExecutionService {
     } finally {
       await connection.close().catch(() => undefined);
       await roleLock.close();
+      release?.();
     }
   }
 

@@ -32,11 +32,19 @@ export type EmbeddedPostgres = {
   readonly port: number;
   /** `postgres://postgres@127.0.0.1:<port>/postgres`. */
   readonly adminUrl: string;
+  /** The server's data folder (its `postmaster.pid` names the postmaster, e.g. to measure its CPU). */
+  readonly dataDir: string;
   /** Stops the server now and removes its data folder (otherwise the watchdog does it at process exit). */
   readonly stop: () => Promise<void>;
 };
 
 type Registry = { readonly port: number; readonly baseDir: string; readonly watchdogPid: number };
+
+/** Settings of a server started by {@link startEmbeddedPostgresServer}. */
+export type EmbeddedPostgresOptions = {
+  /** `max_connections` (default 200): a small one stands in for a small managed instance. */
+  readonly maxConnections?: number;
+};
 
 /** True when `value` names a major with a pinned package. */
 export function isEmbeddedPostgresMajor(value: number): value is EmbeddedPostgresMajor {
@@ -118,6 +126,21 @@ export function startEmbeddedPostgresFrom(
   return startEmbeddedPostgres(major, nativeDir, path.join(embeddedPostgresRoot(), `${tag}.json`));
 }
 
+/**
+ * A new server of `major` of its own (not the process's shared one), on its own port and data folder: several
+ * can run side by side, so a test or bench spreads its databases over several real servers, each with its own
+ * roles, locks and `max_connections`. `stop()` ends it; the watchdog does at process exit otherwise.
+ * @example const [a, b] = await Promise.all([startEmbeddedPostgresServer(15), startEmbeddedPostgresServer(15)]);
+ */
+export async function startEmbeddedPostgresServer(
+  major: EmbeddedPostgresMajor,
+  options: EmbeddedPostgresOptions = {},
+): Promise<EmbeddedPostgres> {
+  const tag = `run-${process.pid}-pg${major}-${randomUUID().slice(0, 8)}`;
+  const file = path.join(embeddedPostgresRoot(), `${tag}.json`);
+  return startEmbeddedPostgres(major, await packageNativeDir(major), file, options, false);
+}
+
 /** initdb refuses to run as root: as root, the server runs as `postgres` if that user exists, else `nobody`. */
 function runAs(): RunAs {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return null;
@@ -136,6 +159,8 @@ async function startEmbeddedPostgres(
   major: EmbeddedPostgresMajor,
   nativeDir: string,
   file: string,
+  settings: EmbeddedPostgresOptions = {},
+  shared = true,
 ): Promise<EmbeddedPostgres> {
   const user = runAs();
   const binDir = path.join(await runnableNativeDir(nativeDir, user), 'bin');
@@ -175,7 +200,7 @@ async function startEmbeddedPostgres(
     '-c fsync=off',
     '-c synchronous_commit=off',
     '-c full_page_writes=off',
-    '-c max_connections=200',
+    `-c max_connections=${settings.maxConnections ?? 200}`,
   ].join(' ');
   try {
     await run(
@@ -192,7 +217,7 @@ async function startEmbeddedPostgres(
   const watchdogPid = await startWatchdog(bin.pgCtl, dataDir, baseDir, file, user);
   const registry: Registry = { port, baseDir, watchdogPid };
   await writeFile(file, JSON.stringify(registry));
-  return handle(major, registry, file);
+  return handle(major, registry, file, shared);
 }
 
 /**
@@ -249,13 +274,19 @@ async function startWatchdog(
   return child.pid ?? 0;
 }
 
-function handle(major: EmbeddedPostgresMajor, registry: Registry, file: string): EmbeddedPostgres {
+function handle(
+  major: EmbeddedPostgresMajor,
+  registry: Registry,
+  file: string,
+  shared = true,
+): EmbeddedPostgres {
   return {
     major,
     port: registry.port,
     adminUrl: urlOf(registry.port),
+    dataDir: path.join(registry.baseDir, 'data'),
     stop: async () => {
-      starting.delete(major);
+      if (shared) starting.delete(major);
       // The watchdog stops the server on SIGTERM; wait until the port is closed.
       try {
         process.kill(registry.watchdogPid, 'SIGTERM');

@@ -103,7 +103,14 @@ async function asAdmin<T>(url: string, run: (client: pg.Client) => Promise<T>): 
  * @example const db = await createPostgresSandbox('catalog'); afterAll(() => db.drop());
  */
 export async function createPostgresSandbox(label = 'db', target?: PostgresTarget): Promise<PostgresSandbox> {
-  const adminUrl = await postgresAdminUrl(target);
+  return createPostgresSandboxOn(label, await postgresAdminUrl(target));
+}
+
+/**
+ * Creates `rp_test_<label>_<id>` on the server whose admin URL is `adminUrl` (e.g. one of several
+ * `startEmbeddedPostgresServer` servers); call `drop()` in afterAll.
+ */
+export async function createPostgresSandboxOn(label: string, adminUrl: string): Promise<PostgresSandbox> {
   const safeLabel = label
     .toLowerCase()
     .replace(/[^a-z0-9_]/g, '_')

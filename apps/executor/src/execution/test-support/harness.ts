@@ -106,6 +106,8 @@ export async function startExecutor(
   natsUrl: string,
   secrets: SecretStore,
   replica: string,
+  /** More variables for the replica (e.g. EXECUTOR_CONCURRENCY). */
+  env: Readonly<Record<string, string>> = {},
 ): Promise<INestApplication> {
   @Module({
     imports: [
@@ -126,6 +128,7 @@ export async function startExecutor(
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(await freePort()),
         LOG_LEVEL: 'log',
+        ...env,
       },
       topology: names.topology,
       contracts: [
