@@ -585,6 +585,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         serviceCpuMs[String(executors)] = serviceCpuMsPerPolicy(stageDelta, options.databases);
         cpu[String(executors)] = withTotal(stageDelta);
         console.log(`  services' CPU per policy: ${serviceCpuMs[String(executors)]} ms`);
+        // By process at once, so a run stopped before its floors still says where the CPU went.
+        console.log(`  CPU seconds by process: ${JSON.stringify(cpu[String(executors)])}`);
         const activity = await dbs.activity(options.databases);
         const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
         const breakdownsAfter = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));

@@ -1,5 +1,6 @@
 // Spec PostgresPolicy status: Reconciling is announced once per generation; unchanged status is not rewritten.
-import { reconcilingStatus, sameStatus } from './policy-status.js';
+import type { PostgresPolicyStatus } from './resources.js';
+import { reconcilingStatus, sameKeptStatus, sameStatus } from './policy-status.js';
 import { at, policy } from './test-support/fixtures.js';
 
 describe('policy status writes', () => {
@@ -32,5 +33,35 @@ describe('policy status writes', () => {
   it('treats null and absent fields alike (a merge patch deletes null fields)', () => {
     expect(sameStatus({ last_error: null, owned_roles: ['a'] }, { owned_roles: ['a'] })).toBe(true);
     expect(sameStatus({ last_error: 'x' }, {})).toBe(false);
+  });
+
+  it("sameKeptStatus, which keeps each object's text, decides as sameStatus on every pair, repeated", () => {
+    const ready = (status: 'True' | 'False', reason: string) => ({
+      type: 'Ready',
+      status,
+      reason,
+      message: reason,
+      last_transition_time: at(0),
+    });
+    const statuses: (PostgresPolicyStatus | undefined)[] = [
+      undefined,
+      {},
+      { last_error: null },
+      { last_error: 'x' },
+      { owned_roles: ['a'], last_error: null },
+      { last_error: null, owned_roles: ['a'] },
+      { owned_roles: ['b'] },
+      { conditions: [ready('True', 'Reconciled')] },
+      { conditions: [ready('True', 'Reconciled')], current_plan_ref: null },
+      { conditions: [ready('False', 'Failed')] },
+      { conditions: [ready('True', 'Reconciled')], current_plan_ref: { name: 'p-1' } },
+      { current_plan_ref: { name: 'p-1' }, conditions: [ready('True', 'Reconciled')] },
+      { current_plan_ref: { name: 'p-2' }, conditions: [ready('True', 'Reconciled')] },
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const a of statuses) {
+        for (const b of statuses) expect([a, b, sameKeptStatus(a, b)]).toEqual([a, b, sameStatus(a, b)]);
+      }
+    }
   });
 });

@@ -120,6 +120,31 @@ export function sameStatus(
   return JSON.stringify(normalise(a ?? {})) === JSON.stringify(normalise(b ?? {}));
 }
 
+/** {@link sameStatus}'s text of each status object compared through {@link sameKeptStatus}. */
+const keptTexts = new WeakMap<PostgresPolicyStatus, string>();
+
+function keptText(status: PostgresPolicyStatus | undefined): string {
+  if (status === undefined) return '{}';
+  let text = keptTexts.get(status);
+  if (text === undefined) {
+    text = JSON.stringify(normalise(status));
+    keptTexts.set(status, text);
+  }
+  return text;
+}
+
+/**
+ * {@link sameStatus} for statuses that are never changed once built: a cached policy's, a write recorded as
+ * pending. Each object's text is computed once, so a status compared on every read while a write is
+ * pending (the planner's read-your-own-writes check, several times a pass) is not normalised each time.
+ */
+export function sameKeptStatus(
+  a: PostgresPolicyStatus | undefined,
+  b: PostgresPolicyStatus | undefined,
+): boolean {
+  return keptText(a) === keptText(b);
+}
+
 /**
  * Status to write when a reconcile starts: `Reconciling=True` only for a generation not attempted yet,
  * so retries of one generation do not each cost an extra write (which would pre-empt backoff). Null

@@ -9,8 +9,7 @@ import { logs, SeverityNumber, type AnyValueMap, type Logger as OtelLogger } fro
 import {
   AUDIT_LOGGER,
   AUDIT_OTEL_LOGGER,
-  auditRecordContract,
-  validatePayload,
+  validateAuditRecord,
   type AuditRecord,
 } from '@rolepolicy/contracts';
 import pino from 'pino';
@@ -130,7 +129,7 @@ export class AuditLog implements AuditSink {
     if (this.recent.has(record.id)) return;
     this.recent.add(record.id);
     if (this.recent.size > AUDIT_RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
-    const checked = validatePayload(auditRecordContract, record);
+    const checked = validateAuditRecord(record);
     if (!checked.ok) violations.error(`audit record ${record.event} breaks its schema: ${checked.detail}`);
     this.lines.info({ audit: record }, auditMessage(record));
     // Looked up per record: the provider may be registered after this service started (telemetry setup).

@@ -104,3 +104,31 @@ it('the Events of a held status are sent at once: a converged policy that drifts
   await view.writeStatus(policy, applied, 'planApplied');
   expect(events).toEqual(['DriftDetected']);
 });
+
+it('reads our status write over the cache until the cache shows the same status, then the cache again', async () => {
+  const policy: PostgresPolicy = policyFixture({}, {}, converged);
+  let cached: PostgresPolicy = policy;
+  const state = newPolicyState('', policy.metadata.uid);
+  const view = new PolicyView({
+    cache: { get: () => cached as unknown as CachedObject, list: () => [] } as never,
+    sink: { send: async () => undefined, recordEvent: async () => undefined },
+    state: () => state,
+    now: () => 0,
+  });
+  const { namespace, name } = policy.metadata;
+  await view.writeStatus(policy, applied);
+  // Read repeatedly while the cache lags: every read sees the write.
+  for (let i = 0; i < 3; i++) expect(view.currentPolicy(namespace, name)?.status).toBe(applied);
+  // The cache moves on with another status (someone else's write, or an older event): still ours on top.
+  cached = { ...policy, status: { ...converged, last_error: 'other' } };
+  expect(view.currentPolicy(namespace, name)?.status).toBe(applied);
+  // The cache shows our status (as the API stores it: keys in another order, nulls dropped): the cache wins,
+  // and a later cache status is read as it is.
+  const { current_plan_ref: ref, ...rest } = applied;
+  cached = { ...policy, status: { current_plan_ref: ref, ...rest, last_error: null } };
+  const shown = view.currentPolicy(namespace, name)?.status;
+  expect(shown).toEqual(cached.status);
+  expect(shown).toHaveProperty('last_error', null); // the cache's copy, not our write
+  cached = { ...policy, status: executing };
+  expect(view.currentPolicy(namespace, name)?.status).toEqual(executing);
+});

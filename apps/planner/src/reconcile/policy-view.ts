@@ -7,7 +7,7 @@ import type { AnnounceTimers } from '@rolepolicy/runtime';
 import {
   cachedPlan,
   cachedPolicy,
-  sameStatus,
+  sameKeptStatus,
   settledReady,
   type PolicyWriteCause,
   type PostgresPolicy,
@@ -77,7 +77,9 @@ export class PolicyView {
       expiryMs: OVERLAY_CAP_MS,
       now: deps.now,
       onExpired: deps.onOwnWriteExpired,
-      shows: (cached, write) => sameStatus(cached.status, write.value),
+      // Both sides are kept objects (the cache's converted policy, our recorded write): compared by a text
+      // computed once per object, as this runs on every read of the policy while the write is pending.
+      shows: (cached, write) => sameKeptStatus(cached.status, write.value),
     });
   }
 

@@ -2,7 +2,7 @@
 // what, as a record that outlives Kubernetes Events. Identities only (namespace, name, uid, digest, role
 // names, database): no field can hold a password, a verifier, a URL with credentials or an SQL literal.
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
-import { defineContract } from '../contract.js';
+import { defineContract, validatePayload, type DecodeResult, type MessageContract } from '../contract.js';
 
 /** Version of the record schema; a change that is not additive adds version 2 beside it (docs/audit.md). */
 export const AUDIT_SCHEMA_VERSION = 1;
@@ -270,3 +270,31 @@ export const auditRecordContract = defineContract({
   subject: 'audit',
   versions: { 1: AuditRecordV1 },
 });
+
+/**
+ * Each event's record schema alone, under the contract's name: a record names its event, and only that
+ * event's branch of the union can accept it (every branch requires its own `event` literal), so checking
+ * that branch decides as the union does. The union compiles in ~0.6-0.9 s of CPU (17 closed objects, once
+ * per process at its first record) and checks a record in ~50 us by trying the branches in turn; one branch
+ * compiles in ~25 ms and checks in a few us (docs/performance.md, "Ninth session").
+ */
+const EVENT_CONTRACTS: ReadonlyMap<unknown, MessageContract> = new Map(
+  AuditRecordV1.anyOf.map((branch) => [
+    (branch.properties as { readonly event: { readonly const: AuditEvent } }).event.const,
+    defineContract({ ...auditRecordContract, versions: { [AUDIT_SCHEMA_VERSION]: branch } }),
+  ]),
+);
+
+/**
+ * Validates an audit record as `validatePayload(auditRecordContract, value)` does (the same verdict), against
+ * the schema of the event it names; a value naming no known event is checked against the whole union (and
+ * refused, with the union's detail).
+ */
+export function validateAuditRecord(value: unknown): DecodeResult<AuditRecord> {
+  const event =
+    typeof value === 'object' && value !== null ? (value as { readonly event?: unknown }).event : undefined;
+  const own = EVENT_CONTRACTS.get(event);
+  return own === undefined
+    ? validatePayload(auditRecordContract, value)
+    : (validatePayload(own, value) as DecodeResult<AuditRecord>);
+}

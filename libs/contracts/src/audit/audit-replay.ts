@@ -1,8 +1,7 @@
 // Reading the trail back: pick audit records out of a service's log lines, keep the first of each id (the
 // dedupe rule), and replay the membership changes to say who was a member of which role after each record.
 // Pure; what a consumer of the exported records does, and what the scripted-day test checks.
-import { validatePayload } from '../contract.js';
-import { auditRecordContract, type AuditRecord } from './audit-record.js';
+import { validateAuditRecord, type AuditRecord } from './audit-record.js';
 
 /** The audit records in `lines` (JSON log lines of any service), valid ones only, in order. */
 export function auditRecordsIn(lines: readonly string[]): AuditRecord[] {
@@ -16,7 +15,7 @@ export function auditRecordsIn(lines: readonly string[]): AuditRecord[] {
       continue;
     }
     const candidate = (parsed as { audit?: unknown } | null)?.audit;
-    const checked = validatePayload(auditRecordContract, candidate);
+    const checked = validateAuditRecord(candidate);
     if (checked.ok) records.push(checked.value);
   }
   return records;
