@@ -236,6 +236,11 @@ export class PlannerHost implements OnApplicationBootstrap, OnModuleDestroy {
       );
     if (!inTerm()) return;
     const histogram = this.histogram;
+    // The memo kept from an earlier term: policies deleted meanwhile are not passed again (converged-memo.ts).
+    this.converged.retain((key) => {
+      const [namespace = '', name = ''] = key.split('/');
+      return cache.get('postgrespolicy', namespace, name) !== undefined;
+    });
     const reconciler = new Reconciler({
       cache,
       nats: this.nats,

@@ -186,11 +186,6 @@ export class Reconciler {
       },
     });
     this.changes.seedPlans(this.deps.cache.list('postgrespolicyplan'));
-    // A memo kept from an earlier term: policies deleted meanwhile are not passed again (converged-memo.ts).
-    this.converged.retain((key) => {
-      const [namespace = '', name = ''] = key.split('/');
-      return this.deps.cache.get('postgrespolicy', namespace, name) !== undefined;
-    });
     for (const policy of this.deps.cache.list('postgrespolicy')) {
       // Every policy the cache holds at start is a peer to read at the first pass.
       this.peers.policyChanged(policyKey(policy.metadata.namespace, policy.metadata.name));
