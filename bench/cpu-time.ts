@@ -37,13 +37,19 @@ function times(pid: number | 'self'): Times | undefined {
   return { ppid: f[1]!, comm, own: (f[11]! + f[12]!) / hz, children: (f[13]! + f[14]!) / hz };
 }
 
-/** CPU seconds of every PostgreSQL process on the machine so far (exited backends included). */
+/**
+ * CPU seconds of every PostgreSQL process on the machine so far (exited backends included); with
+ * `RP_BENCH_PG_PID` (the bench server's postmaster) only that server's, so other servers' work on a shared
+ * machine is not counted.
+ */
 export function postgresCpuSeconds(): number {
+  const only = Number(process.env['RP_BENCH_PG_PID'] ?? '') || undefined;
   const all = new Map<number, Times>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const t = times(Number(entry));
-    if (t?.comm === 'postgres') all.set(Number(entry), t);
+    if (t?.comm !== 'postgres') continue;
+    if (only === undefined || Number(entry) === only || t.ppid === only) all.set(Number(entry), t);
   }
   let total = 0;
   for (const t of all.values()) {
