@@ -15,6 +15,7 @@ import {
   type LockedDecision,
   type PgCatalog,
   type DatabaseTls,
+  type RoleLockSessions,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
@@ -70,7 +71,7 @@ import {
   type Prepared,
 } from './replan.js';
 import { withPolicyHeldAccess } from './replan-held-access.js';
-import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from './role-lock.js';
+import { DEFAULT_ROLE_LOCK_DATABASE, ROLE_LOCK_SESSIONS, roleLockFor } from './role-lock.js';
 import { resultFor, type ResultFacts } from './result.js';
 import {
   PasswordSourceChangedError,
@@ -104,6 +105,9 @@ export class ExecutionService {
     @Optional() @Inject(WORKLOAD_IDENTITY) private readonly identity: WorkloadIdentity | null = null,
     @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
     @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink = NO_AUDIT,
+    @Optional()
+    @Inject(ROLE_LOCK_SESSIONS)
+    private readonly roleLockSessions: RoleLockSessions | null = null,
   ) {
     const secrets = cluster?.view.secrets ?? options.secrets;
     if (secrets === undefined) throw new Error('the executor has no secret resolver');
@@ -241,6 +245,7 @@ export class ExecutionService {
       this.options.roleLockDatabase === undefined
         ? DEFAULT_ROLE_LOCK_DATABASE
         : this.options.roleLockDatabase,
+      this.roleLockSessions,
     );
     const probe = this.options.probe?.around(request);
     const phases = executionPhases();
