@@ -275,10 +275,17 @@ describe('role-lock sessions kept between executions', () => {
       otherLogin.password = 'pw';
       const c = sessions.acquire({ url: otherLogin.toString() }, 'postgres', { namespace: 'team-a' });
       const again = sessions.acquire({ url: one.url }, 'postgres', { namespace: 'team-a' });
+      // The same connection read from another Secret of the namespace (a fleet: one Secret per database).
+      const sameFromSecret = sessions.acquire(
+        { url: one.url, secretSources: [{ part: 'url', secret: 'db-7', key: 'DATABASE_URL' }] },
+        'postgres',
+        { namespace: 'team-a' },
+      );
       expect(sessions.size).toBe(3);
       expect(again.lock).toBe(a.lock);
+      expect(sameFromSecret.lock).toBe(a.lock);
       expect(new Set([a.lock, b.lock, c.lock]).size).toBe(3);
-      for (const kept of [a, b, c, again]) kept.release();
+      for (const kept of [a, b, c, again, sameFromSecret]) kept.release();
     } finally {
       await sessions.close();
     }

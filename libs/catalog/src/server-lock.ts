@@ -123,8 +123,8 @@ interface KeptPool {
  * none; a session whose unlock failed is never lent again (its pool is closed and replaced).
  *
  * Pools are keyed by a digest of the whole connection (credentials included, never kept in clear beyond the
- * pool itself) and the namespace the operator's cloud identity bounds are judged for: only an execution that
- * would open exactly the same session gets it.
+ * pool itself; the Secret names its parts came from left out) and the namespace the operator's cloud identity
+ * bounds are judged for: only an execution that would open exactly the same session gets it.
  */
 export class RoleLockSessions {
   private readonly pools = new Map<string, KeptPool>();
@@ -140,11 +140,14 @@ export class RoleLockSessions {
     database: string,
     open: OpenOptions,
   ): { readonly lock: ServerLock; release(): void } {
-    const key = sha256Digest(
-      canonicalJson({ spec: maintenanceSpec(spec, database), namespace: open.namespace ?? null }),
-    );
+    // Which Secret each part came from only labels redactions: policies whose Secrets hold the same
+    // connection share its sessions. Their callers redact what leaves the lock with their own labels
+    // (executeUnderLock runs inside withRedaction of the execution's connection); the pool redacts the
+    // URL and password itself.
+    const { secretSources: _labels, ...connection } = maintenanceSpec(spec, database);
+    const key = sha256Digest(canonicalJson({ spec: connection, namespace: open.namespace ?? null }));
     let pool = this.pools.get(key);
-    if (pool === undefined) pool = this.openPool(key, spec, database, open);
+    if (pool === undefined) pool = this.openPool(key, connection, database, open);
     const kept = pool;
     kept.users++;
     if (kept.timer !== undefined) clearTimeout(kept.timer);
@@ -180,7 +183,7 @@ export class RoleLockSessions {
   private openPool(key: string, spec: ConnectionSpec, database: string, open: OpenOptions): KeptPool {
     const connection = openConnection(
       {
-        ...maintenanceSpec(spec, database),
+        ...spec,
         maxConnections: this.options.maxSessions ?? 8,
         applicationName: 'rolepolicy-executor-role-lock',
       },
