@@ -39,20 +39,22 @@ function times(pid: number | 'self'): Times | undefined {
 
 /**
  * CPU seconds of every PostgreSQL process on the machine so far (exited backends included), or, given
- * `postmasters` (the pids of some servers' postmasters), of those servers only: a postmaster and its
- * children (backends, background workers), summed over the servers.
+ * `postmasters` (the pids of some servers' postmasters; by default `RP_BENCH_PG_PID`, the bench server's, when
+ * set), of those servers only: a postmaster and its children (backends, background workers), summed over the
+ * servers, so other servers' work on a shared machine is not counted.
  */
 export function postgresCpuSeconds(postmasters?: readonly number[]): number {
+  const benchServer = Number(process.env['RP_BENCH_PG_PID'] ?? '') || undefined;
+  const ours = new Set(postmasters ?? (benchServer === undefined ? [] : [benchServer]));
   const all = new Map<number, Times>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const t = times(Number(entry));
     if (t?.comm === 'postgres') all.set(Number(entry), t);
   }
-  const ours = postmasters === undefined ? undefined : new Set(postmasters);
   let total = 0;
   for (const [pid, t] of all) {
-    if (ours !== undefined && !ours.has(pid) && !ours.has(t.ppid)) continue;
+    if (ours.size > 0 && !ours.has(pid) && !ours.has(t.ppid)) continue;
     // A postmaster reaps its backends: their time is in its children's share once they exit.
     total += all.has(t.ppid) ? t.own : t.own + t.children;
   }

@@ -28,6 +28,12 @@ import { OtlpReceiver, startEmbeddedPostgresServer, type EmbeddedPostgres } from
 import { condition, PolicyResources } from '../e2e/support/resources.js';
 import { round, writeResult } from './pg-bench-support.js';
 import { benchCpuSeconds, cpuDelta, postgresCpuSeconds, postmasterPid } from './cpu-time.js';
+import {
+  resetStatements,
+  stageStatements,
+  statementsAvailable,
+  type StageStatements,
+} from './pg-statements.js';
 import { FleetDatabases } from './fleet-databases.js';
 import { smallPolicy } from './fleet-policy.js';
 import { readApplyFloor, type ReadApplyJob } from './read-apply-floor.js';
@@ -475,6 +481,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const apiWrites: Record<string, Record<string, number>> = {};
     const failures: Record<string, readonly FailureCount[]> = {};
     const peakSessions: Record<string, number[]> = {};
+    // PostgreSQL's work by statement, where the bench server records it (pg-statements.ts).
+    const recordStatements = await statementsAvailable();
+    const statements: Record<string, StageStatements> = {};
+    const floorStatements: Record<string, StageStatements> = {};
+    const floorPerPolicy: Record<string, Record<string, number>> = {};
     // Every service's log is kept (issue 28): a run that falls into the slow mode must say why.
     const logRoot =
       process.env['BENCH_LOG_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'rolepolicy-fleet-logs-'));
@@ -570,6 +581,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           ['rp_planner_applied_snapshot_unused_total', 'reason'],
         ] as const;
         const breakdownsBefore = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
+        const maintenanceBefore = recordStatements ? await resetStatements() : 0;
         const writes = new ApiWriteCounter();
         product.emulator.setRequestHook(writes.hook);
         const sampler = dbs.sampleSessions();
@@ -588,6 +600,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         // By process at once, so a run stopped before its floors still says where the CPU went.
         console.log(`  CPU seconds by process: ${JSON.stringify(cpu[String(executors)])}`);
         const activity = await dbs.activity(options.databases);
+        if (recordStatements) {
+          const names = dbs.names.slice(0, options.databases);
+          statements[String(executors)] = await stageStatements(names, options.databases, maintenanceBefore);
+          console.log(`  PostgreSQL statements per policy: ${JSON.stringify(statements[String(executors)])}`);
+        }
         const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
         const breakdownsAfter = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
         const grown = (i: number) => perLabel(breakdownsBefore[i]!, breakdownsAfter[i]!, options.databases);
@@ -677,9 +694,25 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         scope: scopeOf(smallPolicy(`${prefix}p${index}_`, dbs.names[index]!, `db-${index}`)),
         sql: sql.replaceAll(firstPrefix, prefix),
       }));
+      const activityBefore = await dbs.activity(options.databases);
+      const maintenanceBefore = recordStatements ? await resetStatements() : 0;
       const cpuBefore = stageCpuOfFloor();
       readFloor[String(executors)] = round(await readApplyFloor(jobs, concurrency));
       readFloorCpu[String(executors)] = withTotal(cpuDelta(cpuBefore, stageCpuOfFloor()));
+      const activity = await dbs.activity(options.databases);
+      floorPerPolicy[String(executors)] = {
+        sessions: round((activity.sessions - activityBefore.sessions) / options.databases),
+        transactions: round((activity.transactions - activityBefore.transactions) / options.databases),
+      };
+      if (recordStatements) {
+        const names = dbs.names.slice(0, options.databases);
+        floorStatements[String(executors)] = await stageStatements(
+          names,
+          options.databases,
+          maintenanceBefore,
+        );
+        console.log(`  floor's statements per policy: ${JSON.stringify(floorStatements[String(executors)])}`);
+      }
       console.log(`read-then-apply floor, ${concurrency} at once: ${readFloor[String(executors)]} s`);
     }
     const ratio = (a: number | undefined, b: number | undefined) =>
@@ -696,6 +729,16 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       // Inspect, then lock + inspect + apply, per database, straight on PostgreSQL (no control plane).
       readApplyFloorSeconds: readFloor,
       readApplyFloorCpuSeconds: readFloorCpu,
+      // Sessions and transactions per policy in the floor's databases (compare perPolicy).
+      readApplyFloorPerPolicy: floorPerPolicy,
+      // PostgreSQL's statements per policy (pg_stat_statements; only where the bench server records them).
+      ...(recordStatements
+        ? { postgresStatements: statements, readApplyFloorStatements: floorStatements }
+        : {}),
+      // PostgreSQL CPU per policy against the read-then-apply floor's, by executor count (issue 28: <= 1.1x).
+      postgresOverReadApplyFloor: Object.fromEntries(
+        Object.keys(cpu).map((k) => [k, ratio(cpu[k]?.['postgres'], readFloorCpu[k]?.['postgres'])]),
+      ),
       fleetOverReadApplyFloor2: ratio(seconds['2'], readFloor['2']),
       statementsPerDatabase: Math.round(
         [...sqlOfFirst!.values()].reduce((n, s) => n + s.split(';\n').length, 0) /

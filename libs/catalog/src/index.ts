@@ -41,7 +41,13 @@ export {
   type PhaseEnd,
   type ServerLock,
 } from './execute.js';
-export { maintenanceLock, maintenanceSpec, openMaintenanceConnection } from './server-lock.js';
+export {
+  maintenanceLock,
+  maintenanceSpec,
+  openMaintenanceConnection,
+  RoleLockSessions,
+  type RoleLockSessionsOptions,
+} from './server-lock.js';
 export {
   databaseTlsFromConfig,
   SSL_MODES,

@@ -6,7 +6,12 @@ import pg from 'pg';
 
 import { openConnection, type CatalogConnection } from './connection.js';
 import { executeUnderLock } from './execute.js';
-import { maintenanceLock, maintenanceSpec, openMaintenanceConnection } from './server-lock.js';
+import {
+  maintenanceLock,
+  maintenanceSpec,
+  openMaintenanceConnection,
+  RoleLockSessions,
+} from './server-lock.js';
 import { dropRolesWithPrefix, runSql } from './test-support/scope.js';
 
 let one: PostgresSandbox;
@@ -148,4 +153,141 @@ test('the maintenance connection keeps the login and changes only the database',
       'postgres',
     ),
   ).toEqual({ params: { host: 'h', port: 5433, dbname: 'postgres', username: 'u' }, setRole: 'x' });
+});
+
+/** The backend holding the role lock of `role` on the server, or null (pg_locks splits the bigint key). */
+async function roleLockHolder(role: string): Promise<number | null> {
+  const rows = await query<{ pid: number }>(
+    one.adminUrl,
+    `SELECT l.pid FROM pg_catalog.pg_locks l,
+            LATERAL (SELECT pg_catalog.hashtextextended('rolepolicy:role:' || $1, 0) AS k) x
+      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+        AND l.classid = ((x.k >> 32) & 4294967295)::oid AND l.objid = (x.k & 4294967295)::oid`,
+    [role],
+  );
+  return rows[0]?.pid ?? null;
+}
+
+describe('role-lock sessions kept between executions', () => {
+  test('a second execution with role DDL borrows the first one`s session instead of starting a backend', async () => {
+    const sessions = new RoleLockSessions({ unavailable: () => undefined });
+    const target = openConnection({ url: one.url });
+    const gate = new pg.Client({ connectionString: one.url });
+    await gate.connect();
+    const holders: (number | null)[] = [];
+    try {
+      for (const name of ['kept_a', 'kept_b']) {
+        await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+        const kept = sessions.acquire({ url: one.url }, 'postgres', {});
+        const run = executeUnderLock(
+          target.db,
+          async () => ({
+            run: true,
+            statements: [
+              plain(`CREATE ROLE "${r(name)}"`),
+              plain(`GRANT "${r(name)}" TO "${r('shared_member')}"`),
+              plain(`SELECT pg_advisory_xact_lock(${GATE})`),
+            ],
+            result: null,
+          }),
+          kept.lock,
+        );
+        // Held while the plan's transaction waits at the gate: who holds it?
+        await sessionWaiting(`wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'`, []);
+        holders.push(await roleLockHolder(r(name)));
+        await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+        await run;
+        kept.release();
+        // Released after the commit, although the session stays open.
+        expect(await roleLockHolder(r(name))).toBeNull();
+      }
+      expect(holders[0]).not.toBeNull();
+      expect(holders[1]).toBe(holders[0]);
+      expect(sessions.size).toBe(1);
+    } finally {
+      await gate.end();
+      await target.close();
+      await sessions.close();
+    }
+    // Closed with the executor: the kept backend is gone.
+    for (let i = 0; i < 100; i++) {
+      const alive = await query(one.adminUrl, 'SELECT 1 FROM pg_stat_activity WHERE pid = $1', [holders[0]]);
+      if (alive.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error('the kept role-lock session was not closed');
+  });
+
+  test('a lock that timed out halfway leaves the kept session holding none of the locks it took', async () => {
+    const sessions = new RoleLockSessions({ unavailable: () => undefined });
+    const target = openConnection({ url: one.url });
+    // Another executor holds the second role's lock: the execution gets the first, then times out on it.
+    const other = new pg.Client({ connectionString: one.adminUrl });
+    await other.connect();
+    const spec = { url: one.url, lockTimeoutMs: 300 };
+    try {
+      await other.query(`SELECT pg_advisory_lock(pg_catalog.hashtextextended('rolepolicy:role:' || $1, 0))`, [
+        r('timeout_z'),
+      ]);
+      const first = sessions.acquire(spec, 'postgres', {});
+      const failed = executeUnderLock(
+        target.db,
+        async () => ({
+          run: true,
+          statements: [plain(`GRANT "${r('timeout_a')}" TO "${r('timeout_z')}"`)],
+          result: null,
+        }),
+        first.lock,
+      );
+      await expect(failed).rejects.toMatchObject({ code: '55P03' });
+      first.release();
+      // The first role's lock went with the failure: nobody holds it, though the session is kept.
+      expect(await roleLockHolder(r('timeout_a'))).toBeNull();
+      await other.query('SELECT pg_advisory_unlock_all()');
+      // The kept session still serves the next execution.
+      await runSql(one.url, `CREATE ROLE "${r('timeout_a')}"; CREATE ROLE "${r('timeout_z')}";`);
+      const second = sessions.acquire(spec, 'postgres', {});
+      await executeUnderLock(
+        target.db,
+        async () => ({
+          run: true,
+          statements: [plain(`GRANT "${r('timeout_a')}" TO "${r('timeout_z')}"`)],
+          result: null,
+        }),
+        second.lock,
+      );
+      second.release();
+      expect(sessions.size).toBe(1);
+    } finally {
+      await other.end();
+      await target.close();
+      await sessions.close();
+    }
+  });
+
+  test('another login or namespace never borrows a kept session', async () => {
+    const sessions = new RoleLockSessions({ unavailable: () => undefined });
+    try {
+      const a = sessions.acquire({ url: one.url }, 'postgres', { namespace: 'team-a' });
+      const b = sessions.acquire({ url: one.url }, 'postgres', { namespace: 'team-b' });
+      const otherLogin = new URL(one.url);
+      otherLogin.username = 'other_login';
+      otherLogin.password = 'pw';
+      const c = sessions.acquire({ url: otherLogin.toString() }, 'postgres', { namespace: 'team-a' });
+      const again = sessions.acquire({ url: one.url }, 'postgres', { namespace: 'team-a' });
+      // The same connection read from another Secret of the namespace (a fleet: one Secret per database).
+      const sameFromSecret = sessions.acquire(
+        { url: one.url, secretSources: [{ part: 'url', secret: 'db-7', key: 'DATABASE_URL' }] },
+        'postgres',
+        { namespace: 'team-a' },
+      );
+      expect(sessions.size).toBe(3);
+      expect(again.lock).toBe(a.lock);
+      expect(sameFromSecret.lock).toBe(a.lock);
+      expect(new Set([a.lock, b.lock, c.lock]).size).toBe(3);
+      for (const kept of [a, b, c, again, sameFromSecret]) kept.release();
+    } finally {
+      await sessions.close();
+    }
+  });
 });

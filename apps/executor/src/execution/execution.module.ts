@@ -20,6 +20,7 @@ import {
 } from './execution-cluster.js';
 import { ExecutionService } from './execution.service.js';
 import { DATABASE_TLS, EXECUTION_OPTIONS, WORKLOAD_IDENTITY, type ExecutionOptions } from './options.js';
+import { ROLE_LOCK_SESSIONS, RoleLockSessionsShutdown, roleLockSessions } from './role-lock.js';
 import { scopedExecuteController } from '../scoped/scoped.controller.js';
 import {
   DATABASE_SERIALIZER,
@@ -75,6 +76,9 @@ export class ExecutionModule {
                 startExecutionCluster(nc, publisher, cluster),
             },
         ExecutionClusterShutdown,
+        // Role-lock sessions kept between executions, per server and login (ADR 0027), closed at shutdown.
+        { provide: ROLE_LOCK_SESSIONS, useFactory: roleLockSessions },
+        RoleLockSessionsShutdown,
         ExecutionService,
         ScopedExecutionService,
         {

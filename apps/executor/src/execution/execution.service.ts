@@ -15,6 +15,7 @@ import {
   type LockedDecision,
   type PgCatalog,
   type DatabaseTls,
+  type RoleLockSessions,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
@@ -71,7 +72,7 @@ import {
   type Prepared,
 } from './replan.js';
 import { withPolicyHeldAccess } from './replan-held-access.js';
-import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from './role-lock.js';
+import { DEFAULT_ROLE_LOCK_DATABASE, ROLE_LOCK_SESSIONS, roleLockFor } from './role-lock.js';
 import { resultFor, type ResultFacts } from './result.js';
 import {
   PasswordSourceChangedError,
@@ -106,6 +107,9 @@ export class ExecutionService {
     @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
     @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink = NO_AUDIT,
     @Optional() @Inject(EXECUTION_DISPATCH) private readonly dispatch: ExecutionDispatch | null = null,
+    @Optional()
+    @Inject(ROLE_LOCK_SESSIONS)
+    private readonly roleLockSessions: RoleLockSessions | null = null,
   ) {
     const secrets = cluster?.view.secrets ?? options.secrets;
     if (secrets === undefined) throw new Error('the executor has no secret resolver');
@@ -243,6 +247,7 @@ export class ExecutionService {
       this.options.roleLockDatabase === undefined
         ? DEFAULT_ROLE_LOCK_DATABASE
         : this.options.roleLockDatabase,
+      this.roleLockSessions,
     );
     const probe = this.options.probe?.around(request);
     const phases = executionPhases();

@@ -14,6 +14,7 @@ import {
   type CatalogConnection,
   type LockedDecision,
   type DatabaseTls,
+  type RoleLockSessions,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import {
@@ -47,7 +48,7 @@ import {
 } from '../execution/options.js';
 import type { ScopedStage } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
-import { DEFAULT_ROLE_LOCK_DATABASE, roleLockFor } from '../execution/role-lock.js';
+import { ROLE_LOCK_SESSIONS, roleLockDatabaseOf, roleLockFor } from '../execution/role-lock.js';
 import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
 import { appliedFacts, bundleScope, declaredMemberships, refusalFacts } from './scoped-steps.js';
@@ -110,6 +111,7 @@ export class ScopedExecutionService {
     } | null = null,
     @Optional() @Inject(DATABASE_TLS) private readonly tls: DatabaseTls = {},
     @Optional() @Inject(AUDIT_LOG) private readonly audit: AuditSink = NO_AUDIT,
+    @Optional() @Inject(ROLE_LOCK_SESSIONS) private readonly locks: RoleLockSessions | null = null,
   ) {}
 
   /**
@@ -244,7 +246,8 @@ export class ScopedExecutionService {
         identity: this.identity,
         tls: this.tls,
         serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, false)),
-        roleLockDatabase: this.roleLockDatabase(),
+        roleLockDatabase: roleLockDatabaseOf(this.options.roleLockDatabase),
+        roleLockSessions: this.locks,
         audit: this.audit,
       },
       request,
@@ -303,7 +306,8 @@ export class ScopedExecutionService {
     const roleLock = roleLockFor(
       resolved.connection,
       { identity: this.identity, tls: this.tls, namespace },
-      this.roleLockDatabase(),
+      roleLockDatabaseOf(this.options.roleLockDatabase),
+      this.locks,
     );
     try {
       const { host, port, database } = connection.target;
@@ -345,12 +349,6 @@ export class ScopedExecutionService {
       await connection.close().catch(() => undefined);
       await roleLock.close();
     }
-  }
-
-  /** The maintenance database of the role lock (ADR 0027), or null when the options turn it off. */
-  private roleLockDatabase(): string | null {
-    const database = this.options.roleLockDatabase;
-    return database === undefined ? DEFAULT_ROLE_LOCK_DATABASE : database;
   }
 
   /**

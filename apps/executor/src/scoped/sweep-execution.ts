@@ -9,6 +9,7 @@ import {
   type CatalogConnection,
   type DatabaseTls,
   type LockedDecision,
+  type RoleLockSessions,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import type { ScopedExecuteRequestV1 } from '@rolepolicy/contracts';
@@ -41,6 +42,8 @@ export interface SweepDeps {
   readonly serialize: <T>(databaseKey: string, task: () => Promise<T>) => Promise<T>;
   /** The maintenance database of the server's role lock (ADR 0027); null: none. */
   readonly roleLockDatabase: string | null;
+  /** The replica's kept role-lock sessions (none: a session of its own per sweep). */
+  readonly roleLockSessions?: RoleLockSessions | null;
   /** Where the revoked edges are recorded after the commit (docs/audit.md). */
   readonly audit: AuditSink;
 }
@@ -127,6 +130,7 @@ export async function runSweep(deps: SweepDeps, message: ScopedExecuteRequestV1)
     resolved.connection,
     { identity: deps.identity, tls: deps.tls },
     deps.roleLockDatabase,
+    deps.roleLockSessions,
   );
   try {
     return await deps.serialize(`${ns}\u0000${resolved.target}`, () =>
