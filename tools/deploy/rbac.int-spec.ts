@@ -1,9 +1,10 @@
 // The RBAC in deploy/ is derived from what the code does, not from a list someone keeps: the whole stack
 // runs a policy lifecycle (manual approval, a generated password, review artifacts, a candidate replaced by
-// one a person labels before denying its plan, supersession, retention of plans and of candidates), every command the gateway received is then
-// delivered a second time (JetStream delivers at least once), and the gateway stops (releasing its Lease),
-// all while a recording proxy in front of the API notes each request as RBAC attributes. The gateway's Role
-// and ClusterRole must grant exactly those; the other four services are bound to nothing and import no
+// one a person labels before denying its plan, an access policy deleted with its request, supersession,
+// retention of plans and of candidates), every command the gateway received is then delivered a second
+// time (JetStream delivers at least once), and the gateway stops (releasing its Lease), all while a
+// recording proxy in front of the API notes each request as RBAC attributes. The gateway's Role and
+// ClusterRole must grant exactly those; the other four services are bound to nothing and import no
 // Kubernetes client.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -81,8 +82,8 @@ const pendingPlan = (policy: string) =>
 
 /**
  * The lifecycle: approval, generated password, a candidate replaced by one labelled and denied (the first
- * deleted by retention), ephemeral access from request to deletion, supersession twice, plan retention, a
- * second delivery, stop.
+ * deleted by retention), ephemeral access from request to its access policy's deletion, supersession twice,
+ * plan retention, a second delivery, stop.
  */
 async function runLifecycle(): Promise<void> {
   const svc = stack.role('rbac_svc');
@@ -175,11 +176,13 @@ async function runLifecycle(): Promise<void> {
     requestedBy: { username: 'alice@example.com' },
   });
   await eph.phase('eph-1', 'Ended', 60_000);
-  await eph.delete('EphemeralAccessRequest', 'eph-1');
+  // The access policy is deleted while its request is still there: the access-scheduler deletes the
+  // request (through the gateway), then lets the policy go.
   await eph.delete('EphemeralAccessPolicy', 'eph-read');
   await waitFor(
-    'the access policy to be gone',
-    async () => (await eph.accessPolicy('eph-read')) === undefined,
+    'the access policy and its request to be gone',
+    async () =>
+      (await eph.accessPolicy('eph-read')) === undefined && (await eph.request('eph-1')) === undefined,
   );
 
   // Three edits in plan mode: two Superseded plans, and retention (keep 1) deletes the older one.
