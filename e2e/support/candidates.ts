@@ -1,6 +1,12 @@
 // What a person does with PostgresPolicyCandidates through client-node: file a proposal, read it and the
-// plans it owns (by candidate UID), label it, and try to edit it (the spec is immutable).
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+// plans it owns (by candidate UID), see it gone, label it, and try to edit it (the spec is immutable).
+import {
+  ApiException,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import {
   GROUP,
   KIND_NAMES,
@@ -50,6 +56,16 @@ export class CandidateResources {
       ...this.coords('PostgresPolicyCandidate'),
       name,
     })) as PostgresPolicyCandidate;
+  }
+
+  /** Reads a candidate, or undefined when there is none (deleted by retention, say). */
+  async find(name: string): Promise<PostgresPolicyCandidate | undefined> {
+    try {
+      return await this.get(name);
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return undefined;
+      throw err;
+    }
   }
 
   /** Merge-patches a candidate's spec (admission refuses it: the spec is immutable). */

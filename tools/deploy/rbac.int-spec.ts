@@ -1,9 +1,10 @@
 // The RBAC in deploy/ is derived from what the code does, not from a list someone keeps: the whole stack
-// runs a policy lifecycle (manual approval, a generated password, review artifacts, a candidate a person
-// labels before denying its plan, supersession and retention), every command the gateway received is then
-// delivered a second time (JetStream delivers at least once), and the gateway stops (releasing its Lease),
-// all while a recording proxy in front of the API notes each request as RBAC attributes. The gateway's Role
-// and ClusterRole must grant exactly those; the other four services are bound to nothing and import no
+// runs a policy lifecycle (manual approval, a generated password, review artifacts, a candidate replaced by
+// one a person labels before denying its plan, an access policy deleted with its request, supersession,
+// retention of plans and of candidates), every command the gateway received is then delivered a second
+// time (JetStream delivers at least once), and the gateway stops (releasing its Lease), all while a
+// recording proxy in front of the API notes each request as RBAC attributes. The gateway's Role and
+// ClusterRole must grant exactly those; the other four services are bound to nothing and import no
 // Kubernetes client.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -45,6 +46,8 @@ beforeAll(async () => {
       KUBECONFIG: recorder.kubeconfigPath,
       PLANNER_RETAIN_SUPERSEDED: '1',
       PLANNER_RETAIN_MIN_AGE_SECONDS: '1',
+      // Keep one terminal candidate per policy: the lifecycle ends two, so retention deletes one.
+      PLANNER_CANDIDATE_RETAIN_TERMINAL: '1',
     },
   });
   // The services started before the API address was known: restart the gateway through the recorder.
@@ -78,8 +81,9 @@ const pendingPlan = (policy: string) =>
   );
 
 /**
- * The lifecycle: approval, generated password, a candidate labelled and denied, ephemeral access from request to deletion,
- * supersession twice, retention, a second delivery, stop.
+ * The lifecycle: approval, generated password, a candidate replaced by one labelled and denied (the first
+ * deleted by retention), ephemeral access from request to its access policy's deletion, supersession twice,
+ * plan retention, a second delivery, stop.
  */
 async function runLifecycle(): Promise<void> {
   const svc = stack.role('rbac_svc');
@@ -93,28 +97,57 @@ async function runLifecycle(): Promise<void> {
   await stack.resources.approve(plan.metadata.name!);
   await stack.reconciled('approved');
 
-  // A candidate for that policy, planned (its plan and status go through the gateway too).
+  // Candidates for that policy, planned (their plans and status go through the gateway too): a first one,
+  // then a second that replaces it (the first is superseded, the older of the two terminal candidates).
   const candidates = new CandidateResources(stack.kubeConfig, stack.namespace);
-  await candidates.create('approved-more', 'approved', {
+  const phaseOf = (name: string, phase: string) =>
+    waitFor(`candidate ${name} to be ${phase}`, async () => {
+      const candidate = await candidates.get(name);
+      return candidate.status?.phase === phase ? candidate : undefined;
+    });
+  await candidates.create('approved-first', 'approved', {
     roles: [
       { name: svc, login: true, password: { generate: {} } },
-      { name: stack.role('rbac_cand'), login: false },
+      { name: stack.role('rbac_first'), login: false },
     ],
   });
-  const planned = await waitFor('the candidate to be planned', async () => {
-    const candidate = await candidates.get('approved-more');
-    return candidate.status?.phase === 'Planned' ? candidate : undefined;
-  });
+  await phaseOf('approved-first', 'Planned');
+  const firstPlans = await candidates.plans('approved-first');
+  expect(firstPlans).not.toEqual([]);
+  await candidates.create(
+    'approved-more',
+    'approved',
+    {
+      roles: [
+        { name: svc, login: true, password: { generate: {} } },
+        { name: stack.role('rbac_cand'), login: false },
+      ],
+    },
+    { replaces: 'approved-first' },
+  );
+  const planned = await phaseOf('approved-more', 'Planned');
+  await phaseOf('approved-first', 'Superseded');
+  // Retention orders terminal candidates by when they ended (to the second): end the second one later.
+  await sleep(1100);
   // A person labels it (kept: exempt from expiry and retention) and then denies its plan. The gateway's
   // status write for the denial starts from its own last write of the candidate, older than the label: the
   // API answers 409 and only then does the gateway read the candidate (its one read of a candidate).
   await candidates.label('approved-more', { [KEEP_LABEL]: 'true' });
   await stack.resources.deny(planned.status!.planRef!.name);
-  const superseded = await waitFor('the denied candidate to be superseded', async () => {
-    const candidate = await candidates.get('approved-more');
-    return candidate.status?.phase === 'Superseded' ? candidate : undefined;
-  });
+  const superseded = await phaseOf('approved-more', 'Superseded');
   expect(superseded.metadata.labels?.[KEEP_LABEL]).toBe('true');
+  // Two terminal candidates, one retained: the kept label exempts the newer, so retention deletes the
+  // older, unlabelled one and its plans (the gateway deletes the candidate). Retention runs in the
+  // candidate pass after one that ended the candidate (the candidates' own status writes wake nothing): ask
+  // for one.
+  await stack.resources.requestReconcile('approved');
+  await waitFor('retention to delete the older candidate and its plans', async () => {
+    if ((await candidates.find('approved-first')) !== undefined) return false;
+    for (const plan of firstPlans)
+      if ((await stack.resources.plan(plan.metadata.name!)) !== undefined) return false;
+    return true;
+  });
+  expect(await candidates.find('approved-more')).toBeDefined();
 
   // Ephemeral access through its whole life: finalizers, access-policy and request status, scoped plans.
   const [reader, alice] = [stack.role('rbac_reader'), stack.role('rbac_alice')];
@@ -143,11 +176,13 @@ async function runLifecycle(): Promise<void> {
     requestedBy: { username: 'alice@example.com' },
   });
   await eph.phase('eph-1', 'Ended', 60_000);
-  await eph.delete('EphemeralAccessRequest', 'eph-1');
+  // The access policy is deleted while its request is still there: the access-scheduler deletes the
+  // request (through the gateway), then lets the policy go.
   await eph.delete('EphemeralAccessPolicy', 'eph-read');
   await waitFor(
-    'the access policy to be gone',
-    async () => (await eph.accessPolicy('eph-read')) === undefined,
+    'the access policy and its request to be gone',
+    async () =>
+      (await eph.accessPolicy('eph-read')) === undefined && (await eph.request('eph-1')) === undefined,
   );
 
   // Three edits in plan mode: two Superseded plans, and retention (keep 1) deletes the older one.
