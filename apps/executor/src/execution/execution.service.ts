@@ -33,7 +33,6 @@ import {
   scramSha256Verifier,
   type Change,
   type ManagedScope,
-  type TargetIdentityReading,
 } from '@rolepolicy/policy';
 import type { Kysely } from 'kysely';
 import { AUDIT_LOG, NO_AUDIT, logRecord, type AuditSink } from '@rolepolicy/runtime';
@@ -68,6 +67,7 @@ import {
   replan,
   requestInputs,
   type Expanded,
+  type LockedRead,
   type PlanningInputs,
   type Prepared,
 } from './replan.js';
@@ -82,15 +82,6 @@ import {
 } from './secrets.js';
 import { isMissingGenerated } from '@rolepolicy/kube';
 import { executionPhases, inApplyingSpan, noteOutcome, noteRequest } from './execution-trace.js';
-
-/** What the executor read under the lock: the catalog, the fresh plan and policy, the plan re-made. */
-type LockedRead = {
-  readonly snapshot: Awaited<ReturnType<typeof inspect>>;
-  readonly fresh: FreshState;
-  readonly plan: ReturnType<typeof replan>['plan'];
-  readonly digest: ReturnType<typeof replan>['digest'];
-  readonly observed: TargetIdentityReading;
-};
 
 /** Handles execution requests; one instance per executor replica. */
 @Injectable()

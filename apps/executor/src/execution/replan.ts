@@ -16,7 +16,9 @@ import {
   type PlanResult,
   type PolicyContent,
   type ReconciliationMode,
+  type TargetIdentityReading,
 } from '@rolepolicy/policy';
+import type { FreshState } from './fresh-verdict.js';
 import type { ResultFacts } from './result.js';
 
 /** What a plan is computed from besides the snapshot; the request's own, or the fresh policy's. */
@@ -141,3 +143,12 @@ export type Prepared =
       readonly connection: ConnectionSpec;
     }
   | { readonly ok: false; readonly facts: ResultFacts };
+
+/** What the executor read under the lock: the catalog, the fresh plan and policy, the plan re-made. */
+export type LockedRead = {
+  readonly snapshot: CatalogSnapshot;
+  readonly fresh: FreshState;
+  readonly plan: ReturnType<typeof replan>['plan'];
+  readonly digest: ReturnType<typeof replan>['digest'];
+  readonly observed: TargetIdentityReading;
+};
