@@ -71,7 +71,8 @@ async function sample(
   };
 }
 
-function grownPerPolicy(
+/** Per policy, how `after` grew over `before` for each label value (zero rows left out). */
+export function grownPerPolicy(
   before: ReadonlyMap<string, number>,
   after: ReadonlyMap<string, number>,
   policies: number,

@@ -45,7 +45,7 @@ import {
   writesPerPolicy,
   type FailureCount,
 } from './fleet-health.js';
-import { steadyWave } from './fleet-steady.js';
+import { grownPerPolicy, steadyWave } from './fleet-steady.js';
 import { byLabel, counterTotal } from './service-metrics.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 import { TRACE_HOPS, TraceHops, disagreeingHops, hopDifferences } from './trace-hops.js';
@@ -313,20 +313,6 @@ async function fleetRun(
     if (index !== undefined) sqlByDatabase.set(index, plan.status.sqlInline);
   }
   return { seconds, sqlByDatabase, timeline: fleetTimeline(wallStart, listed) };
-}
-
-/** Per policy, how `after` grew over `before` for each label value (zero rows left out). */
-function perLabel(
-  before: Map<string, number>,
-  after: Map<string, number>,
-  policies: number,
-): Record<string, number> {
-  const rows: Record<string, number> = {};
-  for (const [value, total] of after) {
-    const grown = total - (before.get(value) ?? 0);
-    if (grown > 0) rows[value] = round(grown / policies);
-  }
-  return rows;
 }
 
 /** CPU seconds so far of each service, PostgreSQL, and this process (the API emulator and the polling). */
@@ -607,7 +593,8 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         }
         const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
         const breakdownsAfter = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
-        const grown = (i: number) => perLabel(breakdownsBefore[i]!, breakdownsAfter[i]!, options.databases);
+        const grown = (i: number) =>
+          grownPerPolicy(breakdownsBefore[i]!, breakdownsAfter[i]!, options.databases);
         const perDatabase = (i: number) =>
           round((countersAfter[i]! - countersBefore[i]!) / options.databases);
         perPolicy[String(executors)] = {
