@@ -7,6 +7,7 @@ import type { AnnounceTimers } from '@rolepolicy/runtime';
 import {
   cachedPlan,
   cachedPolicy,
+  isConditionTrue,
   sameKeptStatus,
   settledReady,
   type PolicyWriteCause,
@@ -20,6 +21,7 @@ import { policyStatusEvents } from '../planning/plan-events.js';
 import type { CommandSink } from './command-sink.js';
 import { policyKey } from './change-keys.js';
 import { OwnPlanWrites } from './own-plan-writes.js';
+import { EXECUTING_STATUS_AFTER_INTERIM_MS } from './pass-timing.js';
 import { LIVE_PLAN_WAIT_MS, type PolicyState } from './policy-state.js';
 import type { ReconcilerDeps } from './reconciler-deps.js';
 
@@ -51,6 +53,19 @@ interface HeldStatus {
   handle: unknown;
   /** Set once the delay passed: the send under way. */
   sending: Promise<void> | undefined;
+}
+
+/**
+ * Whether the policy's status says its generation is being reconciled: `Reconciling=True`, which only the
+ * interim statuses carry (the announcement of a new generation, `Ready=Unknown/Applying`), for the generation
+ * the policy has now. An outcome removes the condition.
+ */
+function showsInterim(policy: PostgresPolicy): boolean {
+  const status = policy.status;
+  return (
+    status?.last_attempted_generation === policy.metadata.generation &&
+    isConditionTrue(status.conditions, 'Reconciling')
+  );
 }
 
 const REAL_TIMERS: AnnounceTimers = {
@@ -147,14 +162,18 @@ export class PolicyView {
    * Records `status` as written (the next decision and the result handler read it, and its Events are sent
    * now) but sends it only when no other status of the policy follows within `afterMs`: an execution that
    * commits within a second is shown by its outcome alone, a longer one shows `Ready=Unknown/Applying` from
-   * then on, as `announceIfSlow` does for `Reconciling` (issue 28: one API write less per apply).
+   * then on, as `announceIfSlow` does for `Reconciling` (issue 28: one API write less per apply). When the
+   * API's copy already shows an interim status of this generation (`Reconciling=True`: the pass announced
+   * it), the held status waits {@link EXECUTING_STATUS_AFTER_INTERIM_MS} instead: one interim status per pass.
    */
   async holdStatus(policy: PostgresPolicy, status: PostgresPolicyStatus, afterMs: number): Promise<void> {
     const { namespace, name } = policy.metadata;
     const key = policyKey(namespace, name);
     const earlier = await this.release(key);
     const current = this.currentPolicy(namespace, name) ?? policy;
+    // What the API has (or will have: our writes sent), never a held status.
     const base = earlier === undefined ? current : { ...current, status: earlier.base.status };
+    const delay = showsInterim(base) ? Math.max(afterMs, EXECUTING_STATUS_AFTER_INTERIM_MS) : afterMs;
     const entry: HeldStatus = { base, status, handle: undefined, sending: undefined };
     const timers = this.deps.timers ?? REAL_TIMERS;
     entry.handle = timers.set(() => {
@@ -163,7 +182,7 @@ export class PolicyView {
         () => undefined,
         () => undefined,
       );
-    }, afterMs);
+    }, delay);
     this.held.set(key, entry);
     await this.recorded(current, status, 'pass');
   }
