@@ -16,7 +16,6 @@ import type { MembershipEdge } from '@rolepolicy/policy';
 import {
   decideReconcile,
   reconcileGate,
-  reconcilingStatus,
   type ConflictVerdict,
   type PlanningOutcome,
   type PostgresPolicy,
@@ -25,6 +24,7 @@ import {
 import { ConflictProof, type ProvenVerdict } from './conflict-proof.js';
 import { ConvergedMemo } from './converged-memo.js';
 import { PolicyView } from './policy-view.js';
+import { ReconcilingAnnouncer } from './reconciling-announcer.js';
 import { CommandSink } from './command-sink.js';
 import { handleResult, type ResultContext } from './result-handling.js';
 import { newPolicyState, resultPending, type PolicyState } from './policy-state.js';
@@ -32,14 +32,13 @@ import { ChangeKeys, policyKey } from './change-keys.js';
 import { Inspection, executionInputs } from './inspection.js';
 import { AppliedSnapshots } from './applied-snapshots.js';
 import { commandsOf } from '../planning/gateway-commands.js';
-import { KeyedQueue, Slots, announceIfSlow } from '@rolepolicy/runtime';
+import { KeyedQueue, Slots } from '@rolepolicy/runtime';
 import { planEventsOf } from '../planning/plan-events.js';
 import { decisionAuditRecords } from '../planning/plan-audit.js';
 import {
   APPLIED_SNAPSHOT_MAX_KEPT,
   APPLIED_SNAPSHOT_TTL_MS,
   EXECUTING_STATUS_AFTER_MS,
-  RECONCILING_AFTER_MS,
   RESULT_RECHECK_MS,
 } from './pass-timing.js';
 import { preparePolicy, type NotPrepared, type Prepared } from '../planning/prepare.js';
@@ -50,7 +49,6 @@ import { SecretReaders, versionsRead } from './secret-readers.js';
 import { policySignature, versionOf } from './triggers.js';
 import { CandidatePlanner } from '../candidates/candidate-planner.js';
 import { DEFAULT_CANDIDATE_SETTINGS } from '../candidates/resources.js';
-
 import { DEFAULT_CONVERGED_MEMO, type ReconcilerDeps } from './reconciler-deps.js';
 import { WakeTraces, inPassSpan, inStepSpan, notePass, passLogRecord } from './pass-trace.js';
 
@@ -72,6 +70,8 @@ export class Reconciler {
   private appliedSubscription: Subscription | undefined;
   /** The cache with our own writes on top, and the policy status writes (policy-view.ts). */
   private readonly view: PolicyView;
+  /** `Reconciling` of a pass that waits for its turn or inspects for over a second. */
+  private readonly announcer: ReconcilingAnnouncer;
   private readonly sink: CommandSink;
   private readonly inspection: Inspection;
   private readonly results: ResultContext;
@@ -100,6 +100,12 @@ export class Reconciler {
       state: (key) => this.policies.get(key),
       now: this.now,
       onOwnWriteExpired: deps.onOwnWriteExpired,
+    });
+    this.announcer = new ReconcilingAnnouncer({
+      run: (key, task) => this.queue.run(key, task),
+      view: this.view,
+      followed: (key) => !this.stopped && this.policies.has(key),
+      now: this.now,
     });
     this.converged = deps.converged ?? new ConvergedMemo(deps.convergedMemo ?? DEFAULT_CONVERGED_MEMO);
     this.proof = new ConflictProof({
@@ -199,6 +205,7 @@ export class Reconciler {
     this.unsubscribe?.();
     this.appliedSubscription?.unsubscribe();
     for (const state of this.policies.values()) clearTimeout(state.timer);
+    this.announcer.clear();
     await this.queue.idle();
     this.view.dropHeld();
   }
@@ -281,6 +288,7 @@ export class Reconciler {
   /** Queues a pass for the policy (merged with one already queued). */
   trigger(key: string): void {
     if (this.stopped) return;
+    this.announcer.requested(key);
     // A pass that confirms an apply goes first: it is cheap (the executor's snapshot) and finishes a policy
     // that a person may be waiting on, where the others of a burst are first passes. Asked as the pass is
     // requested; an Applied result arriving while it waits hurries it (result-handling.ts).
@@ -328,6 +336,7 @@ export class Reconciler {
 
   /** One level-triggered pass for a policy, in the trace of the change that woke it. */
   private reconcile(key: string): Promise<void> {
+    this.announcer.started(key);
     return inPassSpan(key, this.wakeTraces.take(key), () => this.pass(key));
   }
 
@@ -367,18 +376,10 @@ export class Reconciler {
     this.review.endPass(key);
     const verifying = state.verifyPlan?.name; // the Applied result this pass verifies (inspection takes it)
     let outcome: PlanningOutcome | null = null;
-    if (gate.kind === 'inspect') {
-      if (!prepared.ok) {
-        outcome = { kind: 'failed', error: prepared.error };
-      } else {
-        const early = reconcilingStatus(policy, new Date(this.now()).toISOString());
-        const inspect = () => this.inspection.inspectAndPlan(policy, prepared);
-        outcome =
-          early === null
-            ? await inspect()
-            : await announceIfSlow(inspect, () => this.view.writeStatus(policy, early), RECONCILING_AFTER_MS);
-      }
-    }
+    if (gate.kind === 'inspect')
+      outcome = prepared.ok
+        ? await this.announcer.inspecting(policy, () => this.inspection.inspectAndPlan(policy, prepared))
+        : { kind: 'failed', error: prepared.error };
     const latest = this.view.currentPolicy(namespace, name);
     if (latest !== null && latest.metadata.generation !== policy.metadata.generation) {
       // The spec moved while this pass planned the older content: deciding with the newer policy would
