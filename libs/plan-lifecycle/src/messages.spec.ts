@@ -39,4 +39,22 @@ describe('execution request message', () => {
     });
     expect(validatePayload(executeRequestContract, message)).toMatchObject({ ok: true });
   });
+
+  it('carries the resource sequences the planner had seen when given, and none otherwise (an older planner)', () => {
+    const decision = decideReconcile({
+      policy: policy(),
+      plans: [],
+      conflict: { kind: 'clear' },
+      outcome: { kind: 'computed', plan: computed('A') },
+      now: at(0),
+      jitter: 0,
+    });
+    const step = decision.steps.find((s) => s.kind === 'requestExecution');
+    if (step?.kind !== 'requestExecution') throw new Error('no execution requested');
+    const seen = { postgrespolicy: 12, postgrespolicyplan: 40 };
+    const carried = toExecuteRequestMessage(step.request, { ...context, resourceSequences: seen });
+    expect(carried.resourceSequences).toEqual(seen);
+    expect(validatePayload(executeRequestContract, carried)).toMatchObject({ ok: true });
+    expect('resourceSequences' in toExecuteRequestMessage(step.request, context)).toBe(false);
+  });
 });

@@ -1,7 +1,7 @@
 // Maps lifecycle steps onto the versioned NATS payloads of @rolepolicy/contracts, so the wiring sends
 // exactly what the decision said (and a contract change shows up here as a type error).
 
-import type { ExecuteRequestV2 } from '@rolepolicy/contracts';
+import type { ExecuteRequestV2, ResourceSequences } from '@rolepolicy/contracts';
 import type { ReconciliationMode } from '@rolepolicy/policy';
 import { API_VERSION } from './resources.js';
 import type { ExecutionRequest } from './steps.js';
@@ -19,6 +19,8 @@ export interface ExecutionContext {
   readonly approvedIdentity: { readonly physical: string | null; readonly logical: string | null };
   readonly passwordSources: Readonly<Record<string, string>>;
   readonly appliedPasswordSourceVersions: Readonly<Record<string, string>>;
+  /** What the sender's cache had applied of policies and plans (absent: the executor syncs instead). */
+  readonly resourceSequences?: ResourceSequences;
 }
 
 /** The `rp.execute.request` v2 payload for an execution step. */
@@ -55,5 +57,8 @@ export function toExecuteRequestMessage(
     },
     passwordSources: { ...context.passwordSources },
     appliedPasswordSourceVersions: { ...context.appliedPasswordSourceVersions },
+    ...(context.resourceSequences === undefined
+      ? {}
+      : { resourceSequences: { ...context.resourceSequences } }),
   };
 }

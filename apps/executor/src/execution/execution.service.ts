@@ -43,8 +43,10 @@ import { EXECUTION_DISPATCH, type ExecutionDispatch } from './dispatch.js';
 import { EXECUTION_CLUSTER, type ExecutionCluster } from './execution-cluster.js';
 import { classifyFailure } from './failures.js';
 import { freshVerdict, planVisible, presenceVerdict, type FreshState } from './fresh-verdict.js';
+import { planRef } from './cluster-view.js';
 import {
   DATABASE_TLS,
+  DEFAULT_SEQUENCE_WAIT_MS,
   EXECUTION_OPTIONS,
   WORKLOAD_IDENTITY,
   type ExecutionOptions,
@@ -89,6 +91,8 @@ export class ExecutionService {
   private readonly logger = new Logger('Execution');
 
   private readonly secrets: ExecutionSecretResolver;
+  /** Deliveries whose plan and policy were read synced under the lock (recordOutcome needs no second sync). */
+  private readonly lockedReads = new WeakSet<ExecuteRequestV2>();
 
   constructor(
     @Inject(EXECUTION_OPTIONS) private readonly options: ExecutionOptions,
@@ -173,7 +177,11 @@ export class ExecutionService {
    */
   private async recordOutcome(request: ExecuteRequestV2, facts: ResultFacts): Promise<void> {
     if (this.cluster === null) return;
-    const { plan } = await this.freshState(request);
+    // After the synced read under the lock the cache as held is at least as new: no second sync. Before
+    // any such read (a refusal or failure ahead of the lock), a rejection or supersession meanwhile counts.
+    const { plan } = this.lockedReads.has(request)
+      ? this.cluster.view.held(planRef(request))
+      : await this.freshState(request);
     if (plan === undefined) return;
     const phase = planPhase(plan);
     const live = phase === 'Pending' || phase === 'Approved' || phase === 'Applying';
@@ -187,24 +195,10 @@ export class ExecutionService {
     if (write) await this.cluster.status.write(request, plan, write, facts.committedAt ?? new Date());
   }
 
-  /** The fresh state, waiting up to `visibilityWaitMs` for the plan and its decision to become visible. */
-  private async visibleState(request: ExecuteRequestV2): Promise<FreshState> {
-    const deadline = Date.now() + (this.options.cluster?.visibilityWaitMs ?? 5_000);
-    for (;;) {
-      const fresh = await this.freshState(request);
-      if (planVisible(fresh) || Date.now() >= deadline) return fresh;
-      // Woken by the next cache change (the plan or its decision arriving), at the latest after 100 ms.
-      await this.cluster!.view.changed(100);
-    }
-  }
-
+  /** The plan and policy after a sync: everything stored before the call is seen. */
   private freshState(request: ExecuteRequestV2): Promise<FreshState> {
     if (this.cluster === null) return Promise.resolve({ policy: undefined, plan: undefined });
-    return this.cluster.view.fresh({
-      namespace: request.plan.namespace,
-      plan: request.plan.name,
-      policy: request.policy.name,
-    });
+    return this.cluster.view.fresh(planRef(request));
   }
 
   private async publish(result: ExecuteResultV1): Promise<void> {
@@ -275,7 +269,13 @@ export class ExecutionService {
   private async prepare(request: ExecuteRequestV2, finalAttempt: boolean): Promise<Prepared> {
     let inputs: PlanningInputs = requestInputs(request);
     if (this.cluster !== null) {
-      const fresh = await this.visibleState(request);
+      // At least what the planner saw (no round trip when the request says how far that was): a stop taken
+      // here rests on events newer than the planner's decision, and a go is judged again under the lock.
+      const fresh = await this.cluster.view.visible(planRef(request), {
+        seen: request.resourceSequences,
+        sequenceWaitMs: this.options.cluster?.sequenceWaitMs ?? DEFAULT_SEQUENCE_WAIT_MS,
+        visibilityWaitMs: this.options.cluster?.visibilityWaitMs ?? 5_000,
+      });
       // Sent before the gateway published the plan or its decision: retried by redelivery with backoff;
       // only the last delivery reports what it found.
       if (!finalAttempt && !planVisible(fresh)) {
@@ -327,7 +327,9 @@ export class ExecutionService {
   ): Promise<{ ok: false; facts: ResultFacts } | ({ ok: true } & LockedRead)> {
     const { inputs, expanded } = prepared;
     const snapshot = await inspect(connection.db, expanded.scope, connection.target);
+    // Synced: an approval withdrawn, a supersession or an edit stored before this line stops the SQL.
     const fresh = await this.freshState(request);
+    this.lockedReads.add(request);
     // Memberships that anchored ephemeral access holds, composed as the planner did (replan-held-access.ts).
     const held = withPolicyHeldAccess(
       this.cluster?.cache ?? null,

@@ -60,7 +60,16 @@ export interface ClusterOptions {
    * redelivery (default 5000 ms); the planner may send it before the gateway published the plan.
    */
   readonly visibilityWaitMs?: number;
+  /**
+   * How long a request that says what the planner's cache had seen (`resourceSequences`) waits for this
+   * replica's cache to apply as much before it asks the server instead (`sync()`; default
+   * {@link DEFAULT_SEQUENCE_WAIT_MS}). The events are stored already: only this cache's own lag is waited for.
+   */
+  readonly sequenceWaitMs?: number;
 }
+
+/** Default of {@link ClusterOptions.sequenceWaitMs}. */
+export const DEFAULT_SEQUENCE_WAIT_MS = 10_000;
 
 /** Injection token of the executor's database TLS settings (DATABASE_TLS_CA_FILE). */
 export const DATABASE_TLS = Symbol('rp.executor.database-tls');

@@ -219,11 +219,14 @@ export class ScopedExecutionService {
       if (verifyScoped(request, early).kind === 'proceed') return early;
     }
     const deadline = Date.now() + (this.options.cluster?.visibilityWaitMs ?? 5_000);
+    // One sync, then the cache as it moves on (no round trip per wake); the last look is synced again.
+    let state = await this.state(request, cluster);
     for (;;) {
-      const state = await this.state(request, cluster);
-      if (verifyScoped(request, state).kind !== 'not_visible' || Date.now() >= deadline) return state;
+      if (verifyScoped(request, state).kind !== 'not_visible') return state;
+      if (Date.now() >= deadline) return this.state(request, cluster);
       // The scheduler sends right after publishing the plan's create: woken by the next cache change.
       await cluster.view.changed(100);
+      state = await this.state(request, cluster, false);
     }
   }
 

@@ -10,6 +10,8 @@ import {
   recordEvent,
   type JetStreamPublisher,
   type K8sCommandV1,
+  type ResourceCache,
+  type ResourceSequences,
 } from '@rolepolicy/contracts';
 import { toExecuteRequestMessage, type PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import type { Prepared } from '../planning/prepare.js';
@@ -27,6 +29,8 @@ export class CommandSink {
   constructor(
     private readonly publisher: Pick<JetStreamPublisher, 'publish'>,
     private readonly log: { warn(m: string): void },
+    /** The planner's cache: each execution request says how far it had read policies and plans. */
+    private readonly cache?: Pick<ResourceCache, 'appliedSequence'>,
   ) {}
 
   /** Publishes one gateway command with a unique idempotency key (JetStream dedupes publish retries only). */
@@ -70,6 +74,7 @@ export class CommandSink {
       approvedIdentity: request.approvedIdentity,
       passwordSources: prepared.passwordSources,
       appliedPasswordSourceVersions: policy.status?.applied_password_source_versions ?? {},
+      ...(this.cache === undefined ? {} : { resourceSequences: seenBy(this.cache) }),
     });
     await this.publisher.publish(
       executeRequestContract,
@@ -99,4 +104,18 @@ export class CommandSink {
     this.sequence += 1;
     return `${this.session}-${this.sequence}`;
   }
+}
+
+/**
+ * The policy and plan events the cache had applied when the request is sent: the executor's first read waits
+ * until its own cache has applied as much, without asking the server (docs/executor.md). A kind not seen yet
+ * is left out (sequences start at 1).
+ */
+export function seenBy(cache: Pick<ResourceCache, 'appliedSequence'>): ResourceSequences {
+  const seen: { postgrespolicy?: number; postgrespolicyplan?: number } = {};
+  for (const kind of ['postgrespolicy', 'postgrespolicyplan'] as const) {
+    const seq = cache.appliedSequence(kind);
+    if (seq > 0) seen[kind] = seq;
+  }
+  return seen;
 }

@@ -9,7 +9,10 @@ import type { ConvergedMemo, ConvergedMemoSettings } from './converged-memo.js';
 
 /** What the reconciler needs from the service. */
 export interface ReconcilerDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'owned' | 'withUid' | 'onChange' | 'sync'>;
+  readonly cache: Pick<
+    ResourceCache,
+    'get' | 'list' | 'owned' | 'withUid' | 'onChange' | 'sync' | 'appliedSequence'
+  >;
   readonly nats: NatsConnection;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
   /**

@@ -92,7 +92,7 @@ export class Reconciler {
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.now = deps.now ?? Date.now;
-    this.sink = new CommandSink(deps.publisher, deps.log);
+    this.sink = new CommandSink(deps.publisher, deps.log, deps.cache);
     this.changes = new ChangeKeys(deps.cache);
     this.view = new PolicyView({
       cache: deps.cache,

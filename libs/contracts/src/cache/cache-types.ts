@@ -85,6 +85,24 @@ export type Followed = {
   progress: SharedRequest<ConsumerInfo | undefined>;
 };
 
+/** A kind's first delivery: resolved once it caught up, rejected when the cache stops before. */
+export type Readiness = {
+  readonly promise: Promise<void>;
+  readonly resolve: () => void;
+  readonly reject: (e: Error) => void;
+};
+
+/** A new, unsettled {@link Readiness}. */
+export function readiness(): Readiness {
+  let resolve!: () => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
 /** What a kind has applied: the consumer and delivery sequence of its last event. */
 export type Applied = Pick<Followed, 'appliedConsumer' | 'appliedDelivery'>;
 

@@ -11,20 +11,23 @@ import {
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
-import { decodePayload, encodePayload } from '../contract.js';
+import { decodePayload } from '../contract.js';
 import { resourceEventContract } from '../messages/resource-event.js';
 import { resyncMarkerContract, type ResyncMarkerV1 } from '../messages/resync-marker.js';
-import { resyncReplyContract, resyncRequestContract } from '../messages/resync-request.js';
 import { RESYNC_TOKEN, SUBJECT_ROOT, parseResourceSubject, type ResourceKindToken } from '../subjects.js';
 import { applyMarker, collectChunk, olderThanMarker } from './resync.js';
 import { STREAMS } from '../topology.js';
 import { SharedRequest } from './shared-request.js';
+import { AppliedSequences, type SequencesToApply } from './applied-sequences.js';
+import { refreshMarkers } from './refresh.js';
 import { IndexedObjects } from './indexed-objects.js';
 import { carrierOf } from '../tracing/trace-context.js';
 import {
   caughtUpWith,
+  readiness,
   type Followed,
   type Listener,
+  type Readiness,
   type RefreshOptions,
   type ResourceCacheOptions,
   type ResourceChange,
@@ -54,6 +57,8 @@ export class ResourceCache {
   private readyNow = false;
   /** The stream's last sequence, shared by concurrent {@link sync} callers (see {@link SharedRequest}). */
   private readonly lastSeq: SharedRequest<number>;
+  /** The highest sequence applied per kind, and the callers of {@link reach} waiting for one. */
+  private readonly sequences = new AppliedSequences();
 
   /** Resolves once every kind has delivered what the stream held when the cache started. */
   readonly ready: Promise<void>;
@@ -68,12 +73,13 @@ export class ResourceCache {
       readonly pullExpiresMs: number | undefined;
     },
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
-    readyPromises: Promise<void>[],
+    kindsReady: readonly Readiness[],
   ) {
     for (const kind of options.kinds) this.objects.set(kind, new IndexedObjects());
     this.lastSeq = new SharedRequest(async () => (await jsm.streams.info(options.stream)).state.last_seq);
-    this.ready = Promise.all(readyPromises).then(() => {
+    this.ready = Promise.all(kindsReady.map((r) => r.promise)).then(() => {
       this.readyNow = true;
+      this.sequences.ready();
     });
     this.ready.catch(() => undefined);
   }
@@ -92,27 +98,13 @@ export class ResourceCache {
       pullExpiresMs: options.pullExpiresMs,
     };
     const logger = options.logger ?? new Logger('ResourceCache');
-    const readiness = resolved.kinds.map(() => {
-      let resolve!: () => void;
-      let reject!: (e: Error) => void;
-      const promise = new Promise<void>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      return { promise, resolve, reject };
-    });
+    const kindsReady = resolved.kinds.map(() => readiness());
     // One manager for the cache's life: creating one asks the server for account info each time.
     const jsm = await jetstreamManager(nc);
-    const cache = new ResourceCache(
-      nc,
-      jsm,
-      resolved,
-      logger,
-      readiness.map((r) => r.promise),
-    );
+    const cache = new ResourceCache(nc, jsm, resolved, logger, kindsReady);
     try {
       await jsm.streams.info(resolved.stream);
-      for (const [i, kind] of resolved.kinds.entries()) await cache.follow(kind, readiness[i]!);
+      for (const [i, kind] of resolved.kinds.entries()) await cache.follow(kind, kindsReady[i]!);
     } catch (error) {
       await cache.stop();
       throw error;
@@ -173,26 +165,17 @@ export class ResourceCache {
    * on with the stream's view (the next marker corrects it).
    * @returns the kinds whose markers the gateway sent
    */
-  async refresh(options: RefreshOptions = {}): Promise<readonly ResourceKindToken[]> {
-    const timeoutMs = options.timeoutMs ?? 5_000;
-    const deadline = Date.now() + (options.waitMs ?? 10_000);
-    const subject = `${this.options.subjectRoot}.k8s.resync`;
-    const payload = encodePayload(
-      { ...resyncRequestContract, subject },
-      { v: 1, kinds: [...this.options.kinds] },
+  refresh(options: RefreshOptions = {}): Promise<readonly ResourceKindToken[]> {
+    return refreshMarkers(
+      {
+        nc: this.nc,
+        subjectRoot: this.options.subjectRoot,
+        kinds: this.options.kinds,
+        sync: (timeoutMs) => this.sync(timeoutMs),
+        isStopped: () => this.stopped,
+      },
+      options,
     );
-    for (;;) {
-      try {
-        const reply = await this.nc.request(subject, payload, { timeout: timeoutMs });
-        const decoded = decodePayload({ ...resyncReplyContract, subject }, reply.data);
-        if (!decoded.ok) throw new Error(`invalid resync reply: ${decoded.detail}`);
-        await this.sync(timeoutMs);
-        return decoded.value.published;
-      } catch (error) {
-        if (this.stopped || Date.now() + 500 > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
   }
 
   /** Identity of the API the last complete resync marker came from (undefined before the first). */
@@ -251,11 +234,26 @@ export class ResourceCache {
     }
   }
 
+  /** The highest `RP_RESOURCES` sequence of `kind` this cache has applied (0 before its first event). */
+  appliedSequence(kind: ResourceKindToken): number {
+    return this.sequences.of(kind);
+  }
+
+  /**
+   * Resolves true once each listed kind has applied at least its sequence (what another service's cache
+   * had seen, say), false after `timeoutMs` or once stopped. Asks the server nothing, unlike {@link sync}:
+   * it promises "at least what that reader saw", not "everything stored now".
+   */
+  reach(sequences: SequencesToApply, timeoutMs: number): Promise<boolean> {
+    return this.sequences.reach(sequences, timeoutMs);
+  }
+
   /** Stops every consumer; reads keep answering from the last state. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.listeners.clear();
+    this.sequences.stop();
     await Promise.all(this.stops.splice(0).map((stop) => stop()));
   }
 
@@ -334,6 +332,7 @@ export class ResourceCache {
           const applied = this.apply(kind, prefix, msg);
           if (seen && applied) seen.add(applied);
           state.appliedSeq = msg.seq;
+          this.sequences.applied(kind, msg.seq);
           state.appliedConsumer = msg.info.consumer;
           state.appliedDelivery = msg.info.deliverySequence;
           if (!done && msg.info.pending === 0) finish();

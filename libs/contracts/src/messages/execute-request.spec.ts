@@ -60,6 +60,30 @@ describe('execute request and result contracts', () => {
     expect(decoded).toEqual({ ok: true, value: request, version: 2 });
   });
 
+  it('a v2 request carrying the resource sequences the planner saw round-trips; one without them still decodes', () => {
+    const seen = { ...request, resourceSequences: { postgrespolicy: 41, postgrespolicyplan: 97 } };
+    const decoded = decodePayload(executeRequestContract, encodePayload(executeRequestContract, seen));
+    expect(decoded).toEqual({ ok: true, value: seen, version: 2 });
+    expect(validatePayload(executeRequestContract, { ...request, resourceSequences: {} })).toMatchObject({
+      ok: true,
+    });
+    expect(validatePayload(executeRequestContract, request)).toMatchObject({ ok: true, version: 2 });
+  });
+
+  it('resource sequences are positive integers of the two kinds the executor reads first', () => {
+    for (const resourceSequences of [
+      { postgrespolicy: 0 },
+      { postgrespolicyplan: 1.5 },
+      { postgrespolicyplan: -3 },
+      { secret: 4 },
+    ]) {
+      expect(validatePayload(executeRequestContract, { ...request, resourceSequences })).toMatchObject({
+        ok: false,
+        reason: 'schema_mismatch',
+      });
+    }
+  });
+
   it('v1 requests still decode (backward compatible)', () => {
     const v1 = { v: 1, plan: request.plan, changeDigest: 'sha256:abc', idempotencyKey: 'k' };
     expect(validatePayload(executeRequestContract, v1)).toMatchObject({ ok: true, version: 1 });

@@ -30,6 +30,24 @@ const SourceVersions = Type.Record(
   Type.String({ minLength: 1, maxLength: 512 }),
 );
 
+/** A stream sequence of `RP_RESOURCES`: a positive integer. */
+const StreamSequence = Type.Integer({ minimum: 1 });
+
+/**
+ * Per kind, the last `RP_RESOURCES` sequence of that kind the sender's cache had applied when it sent the
+ * request: the receiver's cache has seen at least what the sender saw once it has applied as much.
+ */
+export const ResourceSequences = Type.Object(
+  {
+    postgrespolicy: Type.Optional(StreamSequence),
+    postgrespolicyplan: Type.Optional(StreamSequence),
+  },
+  { additionalProperties: false },
+);
+
+/** Typed payload of {@link ResourceSequences}. */
+export type ResourceSequences = Static<typeof ResourceSequences>;
+
 /**
  * Version 2: everything the executor needs to re-plan under its lock, without any secret. The connection
  * and the role passwords are resolved by the executor from `target` and the source versions.
@@ -67,6 +85,13 @@ export const ExecuteRequestV2 = Type.Object(
     passwordSources: SourceVersions,
     /** `status.applied_password_source_versions` of the policy when the plan was computed. */
     appliedPasswordSourceVersions: SourceVersions,
+    /**
+     * What the planner's cache had applied of policies and plans when it sent the request (optional: older
+     * planners send none). The executor waits, without a round trip, until its own cache has applied as much
+     * before its first read, instead of asking the server for the stream's last sequence (docs/executor.md).
+     * An older executor refuses a request that carries it: upgrade the executor before the planner.
+     */
+    resourceSequences: Type.Optional(ResourceSequences),
   },
   { additionalProperties: false },
 );
