@@ -1,6 +1,8 @@
 // A pass-through proxy in front of the Kubernetes API (the emulator in tests) that records each request
 // as the RBAC attributes the API server would authorize it with: verb, API group, resource (with
-// subresource), namespace and name; non-resource paths (discovery, /version) separately.
+// subresource), namespace and name; non-resource paths (discovery, /version) separately. It also notes the
+// owners that created objects block the deletion of (`blockOwnerDeletion`), which the
+// OwnerReferencesPermissionEnforcement admission plugin authorizes apart (`update` on the owner's finalizers).
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -78,6 +80,12 @@ export type ApiRecorder = {
   readonly requests: ResourceRequest[];
   /** Non-resource paths seen (discovery, /version, /openapi). */
   readonly nonResource: Set<string>;
+  /**
+   * `apiVersion/kind` of every owner a created object names with `blockOwnerDeletion: true` (JSON bodies of
+   * creates). Replaces that keep an object's ownerReferences add no blocking reference, so the plugin asks
+   * nothing of them.
+   */
+  readonly blockedOwners: Set<string>;
   /** Where requests go; until set, the recorder answers 503 (an API that is not up yet). */
   setUpstream(url: string): void;
   clear(): void;
@@ -89,6 +97,7 @@ export async function startApiRecorder(): Promise<ApiRecorder> {
   let upstream: URL | undefined;
   const requests: ResourceRequest[] = [];
   const nonResource = new Set<string>();
+  const blockedOwners = new Set<string>();
   const server: Server = createServer((req, res) => {
     const url = req.url ?? '/';
     if (!upstream) {
@@ -98,6 +107,11 @@ export async function startApiRecorder(): Promise<ApiRecorder> {
     const attributes = requestAttributes(req.method ?? 'GET', url);
     if (typeof attributes === 'string') nonResource.add(attributes);
     else requests.push(attributes);
+    if (req.method === 'POST') {
+      const body: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => body.push(chunk));
+      req.on('end', () => noteBlockedOwners(Buffer.concat(body), blockedOwners));
+    }
     const forward = httpRequest(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: url, headers: req.headers },
       (answer) => {
@@ -142,12 +156,14 @@ export async function startApiRecorder(): Promise<ApiRecorder> {
     kubeconfigPath,
     requests,
     nonResource,
+    blockedOwners,
     setUpstream: (url) => {
       upstream = new URL(url);
     },
     clear: () => {
       requests.length = 0;
       nonResource.clear();
+      blockedOwners.clear();
     },
     async stop() {
       server.closeAllConnections();
@@ -155,4 +171,19 @@ export async function startApiRecorder(): Promise<ApiRecorder> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Adds the owners `body` (a created object, when it is JSON) blocks the deletion of. */
+function noteBlockedOwners(body: Buffer, owners: Set<string>): void {
+  let object: {
+    metadata?: { ownerReferences?: { apiVersion?: string; kind?: string; blockOwnerDeletion?: boolean }[] };
+  };
+  try {
+    object = JSON.parse(body.toString('utf8')) as typeof object;
+  } catch {
+    return; // not JSON (a protobuf body from kubectl): none of the gateway's creates
+  }
+  for (const ref of object?.metadata?.ownerReferences ?? []) {
+    if (ref.blockOwnerDeletion === true) owners.add(`${ref.apiVersion ?? ''}/${ref.kind ?? ''}`);
+  }
 }

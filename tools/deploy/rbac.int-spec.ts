@@ -11,6 +11,7 @@ import { join, relative } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { SUBJECTS } from '@rolepolicy/contracts';
+import { GROUP, KIND_NAMES } from '@rolepolicy/kube';
 import { KEEP_LABEL } from '@rolepolicy/plan-lifecycle';
 import { sleep, startStack, waitFor, type Stack, type TargetDatabase } from '../../e2e/stack.js';
 import { CandidateResources } from '../../e2e/support/candidates.js';
@@ -25,6 +26,29 @@ const INSTALL_NAMESPACE = 'rolepolicy-system';
 // with a PATCH (count, lastTimestamp). Until it lands no gateway code path patches an Event; the lead
 // deletes this entry after merging it, and the test then demands the PATCH be observed.
 const PENDING_GRANTS: ReadonlySet<string> = new Set<string>();
+
+// Required by an admission plugin, not by a request: under OwnerReferencesPermissionEnforcement (OpenShift, and
+// hardened clusters), creating an object whose ownerReference sets `blockOwnerDeletion: true` needs `update` on
+// the owner's `finalizers` subresource (kube-apiserver's gc admission; a replace that keeps the references asks
+// nothing). The emulator does not run that plugin and the gateway never sends such a request, so these are not
+// observed: the test derives them from the owners the recorded creates block and demands exactly this list.
+// Plans -> PostgresPolicy, PostgresPolicyCandidate (candidate plans), EphemeralAccessRequest (scoped plans);
+// review ConfigMaps -> PostgresPolicyPlan; generated-password Secrets and plan SQL ConfigMaps -> their policy
+// or candidate.
+const FINALIZER_GRANTS: ReadonlySet<string> = new Set([
+  'rolepolicy.io/ephemeralaccessrequests/finalizers:update',
+  'rolepolicy.io/postgrespolicies/finalizers:update',
+  'rolepolicy.io/postgrespolicycandidates/finalizers:update',
+  'rolepolicy.io/postgrespolicyplans/finalizers:update',
+]);
+
+/** The grant OwnerReferencesPermissionEnforcement checks for a blocked owner (`apiVersion/kind`). */
+function finalizerGrant(owner: string): string {
+  const kind = owner.slice(owner.lastIndexOf('/') + 1) as keyof typeof KIND_NAMES;
+  if (!owner.startsWith(`${GROUP}/`) || KIND_NAMES[kind] === undefined)
+    throw new Error(`a created object blocks the deletion of ${owner}, not a ${GROUP} kind`);
+  return grantKey({ group: GROUP, resource: `${KIND_NAMES[kind].plural}/finalizers`, verb: 'update' });
+}
 
 // Discovery and /version are granted to every authenticated user by the API server's default
 // system:discovery and system:public-info-viewer ClusterRoles; no rule of ours is needed for them.
@@ -244,8 +268,13 @@ test('the gateway is granted exactly the API requests its code makes; nobody els
   const granted = new Map<string, Grant[]>();
   for (const g of grants) granted.set(grantKey(g), [...(granted.get(grantKey(g)) ?? []), g]);
 
+  // What the admission plugin would check for the creates seen: exactly the documented list.
+  expect([...new Set([...recorder.blockedOwners].map(finalizerGrant))].sort()).toEqual(
+    [...FINALIZER_GRANTS].sort(),
+  );
+
   // Exactly: nothing used is missing, nothing granted is unused (but for the pending entries).
-  const used = [...observed.keys()].sort();
+  const used = [...observed.keys(), ...FINALIZER_GRANTS].sort();
   const allowed = [...granted.keys()].filter((k) => !PENDING_GRANTS.has(k)).sort();
   expect(allowed).toEqual(used);
   for (const pending of PENDING_GRANTS) expect(granted.has(pending)).toBe(true);

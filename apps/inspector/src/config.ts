@@ -53,6 +53,16 @@ export const inspectorEnvSpec = {
     64,
     8,
   ),
+  INSPECT_SERVER_SESSIONS: env.intInRange(
+    'Sessions one replica holds on one PostgreSQL server (host:port) at most, across its databases, warm idle ' +
+      'ones included: inspections beyond it wait without a connection, and the least recently used warm pool ' +
+      'of another database of the server is closed to make room. Default 8, as INSPECT_CONCURRENCY: one server ' +
+      'alone still gets every inspection at once, while its warm sessions (up to 2 x INSPECT_MAX_TARGET_POOLS ' +
+      'before) stay within 8; keep replicas x this below max_connections, with room for the executors',
+    1,
+    64,
+    8,
+  ),
 } as const;
 
 /** The inspector's validated configuration. */

@@ -35,7 +35,8 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
   private readonly inFlight = new Set<Promise<void>>();
   /**
    * Inspections at once (INSPECT_CONCURRENCY): each holds connections to its target, and a fleet's planner
-   * asks for hundreds at once; unbounded, they exhausted the server's max_connections.
+   * asks for hundreds at once; unbounded, they exhausted the server's max_connections. Taken once the target's
+   * server has room (INSPECT_SERVER_SESSIONS, `TargetPools`), so a busy server's waiters hold none of them.
    */
   private readonly slots: Slots;
   private readonly requests: Counter<'outcome'>;
@@ -46,20 +47,31 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
     @Inject(SERVICE_CONFIG) private readonly config: InspectorConfig,
     @Inject(SERVICE_METRICS) metrics: ServiceMetrics,
   ) {
+    this.slots = new Slots(config.INSPECT_CONCURRENCY);
+    const registers = [metrics.registry];
+    const serverWait = new Histogram({
+      name: 'rp_inspect_server_wait_seconds',
+      help: 'Time an inspection waited for room on its PostgreSQL server (INSPECT_SERVER_SESSIONS)',
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
     const pools = new TargetPools(
       config.INSPECT_MAX_TARGET_POOLS,
       undefined,
       workloadIdentityFromConfig(config),
       databaseTlsFromConfig(config),
+      {
+        sessions: config.INSPECT_SERVER_SESSIONS,
+        admit: (task) => this.slots.run(task),
+        observeWait: (ms) => serverWait.observe(ms / 1000),
+      },
     );
-    this.slots = new Slots(config.INSPECT_CONCURRENCY);
     this.deps = {
       pools,
       store: new SnapshotStore(nats, config.INSPECT_OBJECT_BUCKET),
       inlineMaxBytes: config.INSPECT_INLINE_MAX_BYTES,
       sealKeys: config.INSPECT_SEAL_PRIVATE_KEY,
     };
-    const registers = [metrics.registry];
     this.requests = new Counter({
       name: 'rp_inspect_requests_total',
       help: 'Snapshot requests answered, by outcome (inline, object, unchanged, transient, permanent)',
@@ -129,7 +141,8 @@ export class InspectResponder implements OnApplicationBootstrap, BeforeApplicati
 
   private async answerNow(msg: Msg): Promise<string> {
     const started = performance.now();
-    const { bytes, outcome } = await this.slots.run(() => handleInspectRequest(msg.data, this.deps));
+    // The server's room and then an INSPECT_CONCURRENCY slot are waited for around the database work only.
+    const { bytes, outcome } = await handleInspectRequest(msg.data, this.deps);
     const elapsedMs = performance.now() - started;
     this.requests.inc({ outcome });
     this.duration.observe({ outcome }, elapsedMs / 1000);

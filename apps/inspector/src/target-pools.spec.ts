@@ -55,4 +55,33 @@ describe('target pools', () => {
     expect(closedAfter).toBe(true);
     await pools.close();
   });
+
+  it('runs at most INSPECT_SERVER_SESSIONS inspections per server, keeps as many pools there, never holds up another server', async () => {
+    const on = (host: string, dbname: string) => ({ params: { host, port: 5432, dbname, username: 'u' } });
+    const pools = new TargetPools(32, undefined, null, {}, { sessions: 2 });
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    const inspect = (host: string, dbname: string) =>
+      pools.use(on(host, dbname), null, async () => {
+        started.push(`${host}/${dbname}`);
+        await new Promise<void>((open) => gates.set(`${host}/${dbname}`, open));
+      });
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    const runs = [inspect('a', 'one'), inspect('a', 'two'), inspect('a', 'three'), inspect('b', 'one')];
+    await settle();
+    // Server b is not held up by a's full slots; a's third inspection waits without a pool.
+    expect(started).toEqual(['a/one', 'a/two', 'b/one']);
+    expect(pools.poolsOn(on('a', 'x'))).toBe(2);
+    gates.get('a/one')!();
+    await settle();
+    await settle();
+    // The third database of a got in, after the idle pool of a/one was closed to make room.
+    expect(started).toContain('a/three');
+    expect(pools.poolsOn(on('a', 'x'))).toBe(2);
+    for (const open of gates.values()) open();
+    await Promise.all(runs);
+    expect(pools.poolsOn(on('a', 'x'))).toBe(2);
+    await pools.close();
+    expect(pools.poolsOn(on('a', 'x'))).toBe(0);
+  });
 });

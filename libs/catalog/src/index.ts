@@ -90,3 +90,4 @@ export {
   type WorkloadAuth,
 } from './identity/index.js';
 export { readForGenerate, type GenerateSelection } from './generate-read.js';
+export { serverKey } from './server-key.js';

@@ -59,4 +59,25 @@ describe('KeyedSlots', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(slots.keys).toBe(0);
   });
+
+  it('starts an urgent waiter of a key before the others waiting, never before a running task', async () => {
+    const slots = new KeyedSlots(1);
+    const running = gate();
+    const started: string[] = [];
+    const task = (name: string, urgent: boolean, until?: Promise<void>) =>
+      slots.run(
+        'a',
+        async () => {
+          started.push(name);
+          await until;
+        },
+        urgent,
+      );
+    const runs = [task('sweep', false, running.promise), task('activate', false), task('revoke', true)];
+    await Promise.resolve();
+    expect(started).toEqual(['sweep']);
+    running.open();
+    await Promise.all(runs);
+    expect(started).toEqual(['sweep', 'revoke', 'activate']);
+  });
 });

@@ -17,7 +17,8 @@ import type { PostgresPolicyPlan } from '@rolepolicy/plan-lifecycle';
 const API_VERSION = 'rolepolicy.io/v1alpha1';
 
 /** The kinds a stand-in gateway publishes. */
-export type StandinKind = 'secret' | 'postgrespolicy' | 'postgrespolicyplan';
+export type StandinKind =
+  'secret' | 'postgrespolicy' | 'postgrespolicyplan' | 'ephemeralaccessrequest' | 'ephemeralaccesspolicy';
 
 /** The Secrets the API "has", keyed `namespace/name`, answered as the gateway answers reads of them. */
 export class ApiSecrets {

@@ -1,26 +1,39 @@
-// Per-replica dispatch state shared by the request handler: the per-database mutex, the per-server slots of
-// policy executions (EXECUTOR_SERVER_CONCURRENCY) and the metrics of how long requests queued for either.
+// Per-replica dispatch state shared by the request handlers: the per-database mutex, the per-server slots
+// (policy executions and activations in EXECUTOR_SERVER_CONCURRENCY, revocations and sweeps in slots of their
+// own, EXECUTOR_SERVER_REVOKE_CONCURRENCY, ADR 0013) and the metrics of how long requests queued for either.
 import { Counter, Histogram } from 'prom-client';
-import type { ConnectionSpec } from '@rolepolicy/catalog';
+import { serverKey, type ConnectionSpec } from '@rolepolicy/catalog';
 import { KeyedMutex, KeyedSlots, type ServiceMetrics } from '@rolepolicy/runtime';
-import { serverKey } from './server-key.js';
 
 /** Policy executions per PostgreSQL server and replica when nothing configures it (EXECUTOR_SERVER_CONCURRENCY). */
 export const DEFAULT_SERVER_CONCURRENCY = 4;
+
+/** Revocations and sweeps per server and replica when nothing configures it (EXECUTOR_SERVER_REVOKE_CONCURRENCY). */
+export const DEFAULT_SERVER_REVOKE_CONCURRENCY = 8;
+
+/**
+ * What holds a server slot: `policy` and `activate` share EXECUTOR_SERVER_CONCURRENCY; `revoke` and `sweep`
+ * have EXECUTOR_SERVER_REVOKE_CONCURRENCY of their own, a revocation ahead of waiting sweeps, so a revocation
+ * never waits for a policy execution or an activation to give a slot back (ADR 0013).
+ */
+export type ServerWork = 'policy' | 'activate' | 'revoke' | 'sweep';
 
 /** What the request handler needs besides the service. */
 export interface ExecutionDispatch {
   readonly mutex: KeyedMutex;
   /**
-   * Policy executions at once per PostgreSQL server (`host:port`), EXECUTOR_SERVER_CONCURRENCY: a fleet of
-   * many databases on one server never holds more of its connections than this bound allows.
+   * Policy executions and activations at once per PostgreSQL server (`host:port`), EXECUTOR_SERVER_CONCURRENCY:
+   * a fleet of many databases on one server never holds more of its connections than this bound allows.
    */
   readonly servers: KeyedSlots;
+  /** Revocations and sweeps at once per server (EXECUTOR_SERVER_REVOKE_CONCURRENCY), apart from `servers`. */
+  readonly revocations: KeyedSlots;
   /**
-   * Waits for a slot of the server `connection` points at (`serverKey`) and answers its release; the wait is
-   * `rp_executor_server_wait_seconds`. Take it before any session opens, release it after the last closed.
+   * Waits for a slot of the server `connection` points at (`serverKey`) in the lane of `work` and answers its
+   * release; the wait is `rp_executor_server_wait_seconds{work}`. Take it before any session opens (after the
+   * per-database mutex), release it after the last closed.
    */
-  serverSlot(connection: ConnectionSpec): Promise<() => void>;
+  serverSlot(connection: ConnectionSpec, work?: ServerWork): Promise<() => void>;
   /** Records the time a request queued behind the same database (milliseconds). */
   observeWait(ms: number): void;
   /** Records one hop of a scoped execution (milliseconds), see {@link SCOPED_STAGES}. */
@@ -60,6 +73,7 @@ export const EXECUTION_DISPATCH = Symbol('rp.executor.dispatch');
 export function createExecutionDispatch(
   metrics: ServiceMetrics | undefined,
   serverConcurrency = DEFAULT_SERVER_CONCURRENCY,
+  serverRevokeConcurrency = DEFAULT_SERVER_REVOKE_CONCURRENCY,
 ): ExecutionDispatch {
   const histogram =
     metrics === undefined
@@ -86,12 +100,14 @@ export function createExecutionDispatch(
       : new Histogram({
           name: 'rp_executor_server_wait_seconds',
           help:
-            'Time a policy execution waited in this replica for a slot of its PostgreSQL server ' +
-            '(EXECUTOR_SERVER_CONCURRENCY)',
+            'Time an execution waited in this replica for a slot of its PostgreSQL server, by work (policy and ' +
+            'activate share EXECUTOR_SERVER_CONCURRENCY, revoke and sweep EXECUTOR_SERVER_REVOKE_CONCURRENCY)',
+          labelNames: ['work'],
           buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
           registers: [metrics.registry],
         });
   const servers = new KeyedSlots(serverConcurrency);
+  const revocations = new KeyedSlots(serverRevokeConcurrency);
   const collisions =
     metrics === undefined
       ? undefined
@@ -104,10 +120,12 @@ export function createExecutionDispatch(
   return {
     mutex: new KeyedMutex(),
     servers,
-    serverSlot: async (connection) => {
+    revocations,
+    serverSlot: async (connection, work = 'policy') => {
       const queued = performance.now();
-      const release = await servers.acquire(serverKey(connection));
-      serverWait?.observe((performance.now() - queued) / 1000);
+      const lane = work === 'revoke' || work === 'sweep' ? revocations : servers;
+      const release = await lane.acquire(serverKey(connection), work === 'revoke');
+      serverWait?.observe({ work }, (performance.now() - queued) / 1000);
       return release;
     },
     observeCollision: (kind) => collisions?.inc({ kind }),

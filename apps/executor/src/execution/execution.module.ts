@@ -6,11 +6,17 @@ import { JetStreamPublisher, SUBJECTS } from '@rolepolicy/contracts';
 import {
   databaseTlsFromConfig,
   workloadIdentityFromConfig,
+  type ConnectionSpec,
   type DatabaseTls,
   type WorkloadIdentity,
 } from '@rolepolicy/catalog';
 import { NATS_CONNECTION, SERVICE_CONFIG, SERVICE_METRICS, type ServiceMetrics } from '@rolepolicy/runtime';
-import { EXECUTION_DISPATCH, createExecutionDispatch, type ExecutionDispatch } from './dispatch.js';
+import {
+  EXECUTION_DISPATCH,
+  createExecutionDispatch,
+  type ExecutionDispatch,
+  type ServerWork,
+} from './dispatch.js';
 import { executeController } from './execute.controller.js';
 import {
   EXECUTION_CLUSTER,
@@ -27,6 +33,27 @@ import {
   ScopedExecutionService,
   type DatabaseSerializer,
 } from '../scoped/scoped-execution.service.js';
+
+/** The per-server bounds of the executor's configuration (config.ts). */
+type ServerBounds = {
+  readonly EXECUTOR_SERVER_CONCURRENCY?: number;
+  readonly EXECUTOR_SERVER_REVOKE_CONCURRENCY?: number;
+};
+
+/** Runs `task` holding a slot of the server `server` points at, in the lane of `work` (dispatch.ts). */
+async function holdingServerSlot<T>(
+  dispatch: ExecutionDispatch,
+  server: ConnectionSpec,
+  work: ServerWork,
+  task: () => Promise<T>,
+): Promise<T> {
+  const release = await dispatch.serverSlot(server, work);
+  try {
+    return await task();
+  } finally {
+    release();
+  }
+}
 
 /** Execution feature module. */
 @Module({})
@@ -87,18 +114,26 @@ export class ExecutionModule {
             { token: SERVICE_METRICS, optional: true },
             { token: SERVICE_CONFIG, optional: true },
           ],
-          useFactory: (
-            metrics?: ServiceMetrics,
-            config?: { readonly EXECUTOR_SERVER_CONCURRENCY?: number },
-          ) => createExecutionDispatch(metrics, config?.EXECUTOR_SERVER_CONCURRENCY),
+          useFactory: (metrics?: ServiceMetrics, config?: ServerBounds) =>
+            createExecutionDispatch(
+              metrics,
+              config?.EXECUTOR_SERVER_CONCURRENCY,
+              config?.EXECUTOR_SERVER_REVOKE_CONCURRENCY,
+            ),
         },
-        // Scoped plans queue behind policy executions of the same database in this replica (one mutex).
+        // Scoped plans queue behind policy executions of the same database in this replica (one mutex), then
+        // for a slot of their server: activations beside policy executions, revocations in their own lane.
         {
           provide: DATABASE_SERIALIZER,
           inject: [EXECUTION_DISPATCH],
           useFactory: (dispatch: ExecutionDispatch): DatabaseSerializer => ({
-            run: (key, task, urgent) =>
-              dispatch.mutex.run(key, task, (ms) => dispatch.observeWait(ms), urgent),
+            run: (key, task, work, server) =>
+              dispatch.mutex.run(
+                key,
+                server === undefined ? task : () => holdingServerSlot(dispatch, server, work, task),
+                (ms) => dispatch.observeWait(ms),
+                work === 'revoke',
+              ),
             observeStage: (operation, stage, ms) => dispatch.observeScopedStage(operation, stage, ms),
             observeCollision: () => dispatch.observeCollision('scoped'),
           }),

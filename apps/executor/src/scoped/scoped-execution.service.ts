@@ -12,6 +12,7 @@ import {
   openConnection,
   withRedaction,
   type CatalogConnection,
+  type ConnectionSpec,
   type LockedDecision,
   type DatabaseTls,
   type RoleLockSessions,
@@ -29,7 +30,6 @@ import {
   activationPlanName,
   anchoredRequests,
   escapeCheck,
-  logicalFingerprint,
   NO_PRIVILEGED_NAMESPACES,
   renderSql,
   scopedChanges,
@@ -46,12 +46,13 @@ import {
   WORKLOAD_IDENTITY,
   type ExecutionOptions,
 } from '../execution/options.js';
-import type { ScopedStage } from '../execution/dispatch.js';
+import type { ScopedStage, ServerWork } from '../execution/dispatch.js';
 import { PlanNotVisibleError } from '../execution/secrets.js';
 import { ROLE_LOCK_SESSIONS, roleLockDatabaseOf, roleLockFor } from '../execution/role-lock.js';
 import { guardActivate, type GuardedRequest } from './activate-guard.js';
 import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scoped-result.js';
-import { appliedFacts, bundleScope, declaredMemberships, refusalFacts } from './scoped-steps.js';
+import { appliedFacts, bundleScope, declaredMemberships, refusalFacts, targetMoved } from './scoped-steps.js';
+import { camel, stopwatch, type Hops } from './scoped-hops.js';
 import { runSweep } from './sweep-execution.js';
 import { auditScoped } from './scoped-audit.js';
 import {
@@ -69,26 +70,19 @@ import {
  * the key policy executions use. The advisory lock below serializes across replicas either way.
  */
 export interface DatabaseSerializer {
-  /** `urgent` (a revocation) queues ahead of the non-urgent work waiting for the same database. */
-  run<T>(databaseKey: string, task: () => Promise<T>, urgent?: boolean): Promise<T>;
+  /**
+   * A `revoke` queues ahead of the other work waiting for the same database; with `server`, `task` also holds a
+   * slot of that server in the lane of `work` (a revocation's never waits for activations, ADR 0013; dispatch.ts).
+   */
+  run<T>(key: string, task: () => Promise<T>, work: ScopedWork, server?: ConnectionSpec): Promise<T>;
   /** Records one hop of a scoped execution (the dispatch layer's histogram). */
   observeStage?(operation: string, stage: ScopedStage, ms: number): void;
   /** Counts a scoped execution that collided with another session and is redelivered (the dispatch layer's counter). */
   observeCollision?(): void;
 }
 
-/** Milliseconds per hop of one scoped execution, filled in as it goes. */
-type Hops = Partial<Record<ScopedStage, number>>;
-
-/** Starts timing hops: `lap(stage)` records the time since the previous lap under `stage`. */
-function stopwatch(hops: Hops): (stage: ScopedStage) => void {
-  let last = performance.now();
-  return (stage) => {
-    const now = performance.now();
-    hops[stage] = Math.round((now - last) * 10) / 10;
-    last = now;
-  };
-}
+/** The server slots' lane of a scoped execution (a policy execution's is `policy`). */
+type ScopedWork = Exclude<ServerWork, 'policy'>;
 
 /** Injection token of an optional {@link DatabaseSerializer}. */
 export const DATABASE_SERIALIZER = Symbol('rp.executor.database-serializer');
@@ -248,7 +242,8 @@ export class ScopedExecutionService {
         cluster,
         identity: this.identity,
         tls: this.tls,
-        serialize: (key, task) => (this.serializer === null ? task() : this.serializer.run(key, task, false)),
+        serialize: (key, task, server) =>
+          this.serializer === null ? task() : this.serializer.run(key, task, 'sweep', server),
         roleLockDatabase: roleLockDatabaseOf(this.options.roleLockDatabase),
         roleLockSessions: this.locks,
         audit: this.audit,
@@ -313,41 +308,41 @@ export class ScopedExecutionService {
       this.locks,
     );
     try {
-      const { host, port, database } = connection.target;
-      const fingerprint = logicalFingerprint(host, port, database);
-      if (fingerprint !== verdict.targetDatabaseFingerprint) {
-        return {
-          outcome: 'Blocked',
-          reason: 'TargetFingerprintChanged',
-          message:
-            `the policy now connects to database ${fingerprint}, not ${verdict.targetDatabaseFingerprint} ` +
-            `where the access was resolved; nothing was run (restore the connection to proceed)`,
-        };
-      }
+      const moved = targetMoved(connection.target, verdict.targetDatabaseFingerprint);
+      if (moved !== null) return moved;
       // The dispatch mutex's key of policy executions: namespace NUL the digest's target reference.
       const databaseKey = `${namespace}\u0000${resolved.target}`;
       lap('connect');
       const run = async (): Promise<ScopedFacts> => {
         lap('database_wait');
-        const facts = await withRedaction(connection, () =>
-          executeUnderLock<ScopedFacts>(
-            connection.db,
-            async (session) => {
-              lap('lock_wait');
-              const decision = await this.underLock(request, cluster, { ...connection, db: session });
-              lap('decide');
-              return decision;
-            },
-            roleLock.lock,
-            executionPhases(),
-          ),
-        );
-        lap('commit');
-        return facts;
+        try {
+          const facts = await withRedaction(connection, () =>
+            executeUnderLock<ScopedFacts>(
+              connection.db,
+              async (session) => {
+                lap('lock_wait');
+                const decision = await this.underLock(request, cluster, { ...connection, db: session });
+                lap('decide');
+                return decision;
+              },
+              roleLock.lock,
+              executionPhases(),
+            ),
+          );
+          lap('commit');
+          return facts;
+        } finally {
+          // Closed inside the server's slot: the next holder's session finds the room this one leaves.
+          await connection.close().catch(() => undefined);
+        }
       };
-      // A revocation goes ahead of activations and policy executions waiting for the same database.
-      const urgent = request.operation === 'Revoke';
-      return await (this.serializer === null ? run() : this.serializer.run(databaseKey, run, urgent));
+      // A revocation goes ahead of activations and policy executions waiting for the same database, and takes
+      // a server slot in a lane of its own (ADR 0013); an activation's is shared with policy executions.
+      const work = request.operation === 'Revoke' ? 'revoke' : 'activate';
+      const serializer = this.serializer;
+      return await (serializer === null
+        ? run()
+        : serializer.run(databaseKey, run, work, resolved.connection));
     } finally {
       await connection.close().catch(() => undefined);
       await roleLock.close();
@@ -492,8 +487,3 @@ type Gathered =
     };
 
 const stop = (facts: ScopedFacts): Gathered => ({ kind: 'stop', facts });
-
-/** `database_wait` -> `databaseWait`. */
-function camel(stage: string): string {
-  return stage.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
-}

@@ -6,6 +6,7 @@ import type { PostgresPolicy } from '@rolepolicy/plan-lifecycle';
 import {
   compareCodePoints,
   expandPolicy,
+  logicalFingerprint,
   type BundleMembership,
   type ManagedScope,
   type PolicyContent,
@@ -90,5 +91,24 @@ export function declaredMemberships(
       reason: 'InvalidPolicy',
       message: `the target policy is invalid, so its declared memberships are unknown: ${errors.join('; ')}`,
     },
+  };
+}
+
+/**
+ * Blocked when the policy's connection now points at another database than the one the access was resolved
+ * in (`fingerprint`, the snapshot's target); null when it is the same.
+ */
+export function targetMoved(
+  target: { readonly host: string; readonly port: number; readonly database: string },
+  fingerprint: string,
+): ScopedFacts | null {
+  const now = logicalFingerprint(target.host, target.port, target.database);
+  if (now === fingerprint) return null;
+  return {
+    outcome: 'Blocked',
+    reason: 'TargetFingerprintChanged',
+    message:
+      `the policy now connects to database ${now}, not ${fingerprint} ` +
+      `where the access was resolved; nothing was run (restore the connection to proceed)`,
   };
 }

@@ -7,6 +7,7 @@ import {
   openConnection,
   withRedaction,
   type CatalogConnection,
+  type ConnectionSpec,
   type DatabaseTls,
   type LockedDecision,
   type RoleLockSessions,
@@ -38,8 +39,11 @@ export interface SweepDeps {
   readonly cluster: ExecutionCluster;
   readonly identity: WorkloadIdentity | null;
   readonly tls: DatabaseTls;
-  /** The per-database mutex of this replica (a sweep waits its turn: it is a backstop, not a revocation). */
-  readonly serialize: <T>(databaseKey: string, task: () => Promise<T>) => Promise<T>;
+  /**
+   * The per-database mutex of this replica (a sweep waits its turn: it is a backstop, not a revocation) and a
+   * slot of the server `server` points at, in the revocations' lane (behind waiting revocations).
+   */
+  readonly serialize: <T>(databaseKey: string, task: () => Promise<T>, server: ConnectionSpec) => Promise<T>;
   /** The maintenance database of the server's role lock (ADR 0027); null: none. */
   readonly roleLockDatabase: string | null;
   /** The replica's kept role-lock sessions (none: a session of its own per sweep). */
@@ -133,15 +137,16 @@ export async function runSweep(deps: SweepDeps, message: ScopedExecuteRequestV1)
     deps.roleLockSessions,
   );
   try {
-    return await deps.serialize(`${ns}\u0000${resolved.target}`, () =>
+    // The connection is closed inside the server's slot, so the next holder finds the room this one leaves.
+    const locked = () =>
       withRedaction(connection, () =>
         executeUnderLock<ScopedFacts>(
           connection.db,
           (session) => underLock(message, cluster, { ...connection, db: session }, deps.audit),
           roleLock.lock,
         ),
-      ),
-    );
+      ).finally(() => connection.close().catch(() => undefined));
+    return await deps.serialize(`${ns}\u0000${resolved.target}`, locked, resolved.connection);
   } finally {
     await connection.close().catch(() => undefined);
     await roleLock.close();

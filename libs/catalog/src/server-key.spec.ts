@@ -1,4 +1,4 @@
-// Executions are bounded per server: databases of one server share a key, other servers and ports do not.
+// Executions and inspections are bounded per server: databases of one server share a key, other servers and ports do not.
 import { serverKey } from './server-key.js';
 
 describe('serverKey', () => {

@@ -1,8 +1,8 @@
-// The PostgreSQL server an execution connects to, as the key of its per-server slots
-// (EXECUTOR_SERVER_CONCURRENCY): `host:port` of the resolved connection, known before any session opens.
+// The PostgreSQL server a connection points at, as the key of per-server limits (the executor's
+// EXECUTOR_SERVER_CONCURRENCY, the inspector's INSPECT_SERVER_SESSIONS): `host:port`, known before any session opens.
 // Aliases of one server (a DNS name and an IP, a pooler in front) get different keys and each their own
 // slots; the system identifier would tell them apart, but only after connecting, which is what the bound is for.
-import { targetOfUrl, type ConnectionSpec } from '@rolepolicy/catalog';
+import { targetOfUrl, type ConnectionSpec } from './connection.js';
 
 /** `host:port` (host lower-cased, port 5432 when not given) of the server `spec` connects to. */
 export function serverKey(spec: ConnectionSpec): string {
