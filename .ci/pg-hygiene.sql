@@ -11,12 +11,16 @@
 --    rp_test_fleet_<id>_<k>, rp_test_fleettpl_<id>) whose run is over: no session on any database of the run
 --    and none of them changed (its directory under base/) for :min_age minutes. A database of a live run is
 --    kept, and so is every other database of that run (a bench's template sits idle between its stages).
---    Plain DROP DATABASE (no FORCE): a session that connects meanwhile makes it fail, and it is kept.
+--    Plain DROP DATABASE (no FORCE): a session that connects meanwhile makes it fail, and it is kept. A
+--    database a drop left invalid (interrupted, datconnlimit -2: nobody can connect) is always dropped.
 CREATE TEMPORARY VIEW sandbox_databases AS
 SELECT datname,
-       bool_or(busy OR changed > now() - make_interval(mins => :min_age)) OVER (PARTITION BY run) AS live
+       NOT invalid
+         AND bool_or(NOT invalid AND (busy OR changed > now() - make_interval(mins => :min_age)))
+               OVER (PARTITION BY run) AS live
   FROM (SELECT d.datname,
                substring(d.datname FROM '([0-9a-f]{10})(_[0-9]+)?$') AS run,
+               d.datconnlimit = -2 AS invalid,
                EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity s WHERE s.datid = d.oid) AS busy,
                coalesce((pg_catalog.pg_stat_file('base/' || d.oid, true)).modification, now()) AS changed
           FROM pg_catalog.pg_database d

@@ -65,8 +65,8 @@ beforeAll(async () => {
   await stack.waitReady();
 }, 60_000);
 
-// 180 s as the other stacks' teardowns: dropping the target database waits for a checkpoint, minutes on a
-// server busy with other work (docs/next-steps/README.md, item 5).
+// 180 s as the other stacks' teardowns. Dropping the target database waits for a checkpoint, minutes on a
+// server busy with other work; the sandbox's drop holds this at most 20 s and leaves the rest to the server.
 afterAll(async () => {
   await nc?.close();
   await stack?.stop();
