@@ -6,7 +6,7 @@ import pg from 'pg';
 import { sandboxId } from '@rolepolicy/testing';
 
 import { FLEET_TEMPLATE_SQL } from './fleet-policy.js';
-import { BENCH_ADMIN_URL } from './pg-bench-support.js';
+import { BENCH_ADMIN_URL, vacuumSharedCatalogs } from './pg-bench-support.js';
 
 /** URL of `database` on the server whose admin URL is `adminUrl`. */
 function urlOn(adminUrl: string, database: string): string {
@@ -89,11 +89,16 @@ export class FleetDatabases {
 
   /**
    * Drops and recreates every database and the run's roles, so each stage meets the catalog the first one
-   * met: roles are cluster-wide, and thousands left by an earlier stage slow every later inspection.
+   * met: roles are cluster-wide, and thousands left by an earlier stage slow every later inspection. The
+   * dropped stage's dead rows in the shared catalogs are vacuumed away too, for the same reason.
    */
   async reset(): Promise<void> {
     const count = this.names.length;
     await this.dispose();
+    for (const server of this.servers) {
+      const { deadBefore, ms } = await vacuumSharedCatalogs(server);
+      console.log(`  shared catalogs: ${deadBefore} dead rows vacuumed after the stage (${ms} ms)`);
+    }
     this.names.length = 0;
     await this.create(count);
   }

@@ -29,6 +29,42 @@ export async function runOn(url: string, text: string): Promise<void> {
   }
 }
 
+/** Dead rows in the shared catalogs before and after {@link vacuumSharedCatalogs}, and how long it took. */
+export type SharedCatalogVacuum = {
+  readonly deadBefore: number;
+  readonly deadAfter: number;
+  readonly ms: number;
+};
+
+const SHARED_DEAD_ROWS = `SELECT coalesce(sum(s.n_dead_tup), 0)::bigint AS dead
+  FROM pg_catalog.pg_stat_all_tables s JOIN pg_catalog.pg_class c ON c.oid = s.relid
+ WHERE c.relisshared AND c.relkind = 'r'`;
+
+/**
+ * VACUUMs (and ANALYZEs) the shared catalogs of the server at `adminUrl` (superuser). A day of tests and benches
+ * creates and drops thousands of roles and databases; their dead rows in pg_authid, pg_auth_members, pg_shdepend,
+ * pg_database... slow every catalog read and role DDL of the next measurement, so a bench run on a server
+ * that autovacuum has not caught up with measures the server's history. `.ci/pg-hygiene.sql` does the same for CI.
+ */
+export async function vacuumSharedCatalogs(adminUrl: string = BENCH_ADMIN_URL): Promise<SharedCatalogVacuum> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const start = performance.now();
+    const dead = async (): Promise<number> =>
+      Number((await client.query<{ dead: string }>(SHARED_DEAD_ROWS)).rows[0]?.dead ?? 0);
+    const deadBefore = await dead();
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT oid::regclass::text AS name FROM pg_catalog.pg_class
+        WHERE relisshared AND relkind = 'r' ORDER BY relname`,
+    );
+    await client.query(`VACUUM (ANALYZE) ${rows.map((r) => r.name).join(', ')}`);
+    return { deadBefore, deadAfter: await dead(), ms: Math.round(performance.now() - start) };
+  } finally {
+    await client.end();
+  }
+}
+
 /** Median of a list of numbers. */
 export function median(values: readonly number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -12,3 +12,4 @@ export { kubectlFor, KUBECTL, type Kubectl, type KubectlResult } from './emulato
 export * from './sandbox/index.js';
 export * from './spine-standins.js';
 export * from './otlp/otlp-receiver.js';
+export * from './services/in-process-services.js';

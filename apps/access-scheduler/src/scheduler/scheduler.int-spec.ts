@@ -6,9 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { INestApplication } from '@nestjs/common';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import {
@@ -21,28 +19,23 @@ import {
 } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION, type Kind } from '@rolepolicy/kube';
 import { logicalFingerprint } from '@rolepolicy/policy';
-import { startService, type EnvSpec, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
   eventually,
-  freePort,
-  startEmulator,
-  startPrivateNatsServer,
   startPrivateRedis,
-  type Emulator,
-  type PrivateNatsServer,
+  startServiceCluster,
   type PrivateRedis,
+  type ServiceCluster,
 } from '@rolepolicy/testing';
 import { Redis } from 'ioredis';
 import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
 import { accessSchedulerService } from '../service.js';
 
-const CRD_DIR = fileURLToPath(new URL('../../../../deploy/crds', import.meta.url));
 const NS = 'sched-int';
 const TIMEOUT_MS = 60_000;
 const REBUILD_MS = 1_000;
 
-let nats: PrivateNatsServer;
-let emulator: Emulator;
+/** The gateway and the scheduler; their logs must never show the Secret's value. */
+let cluster: ServiceCluster | undefined;
 let redis: PrivateRedis;
 const PREFIX = 'rp-sched-int';
 let custom: CustomObjectsApi;
@@ -50,41 +43,8 @@ let client: NatsConnection;
 let core: CoreV1Api;
 let schedulerUrl: string;
 let kubectlCache: string;
-const apps: INestApplication[] = [];
-const logged: string[] = [];
-const writes = {
-  out: process.stdout.write.bind(process.stdout),
-  err: process.stderr.write.bind(process.stderr),
-};
 
 type Obj = { metadata: Record<string, any>; spec?: any; status?: any };
-
-function captureServiceLogs(): void {
-  const capture =
-    (forward: (chunk: string | Uint8Array) => boolean) =>
-    (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      if (!text.includes('[Nest]') && !text.includes('"service":"rolepolicy-'))
-        return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
-      logged.push(text);
-      return process.env['RP_TEST_VERBOSE'] ? forward(chunk) : true;
-    };
-  process.stdout.write = capture(writes.out) as typeof process.stdout.write;
-  process.stderr.write = capture(writes.err) as typeof process.stderr.write;
-}
-
-async function start(def: unknown, extra: Record<string, string> = {}): Promise<string> {
-  const port = await freePort();
-  const env = {
-    NATS_URL: nats.url,
-    HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: String(port),
-    LOG_LEVEL: 'log',
-    ...extra,
-  };
-  apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));
-  return `http://127.0.0.1:${port}`;
-}
 
 const coords = (kind: Kind) => ({
   group: GROUP,
@@ -113,7 +73,7 @@ function kubectl(...args: string[]): Promise<{ code: number; stdout: string; std
     execFile(
       '/usr/bin/kubectl',
       [...args, '--cache-dir', kubectlCache, '-n', NS],
-      { env: { ...process.env, KUBECONFIG: emulator.kubeconfigPath } },
+      { env: { ...process.env, KUBECONFIG: cluster!.emulator.kubeconfigPath } },
       (error, stdout, stderr) =>
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
@@ -196,23 +156,13 @@ async function answer(
 }
 
 beforeAll(async () => {
-  captureServiceLogs();
   kubectlCache = await mkdtemp(join(tmpdir(), 'kubectl-cache-'));
-  nats = await startPrivateNatsServer();
-  emulator = await startEmulator({ crdDir: CRD_DIR });
+  cluster = await startServiceCluster(NS, k8sGatewayService);
   redis = await startPrivateRedis();
-  const kc = emulator.kubeConfig(NS);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  core = kc.makeApiClient(CoreV1Api);
-  client = await connect({ servers: nats.url });
-  // The gateway first: it creates the NATS topology the other services bind to (ADR 0022).
-  await start(k8sGatewayService, {
-    KUBECONFIG: emulator.kubeconfigPath,
-    LEASE_NAMESPACE: NS,
-    LEASE_RETRY_MS: '250',
-    WATCH_NAMESPACE: '',
-  });
-  schedulerUrl = await start(accessSchedulerService, {
+  custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  client = await connect({ servers: cluster.nats.url });
+  schedulerUrl = await cluster.services.start(accessSchedulerService, {
     REDIS_URL: redis.url,
     ACCESS_SCHEDULER_REDIS_PREFIX: PREFIX,
     ACCESS_SCHEDULER_REBUILD_INTERVAL_MS: String(REBUILD_MS),
@@ -249,13 +199,10 @@ beforeAll(async () => {
 }, TIMEOUT_MS);
 
 afterAll(async () => {
-  for (const app of apps.reverse()) await app.close().catch(() => undefined);
-  process.stdout.write = writes.out;
-  process.stderr.write = writes.err;
+  await cluster?.services.stop();
   await client?.close();
   await redis?.stop();
-  await nats?.dispose();
-  await emulator?.stop();
+  await cluster?.stop();
   await rm(kubectlCache, { recursive: true, force: true });
 });
 
@@ -364,7 +311,7 @@ test(
     expect(metrics).toMatch(/rolepolicy_ephemeral_revocation_lag_seconds_count\S* 1/);
     expect(metrics).toContain('rolepolicy_ephemeral_queue_jobs{');
     // One audit record per transition, in the shared schema (docs/audit.md).
-    const audit = auditRecordsIn(logged.flatMap((l) => l.split('\n'))).filter(
+    const audit = auditRecordsIn(cluster!.services.logged.flatMap((l) => l.split('\n'))).filter(
       (r) => r.object.kind === 'EphemeralAccessRequest' && r.object.name === 'alice-auto',
     );
     expect(audit.map((r) => r.event)).toEqual([
@@ -391,7 +338,7 @@ test(
       expect.arrayContaining(['MembershipsGranted', 'AccessExpired']),
     );
     expect(events.every((e) => e.source?.component === 'rolepolicy-access-scheduler')).toBe(true);
-    expect(logged.join('\n')).not.toContain('s3cret-value');
+    expect(cluster!.services.logged.join('\n')).not.toContain('s3cret-value');
   },
   TIMEOUT_MS,
 );

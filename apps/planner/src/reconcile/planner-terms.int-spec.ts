@@ -4,24 +4,17 @@
 // term, instead of being inspected in full again (the memo is kept across the replica's terms).
 // Real servers: a private nats-server, the API emulator, gateway, inspector, executor and planner, a
 // sandbox PostgreSQL database.
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { INestApplication } from '@nestjs/common';
 import { connect } from '@nats-io/transport-node';
 import { kvLeaseStore, openLeaseBucket } from '@rolepolicy/contracts';
 import { GROUP, KIND_NAMES, VERSION } from '@rolepolicy/kube';
-import { startService, type EnvSpec, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
   createPostgresSandbox,
   eventually,
-  freePort,
-  inspectSealEnv,
   sandboxId,
-  startEmulator,
-  startPrivateNatsServer,
-  type Emulator,
+  startServiceCluster,
   type PostgresSandbox,
-  type PrivateNatsServer,
+  type ServiceCluster,
 } from '@rolepolicy/testing';
 import pg from 'pg';
 import { executorService } from '../../../executor/src/service.js';
@@ -30,7 +23,6 @@ import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
 import { PLANNER_LEASE } from '../leadership/leader-publisher.js';
 import { plannerService } from '../service.js';
 
-const CRD_DIR = fileURLToPath(new URL('../../../../deploy/crds', import.meta.url));
 const NS = 'planner-terms';
 const POLICIES = 4;
 const IDENTITY = 'terms-planner';
@@ -39,45 +31,10 @@ const id = sandboxId();
 const role = (i: number): string => `rp_pt_${id}_r${i}`;
 const policyName = (i: number): string => `terms-${i}`;
 
-let nats: PrivateNatsServer;
-let emulator: Emulator;
+let cluster: ServiceCluster | undefined;
 let db: PostgresSandbox;
 let custom: CustomObjectsApi;
 let inspectorUrl: string;
-const apps: INestApplication[] = [];
-const writes = {
-  out: process.stdout.write.bind(process.stdout),
-  err: process.stderr.write.bind(process.stderr),
-};
-
-/** Keeps the services' Nest logs out of the test output unless RP_TEST_VERBOSE is set. */
-function quietServiceLogs(): void {
-  const quiet =
-    (forward: (chunk: string | Uint8Array) => boolean) =>
-    (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      if (!text.includes('[Nest]') || process.env['RP_TEST_VERBOSE'])
-        return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
-      return true;
-    };
-  process.stdout.write = quiet(writes.out) as typeof process.stdout.write;
-  process.stderr.write = quiet(writes.err) as typeof process.stderr.write;
-}
-
-async function start(def: unknown, extra: Record<string, string> = {}): Promise<string> {
-  const port = await freePort();
-  const env = {
-    NATS_URL: nats.url,
-    HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: String(port),
-    LOG_LEVEL: process.env['RP_TEST_VERBOSE'] ? 'log' : 'warn',
-    ...inspectSealEnv(),
-    ...extra,
-  };
-  apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));
-  return `http://127.0.0.1:${port}`;
-}
-
 const policies = {
   group: GROUP,
   version: VERSION,
@@ -129,36 +86,27 @@ async function reconcileAll(token: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  quietServiceLogs();
-  nats = await startPrivateNatsServer();
-  emulator = await startEmulator({ crdDir: CRD_DIR });
-  db = await createPostgresSandbox('planner_terms');
-  const kc = emulator.kubeConfig(NS);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  await start(k8sGatewayService, {
-    KUBECONFIG: emulator.kubeconfigPath,
-    LEASE_NAMESPACE: NS,
-    LEASE_RETRY_MS: '250',
-    WATCH_NAMESPACE: '',
+  cluster = await startServiceCluster(NS, k8sGatewayService, {
+    logLevel: process.env['RP_TEST_VERBOSE'] ? 'log' : 'warn',
   });
-  inspectorUrl = await start(inspectorService);
-  await start(executorService);
-  await start(plannerService, {
+  db = await createPostgresSandbox('planner_terms');
+  custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+  inspectorUrl = await cluster.services.start(inspectorService);
+  await cluster.services.start(executorService);
+  await cluster.services.start(plannerService, {
     PLANNER_IDENTITY: IDENTITY,
     PLANNER_LEASE_DURATION_MS: String(LEASE_MS),
     PLANNER_LEASE_RENEW_DEADLINE_MS: '4000',
     PLANNER_LEASE_RETRY_MS: '1000',
   });
-  await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+  await cluster.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
     namespace: NS,
     body: { metadata: { name: 'db' }, stringData: { DATABASE_URL: db.url } },
   });
 }, 60_000);
 
 afterAll(async () => {
-  for (const app of apps.reverse()) await app.close().catch(() => undefined);
-  process.stdout.write = writes.out;
-  process.stderr.write = writes.err;
+  await cluster?.stop();
   if (db !== undefined) {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
@@ -166,8 +114,6 @@ afterAll(async () => {
     await admin.end();
   }
   await db?.drop();
-  await nats?.dispose();
-  await emulator?.stop();
 });
 
 test('a new term of the same replica confirms converged policies by fingerprint, not by full inspections', async () => {
@@ -204,7 +150,7 @@ test('a new term of the same replica confirms converged policies by fingerprint,
 
   // Another holder takes the lease (what a standby does when the leader's renewal came late): the planner
   // stops leading at its next renewal, and takes the lease again once that holder let it expire.
-  const client = await connect({ servers: nats.url });
+  const client = await connect({ servers: cluster!.nats.url });
   try {
     const store = kvLeaseStore(await openLeaseBucket(client), PLANNER_LEASE);
     const lease = (await store.read())!;

