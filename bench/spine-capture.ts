@@ -2,7 +2,7 @@
 // `rp.>` (subjects, counts, sizes and a sample of payloads), the replies to its core NATS requests, and how
 // many events the resource stream stored; after the stage, one object of each resource the stage wrote, as
 // the floor's templates. The capture only listens: a core subscriber sees each publish once (a JetStream
-// delivery to a pull consumer goes to the consumer's inbox, whose replies are not matched to a request).
+// delivery to a pull consumer goes to the consumer's inbox, and only replies to core requests are kept).
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -28,6 +28,8 @@ export class SpineCapture {
   /** Reply subjects of core requests not answered yet, with their request subject. */
   private readonly pending = new Map<string, string>();
   private readonly subs: Subscription[] = [];
+  /** Inbox prefixes listened to. */
+  private readonly prefixes = new Set<string>();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -48,19 +50,32 @@ export class SpineCapture {
           if (msg.reply !== undefined && msg.reply !== '' && !onStream(msg.subject)) {
             capture.requests.add(msg.subject);
             capture.pending.set(msg.reply, msg.subject);
+            capture.listen(msg.reply);
           }
-        },
-      }),
-      nc.subscribe('_INBOX.>', {
-        callback: (_err, msg) => {
-          const request = capture.pending.get(msg.subject);
-          if (request === undefined) return;
-          capture.pending.delete(msg.subject);
-          capture.payloads.add(replyKey(request), msg.data);
         },
       }),
     );
     return capture;
+  }
+
+  /**
+   * Listens to the inboxes of a requester (each service has its own prefix, `_INBOX_<service>`, ADR 0022)
+   * from its first request on: that first reply may be missed, the sample does not need it.
+   */
+  private listen(reply: string): void {
+    const prefix = reply.slice(0, reply.indexOf('.'));
+    if (prefix === '' || this.prefixes.has(prefix)) return;
+    this.prefixes.add(prefix);
+    this.subs.push(
+      this.nc.subscribe(`${prefix}.>`, {
+        callback: (_err, msg) => {
+          const request = this.pending.get(msg.subject);
+          if (request === undefined) return;
+          this.pending.delete(msg.subject);
+          this.payloads.add(replyKey(request), msg.data);
+        },
+      }),
+    );
   }
 
   async stop(): Promise<StageTraffic> {
