@@ -480,6 +480,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const failures: Record<string, readonly FailureCount[]> = {};
     const peakSessions: Record<string, number[]> = {};
     const spineFloors: Record<string, SpineFloor> = {};
+    const spineFloorErrors: Record<string, string> = {};
     const overSpineFloor: Record<string, number | null> = {};
     const idleRates: Record<string, Record<string, number>> = {};
     const idlePerPolicy: Record<string, number> = {};
@@ -687,11 +688,17 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         await product.stop();
       }
       if (stageShape !== undefined) {
-        // After the product stopped, so nothing else runs beside the floor's processes.
-        const spine = await measureSpineFloor(stageShape, serviceCpuMs[String(executors)]);
-        spineFloors[String(executors)] = spine.floor;
-        overSpineFloor[String(executors)] = spine.over;
-        console.log(spine.line);
+        // After the product stopped, so nothing else runs beside the floor's processes. A floor that fails is
+        // reported, and the stage's own figures are kept.
+        try {
+          const spine = await measureSpineFloor(stageShape, serviceCpuMs[String(executors)]);
+          spineFloors[String(executors)] = spine.floor;
+          overSpineFloor[String(executors)] = spine.over;
+          console.log(spine.line);
+        } catch (error) {
+          spineFloorErrors[String(executors)] = (error as Error).message;
+          console.log(`  spine floor failed: ${(error as Error).message}`);
+        }
       }
       const reasons = failureReasons(stageLogs);
       failures[String(executors)] = reasons;
@@ -787,6 +794,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       ),
       serviceCpuOverSpineFloor: overSpineFloor,
       spineFloor: spineFloors,
+      ...(Object.keys(spineFloorErrors).length > 0 ? { spineFloorErrors } : {}),
       // Each service's CPU while idle before the stage (ms per second), and what that rate comes to per
       // policy over the stage's wall time (idle-baseline.ts).
       idleWindowSeconds: options.idleSeconds,

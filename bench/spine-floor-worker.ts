@@ -251,6 +251,8 @@ async function writer(task: Extract<WorkerTask, { role: 'writer' }>): Promise<()
         continue;
       }
       const target = own.get(op.resource)!;
+      // The stage's object's status each time: the client sends and reads the same bytes as the stage's writes
+      // (what the API server then does with an unchanged status is its CPU, reported apart).
       const status = op.sub === 'status' ? { status: task.templates[op.resource]!['status'] } : {};
       const body = { ...target.object, ...status };
       target.object = await api.put<ApiObject>(`${target.path}${op.sub ? `/${op.sub}` : ''}`, body);

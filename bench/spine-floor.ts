@@ -66,12 +66,16 @@ const floorSubject = (subject: string): string => `floor.${subject.slice(subject
 type Done = { type: 'done'; cpuMs: number; seconds: number };
 
 /** Forks one worker with its task; resolves once it is ready, with a `go` that resolves when it is done. */
-async function worker(task: WorkerTask): Promise<{ go: () => Promise<Done>; child: ChildProcess }> {
+async function worker(
+  task: WorkerTask,
+  children: ChildProcess[],
+): Promise<{ go: () => Promise<Done>; child: ChildProcess }> {
   const child = fork(WORKER, [], {
     execArgv: ['--import', `${ROOT}/tools/register-aliases.mjs`],
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  children.push(child);
   type Reply = { type: string; message?: string } & Partial<Done>;
   const next = (): Promise<Reply> =>
     new Promise((resolve, reject) => {
@@ -94,19 +98,35 @@ async function worker(task: WorkerTask): Promise<{ go: () => Promise<Done>; chil
   };
 }
 
+/** A phase that takes longer has lost messages (a count the floor cannot reach): it fails instead of hanging. */
+const PHASE_TIMEOUT_MS = 10 * 60_000;
+
 /** Runs one phase's workers: all set up, then all go; CPU ms by process label and the longest wall time. */
 async function phase(
   tasks: readonly [string, WorkerTask][],
 ): Promise<{ cpuMs: Record<string, number>; seconds: number }> {
-  const started = await Promise.all(tasks.map(([, task]) => worker(task)));
+  const children: ChildProcess[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`a spine floor phase did not finish in ${PHASE_TIMEOUT_MS / 1000} s`)),
+      PHASE_TIMEOUT_MS,
+    );
+  });
   try {
-    const done = await Promise.all(started.map((w) => w.go()));
+    const run = async () => {
+      const started = await Promise.all(tasks.map(([, task]) => worker(task, children)));
+      return Promise.all(started.map((w) => w.go()));
+    };
+    const done = await Promise.race([run(), timeout]);
     return {
       cpuMs: Object.fromEntries(tasks.map(([label], i) => [label, done[i]!.cpuMs])),
       seconds: Math.max(...done.map((d) => d.seconds)),
     };
   } finally {
-    for (const w of started) if (w.child.exitCode === null) w.child.kill();
+    clearTimeout(timer);
+    // Every worker this phase forked, also when one failed or the phase timed out: none is left behind.
+    for (const child of children) if (child.exitCode === null) child.kill();
   }
 }
 
