@@ -13,7 +13,10 @@
 // status times' within 1 ms: docs/tracing.md), --servers N (the databases spread round-robin over N embedded
 // PostgreSQL servers this bench starts side by side, each with its own roles, locks and max_connections; the
 // floors run on the same servers and PostgreSQL CPU is those servers' processes only; the report goes to
-// bench/results/fleet-servers-<N>.json instead).
+// bench/results/fleet-servers-<N>.json instead), --no-spine-floor (skips each stage's spine floor, spine-floor.ts:
+// the stage's transport work per policy, JetStream and core messages, resource-stream deliveries to the caches
+// and API writes, with no product logic, in processes of its own after the stage), --idle-seconds N (each
+// stage's services idle for N s before its policies are created, idle-baseline.ts; default 15, 0 skips it).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -46,6 +49,9 @@ import {
   type FailureCount,
 } from './fleet-health.js';
 import { grownPerPolicy, steadyWave } from './fleet-steady.js';
+import { StageRecording, grownTotals, idleShare, measureSpineFloor } from './fleet-floors.js';
+import { idleBaseline } from './idle-baseline.js';
+import type { SpineFloor, StageShape } from './spine-floor.js';
 import { byLabel, counterTotal } from './service-metrics.js';
 import { startProductProcesses, type ProductProcesses } from './service-processes.js';
 import { TRACE_HOPS, TraceHops, disagreeingHops, hopDifferences } from './trace-hops.js';
@@ -64,6 +70,10 @@ type Options = {
   readonly steady: boolean;
   /** Embedded servers to spread the databases over; 0: the bench server (RP_BENCH_PG_URL) alone. */
   readonly servers: number;
+  /** Each stage's spine floor (spine-floor.ts); off with --no-spine-floor. */
+  readonly spineFloor: boolean;
+  /** Seconds of each stage's idle baseline before its policies are created; 0: none. */
+  readonly idleSeconds: number;
 };
 
 /** The PostgreSQL major of the embedded servers of --servers (the CI system server's). */
@@ -85,6 +95,8 @@ function parse(args: readonly string[]): Options {
     tracing: args.includes('--tracing'),
     steady: !args.includes('--no-steady'),
     servers: Number(value('--servers') ?? 0),
+    spineFloor: !args.includes('--no-spine-floor'),
+    idleSeconds: Number(value('--idle-seconds') ?? 15),
   };
 }
 
@@ -467,6 +479,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
     const apiWrites: Record<string, Record<string, number>> = {};
     const failures: Record<string, readonly FailureCount[]> = {};
     const peakSessions: Record<string, number[]> = {};
+    const spineFloors: Record<string, SpineFloor> = {};
+    const spineFloorErrors: Record<string, string> = {};
+    const overSpineFloor: Record<string, number | null> = {};
+    const idleRates: Record<string, Record<string, number>> = {};
+    const idlePerPolicy: Record<string, number> = {};
     // PostgreSQL's work by statement, where the bench server records it (pg-statements.ts).
     const recordStatements = await statementsAvailable();
     const statements: Record<string, StageStatements> = {};
@@ -482,6 +499,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       if (stage > 0) await dbs.reset();
       const prefix = `${dbs.rolePrefix}e${executors}_`;
       const stageLogs = path.join(logRoot, `executors-${executors}`);
+      let stageShape: StageShape | undefined;
       mkdirSync(stageLogs, { recursive: true });
       const product = await startProductProcesses({
         executors,
@@ -549,6 +567,10 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           if (process.env['FLEET_DEBUG']) console.log(latency.trace.join('\n'));
           console.log(`single policy: Applied ${JSON.stringify(report['singlePolicyLatencyMs'])} ms`);
         }
+        if (options.idleSeconds > 0) {
+          // The stack up and ready, nothing changing: what the services cost by the clock alone.
+          idleRates[String(executors)] = await idleBaseline(product, options.idleSeconds);
+        }
         started = performance.now();
         const cpuBefore = stageCpu(product);
         const activityBefore = await dbs.activity(options.databases);
@@ -570,6 +592,7 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         const maintenanceBefore = recordStatements ? await resetStatements() : 0;
         const writes = new ApiWriteCounter();
         product.emulator.setRequestHook(writes.hook);
+        const recording = options.spineFloor ? await StageRecording.start(product) : undefined;
         const sampler = dbs.sampleSessions();
         const run = await fleetRun(product, dbs, options.databases, prefix).finally(async () => {
           peakSessions[String(executors)] = await sampler.stop();
@@ -593,6 +616,12 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         }
         const countersAfter = await Promise.all(counters.map((name) => counterTotal(product, name)));
         const breakdownsAfter = await Promise.all(breakdowns.map(([n, l]) => byLabel(product, n, l)));
+        stageShape = await recording?.finish(product, NAMESPACE, {
+          executors,
+          policies: options.databases,
+          handled: grownTotals(breakdownsBefore[2]!, breakdownsAfter[2]!),
+          apiWrites: writes.snapshot(),
+        });
         const grown = (i: number) =>
           grownPerPolicy(breakdownsBefore[i]!, breakdownsAfter[i]!, options.databases);
         const perDatabase = (i: number) =>
@@ -626,6 +655,11 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
           `${executors} executor(s): ${round(run.seconds)} s, peak RSS ${JSON.stringify(rss[String(executors)])}`,
         );
         console.log(`  stages (s since creation): ${JSON.stringify(run.timeline)}`);
+        if (idleRates[String(executors)] !== undefined) {
+          const idle = idleShare(idleRates[String(executors)]!, run.seconds, options.databases);
+          idlePerPolicy[String(executors)] = idle.perPolicy;
+          console.log(idle.line);
+        }
         const slow = slowModeOf(perPolicy[String(executors)]!, breakdown[String(executors)]!);
         if (slow !== null) slowStages[String(executors)] = slow;
         if (options.steady && stage === options.executors.length - 1) {
@@ -652,6 +686,19 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
         }
       } finally {
         await product.stop();
+      }
+      if (stageShape !== undefined) {
+        // After the product stopped, so nothing else runs beside the floor's processes. A floor that fails is
+        // reported, and the stage's own figures are kept.
+        try {
+          const spine = await measureSpineFloor(stageShape, serviceCpuMs[String(executors)]);
+          spineFloors[String(executors)] = spine.floor;
+          overSpineFloor[String(executors)] = spine.over;
+          console.log(spine.line);
+        } catch (error) {
+          spineFloorErrors[String(executors)] = (error as Error).message;
+          console.log(`  spine floor failed: ${(error as Error).message}`);
+        }
       }
       const reasons = failureReasons(stageLogs);
       failures[String(executors)] = reasons;
@@ -740,6 +787,19 @@ export async function runFleetBench(_script: string, args: readonly string[]): P
       // CPU of the product's services (not PostgreSQL, not the bench) per policy, by executor count: compare a
       // run with --tracing against one without to get the cost of tracing.
       serviceCpuMsPerPolicy: serviceCpuMs,
+      // The same transport work per policy with no product logic (spine-floor.ts), by executor count: its CPU
+      // per policy split into messaging, cache deliveries and API writes, and the services' CPU over it.
+      spineFloorCpuMsPerPolicy: Object.fromEntries(
+        Object.entries(spineFloors).map(([k, floor]) => [k, floor.cpuMsPerPolicy]),
+      ),
+      serviceCpuOverSpineFloor: overSpineFloor,
+      spineFloor: spineFloors,
+      ...(Object.keys(spineFloorErrors).length > 0 ? { spineFloorErrors } : {}),
+      // Each service's CPU while idle before the stage (ms per second), and what that rate comes to per
+      // policy over the stage's wall time (idle-baseline.ts).
+      idleWindowSeconds: options.idleSeconds,
+      idleCpuMsPerSecond: idleRates,
+      idleCpuMsPerPolicy: idlePerPolicy,
       ...(traces ? { spansReceived, spansPerPolicy: round(spansReceived / options.databases) } : {}),
       floorCpuSeconds: floorCpu,
       // The least wall time the same CPU work could take on this machine's cores, and its ratio to the floor.

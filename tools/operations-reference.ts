@@ -123,7 +123,9 @@ export function renderReference(): string {
   lines.push('', '### Metrics', '');
   lines.push(
     'Every series carries the label `service`. Besides these, each service exports prom-client’s default',
-    'process and Node.js metrics (`process_*`, `nodejs_*`).',
+    'process and Node.js metrics (`process_*`, `nodejs_*`); the event-loop delay histogram behind',
+    '`nodejs_eventloop_lag_*` samples every 100 ms (`EVENT_LOOP_SAMPLE_MS`, libs/runtime/src/metrics.ts), so an',
+    'idle service reads about 0.1 s there: the interval between samples, not a delay.',
     '',
     '| metric | type | meaning | defined in |',
     '| --- | --- | --- | --- |',

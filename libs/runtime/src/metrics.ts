@@ -26,11 +26,20 @@ function subjectLabel(subject: string): string {
   return tokens.slice(0, kept).join('.');
 }
 
+/**
+ * How often the event-loop delay histogram of the default metrics samples (`nodejs_eventloop_lag_*`; prom-client's
+ * default is 10 ms). Its timer wakes an otherwise idle service 100 times a second, about 10 ms of CPU a second per
+ * process on the bench machine (docs/performance.md, the idle baseline): more than the rest of an idle service.
+ * The histogram records the whole interval between two samples, so an idle service's lag percentiles read
+ * about 0.1 s instead of 0.01 s; a loop held longer than that still lengthens them.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 100;
+
 /** Creates the registry of `service` with default metrics and the message counters. */
 export function createServiceMetrics(service: string): ServiceMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const handled = new Counter({
     name: 'rp_messages_handled_total',
     help: 'Messages whose handler succeeded and that were acked',
