@@ -56,12 +56,13 @@ export const inspectorEnvSpec = {
   INSPECT_SERVER_SESSIONS: env.intInRange(
     'Sessions one replica holds on one PostgreSQL server (host:port) at most, across its databases, warm idle ' +
       'ones included: inspections beyond it wait without a connection, and the least recently used warm pool ' +
-      'of another database of the server is closed to make room. Default 8, as INSPECT_CONCURRENCY: one server ' +
-      'alone still gets every inspection at once, while its warm sessions (up to 2 x INSPECT_MAX_TARGET_POOLS ' +
-      'before) stay within 8; keep replicas x this below max_connections, with room for the executors',
+      'of another database of the server is closed to make room. Default 32, as INSPECT_MAX_TARGET_POOLS: the ' +
+      'warm sessions of one server are never churned below the pool bound (8 made every activation of a ' +
+      '20-database server reconnect: docs/inspector.md); keep replicas x this below max_connections, with room ' +
+      'for the executors',
     1,
     64,
-    8,
+    32,
   ),
 } as const;
 

@@ -21,7 +21,7 @@ import { KeyedSlots } from '@rolepolicy/runtime';
 const CONNECTIONS_PER_TARGET = 1;
 
 /** Inspections per server and pools kept per server when nothing configures it (INSPECT_SERVER_SESSIONS). */
-export const DEFAULT_SERVER_SESSIONS = 8;
+export const DEFAULT_SERVER_SESSIONS = 32;
 
 /** The per-server bound of {@link TargetPools}. */
 export interface ServerLimits {
