@@ -15,18 +15,24 @@ const context: ExecutionContext = {
   appliedPasswordSourceVersions: {},
 };
 
+/** The execution step a pass that computed plan A asks for. */
+function requestedExecution() {
+  const decision = decideReconcile({
+    policy: policy(),
+    plans: [],
+    conflict: { kind: 'clear' },
+    outcome: { kind: 'computed', plan: computed('A') },
+    now: at(0),
+    jitter: 0,
+  });
+  const step = decision.steps.find((s) => s.kind === 'requestExecution');
+  if (step?.kind !== 'requestExecution') throw new Error('no execution requested');
+  return step;
+}
+
 describe('execution request message', () => {
   it('is a valid ExecuteRequestV2 carrying plan, policy uid, approved digest and encoding, and the digested target', () => {
-    const decision = decideReconcile({
-      policy: policy(),
-      plans: [],
-      conflict: { kind: 'clear' },
-      outcome: { kind: 'computed', plan: computed('A') },
-      now: at(0),
-      jitter: 0,
-    });
-    const step = decision.steps.find((s) => s.kind === 'requestExecution');
-    if (step?.kind !== 'requestExecution') throw new Error('no execution requested');
+    const step = requestedExecution();
     const message = toExecuteRequestMessage(step.request, context);
     expect(message).toMatchObject({
       v: 2,
@@ -41,16 +47,7 @@ describe('execution request message', () => {
   });
 
   it('carries the resource sequences the planner had seen when given, and none otherwise (an older planner)', () => {
-    const decision = decideReconcile({
-      policy: policy(),
-      plans: [],
-      conflict: { kind: 'clear' },
-      outcome: { kind: 'computed', plan: computed('A') },
-      now: at(0),
-      jitter: 0,
-    });
-    const step = decision.steps.find((s) => s.kind === 'requestExecution');
-    if (step?.kind !== 'requestExecution') throw new Error('no execution requested');
+    const step = requestedExecution();
     const seen = { postgrespolicy: 12, postgrespolicyplan: 40 };
     const carried = toExecuteRequestMessage(step.request, { ...context, resourceSequences: seen });
     expect(carried.resourceSequences).toEqual(seen);
