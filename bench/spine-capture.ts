@@ -55,6 +55,8 @@ export class SpineCapture {
         },
       }),
     );
+    // The subscription must reach the server before the stage's first publish, or that publish goes unseen.
+    await nc.flush();
     return capture;
   }
 
