@@ -1,9 +1,11 @@
-// `npm run bench -- ephemeral`: revocation lag of ephemeral access on the e2e stack (every service in-process,
-// a private redis-server). N requests over D databases, all activated, expiring spread over one window;
-// lag = the moment the membership is gone from pg_auth_members (polled) minus the request's expiresAt.
+// `npm run bench -- ephemeral`: revocation lag of ephemeral access on the whole product: each service a process
+// of its own (`--in-process`: all of them in this process, the e2e stack; ephemeral-product.ts), the API emulator
+// in this process, a private redis-server. N requests over D databases, all activated, expiring spread over one
+// window; lag = the moment the membership is gone from pg_auth_members (polled) minus the request's expiresAt.
 // Floor, same run: the same REVOKE statements run directly on the same databases.
 // `Ended` lag = the moment a watch on the requests sees the request `Ended` minus its expiresAt.
-// The run fails its own check (exit code 1) when a goal is missed. -> bench/results/ephemeral.json.
+// Each service's CPU seconds while requests are activated and while they expire, and its peak RSS, are in the
+// result. The run fails its own check (exit code 1) when a goal is missed. -> bench/results/ephemeral.json.
 
 import os from 'node:os';
 
@@ -14,8 +16,11 @@ import { startPrivateRedis } from '@rolepolicy/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
-import { sleep, startStack, waitFor, type TargetDatabase } from '../e2e/stack.js';
+import { sleep, waitFor, type TargetDatabase } from '../e2e/stack.js';
+import { cpuDelta } from './cpu-time.js';
+import { startEphemeralProduct, type EphemeralLayout, type EphemeralProduct } from './ephemeral-product.js';
 import { round, writeResult } from './pg-bench-support.js';
+import { histogramMeanMs, metricsText } from './service-metrics.js';
 import { linkCrdsIntoDist } from './reconcile.bench.js';
 
 const NAMESPACE = 'bench-eph';
@@ -29,6 +34,7 @@ type Options = {
   readonly databases: number;
   readonly windowSeconds: number;
   readonly leadSeconds: number;
+  readonly layout: EphemeralLayout;
 };
 
 /** Options from flags, else `BENCH_EPHEMERAL_<NAME>` variables, else the issue's full scale. */
@@ -45,6 +51,7 @@ function parse(args: readonly string[]): Options {
     // Every request is activated before the first expiry: up to 0.6 s per request on a loaded 2-core machine
     // (the gateway applies about 14 commands per request one at a time), at least 4 minutes.
     leadSeconds: Number(value('lead') ?? Math.max(240, Math.ceil(requests * 0.6))),
+    layout: args.includes('--in-process') ? 'in-process' : 'processes',
   };
 }
 
@@ -61,13 +68,34 @@ async function inParallel(
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
 }
 
-/** Mean of a histogram's observations in milliseconds, for the series whose labels contain `labels`. */
-function histogramMeanMs(metrics: string, name: string, labels: string): number {
-  const pick = (suffix: string): number => {
-    const line = metrics.split('\n').find((l) => l.startsWith(`${name}_${suffix}{`) && l.includes(labels));
-    return Number(line?.split(' ').pop() ?? NaN);
+/**
+ * The scheduler's own revocation lag and where a revocation's time goes, hop by hop (docs/ephemeral-access.md,
+ * "Where the time goes"): means in milliseconds from the scheduler's and the executor's /metrics.
+ */
+async function revocationMetrics(product: EphemeralProduct) {
+  const metrics = await metricsText(product.url('access-scheduler'));
+  const executorMetrics = await metricsText(product.url('executor'));
+  const dispatch = histogramMeanMs(metrics, 'rolepolicy_ephemeral_revoke_dispatch_seconds');
+  return {
+    schedulerReportedLagMeanMs: histogramMeanMs(metrics, 'rolepolicy_ephemeral_revocation_lag_seconds'),
+    revokeDispatchMeanMs: dispatch,
+    revokeHopsMeanMs: {
+      timerLate: histogramMeanMs(metrics, 'rolepolicy_ephemeral_timer_latency_seconds', 'queue="expiry"'),
+      dispatch,
+      ...Object.fromEntries(
+        ['queued', 'visible', 'connect', 'database_wait', 'lock_wait', 'decide', 'commit', 'report'].map(
+          (stage) => [
+            stage,
+            histogramMeanMs(
+              executorMetrics,
+              'rolepolicy_ephemeral_scoped_stage_seconds',
+              `operation="Revoke",stage="${stage}"`,
+            ),
+          ],
+        ),
+      ),
+    },
   };
-  return round((pick('sum') / pick('count')) * 1000);
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -121,22 +149,26 @@ async function watchRequests(
 
 type Edge = { db: number; subject: string; request: string; expiresAt: number; revokedAt?: number };
 
-/** Runs the benchmark. `--requests 1000 --databases 50 --window 60 --lead 240`. */
+/** Runs the benchmark. `--requests 1000 --databases 50 --window 60 --lead 240 [--in-process]`. */
 export async function runEphemeralBench(_script: string, args: readonly string[]): Promise<void> {
   const options = parse(args);
   linkCrdsIntoDist();
   const perDb = Math.ceil(options.requests / options.databases);
   console.log(
-    `ephemeral bench: ${options.requests} requests over ${options.databases} databases, window ${options.windowSeconds} s`,
+    `ephemeral bench: ${options.requests} requests over ${options.databases} databases, window ${options.windowSeconds} s, ` +
+      `services ${options.layout === 'processes' ? 'as processes' : 'in-process'}`,
   );
   const redis = await startPrivateRedis();
-  const stack = await startStack({
-    namespace: NAMESPACE,
-    env: { REDIS_URL: redis.url, ACCESS_SCHEDULER_REDIS_PREFIX: PREFIX },
+  const product = await startEphemeralProduct(options.layout, NAMESPACE, {
+    redisUrl: redis.url,
+    redisPrefix: PREFIX,
+  }).catch(async (error: unknown) => {
+    await redis.stop();
+    throw error;
   });
   const pools: pg.Pool[] = [];
   const onSignal = (): void => {
-    void stack
+    void product
       .stop()
       .then(() => redis.stop())
       .finally(() => process.exit(130));
@@ -144,8 +176,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    await stack.waitReady(60_000);
-    const custom = stack.kubeConfig.makeApiClient(CustomObjectsApi);
+    const custom = product.kubeConfig.makeApiClient(CustomObjectsApi);
     const create = (kind: 'EphemeralAccessPolicy' | 'EphemeralAccessRequest', name: string, spec: object) =>
       custom.createNamespacedCustomObject({
         group: GROUP,
@@ -156,18 +187,18 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       });
     // Roles of their own per database: roles are server-wide, so the same names in every database would be one
     // set of roles and edges that 20 policies fight over (a Conflict for all but one since ADR 0027).
-    const reader = (d: number) => stack.role(`d${d}_reader`);
-    const subject = (d: number, k: number) => stack.role(`d${d}_s${k}`);
+    const reader = (d: number) => product.role(`d${d}_reader`);
+    const subject = (d: number, k: number) => product.role(`d${d}_s${k}`);
     const dbs: TargetDatabase[] = [];
     let started = performance.now();
     // Databases and their policies in parallel (creating 50 one by one took minutes on a loaded machine).
     await inParallel(options.databases, 8, async (d) => {
-      const db = await stack.createDatabase(`eph${d}`);
+      const db = await product.createDatabase(`eph${d}`);
       dbs[d] = db;
       const pool = new pg.Pool({ connectionString: db.url, max: 1 });
       pool.on('error', () => undefined);
       pools[d] = pool;
-      await stack.resources.createPolicy(`p${d}`, {
+      await product.resources.createPolicy(`p${d}`, {
         connection: db.connection,
         mode: 'apply',
         approval: 'auto',
@@ -178,7 +209,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       });
     });
     console.log(`${options.databases} databases created in ${round((performance.now() - started) / 1000)} s`);
-    for (let d = 0; d < options.databases; d++) await stack.reconciled(`p${d}`, 600_000);
+    for (let d = 0; d < options.databases; d++) await product.reconciled(`p${d}`, 600_000);
     for (let d = 0; d < options.databases; d++) {
       await create('EphemeralAccessPolicy', `a${d}`, {
         approval: { mode: 'Automatic' },
@@ -194,6 +225,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     // Expiry spread evenly over the window, starting `lead` seconds from now (activation happens before).
     const firstExpiry = Date.now() + options.leadSeconds * 1000;
     started = performance.now();
+    const cpuAtCreate = product.cpuSeconds();
     const names: { name: string; db: number; k: number }[] = [];
     for (let i = 0; i < options.requests; i++) {
       const db = i % options.databases;
@@ -234,11 +266,23 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
         }
         return active.length === options.requests ? items : Date.now() > firstExpiry ? items : undefined;
       },
-      // Every 2 s, not the default 100 ms: listing 1,000 requests through the emulator runs on the same event
-      // loop as every service, and at full scale the polling alone starved activation.
+      // Every 2 s, not the default 100 ms: listing 1,000 requests through the emulator runs on the bench's event
+      // loop (in-process, every service's too), and at full scale the polling alone starved activation.
       { timeoutMs: options.leadSeconds * 1000 + 30_000, intervalMs: 2_000 },
     );
     const activationSeconds = (performance.now() - started) / 1000;
+    const cpuAtActive = product.cpuSeconds();
+    // Each service's CPU over the revocation window: from the first expiry (or now, if activation ran past it)
+    // to the last `Ended` seen; the idle wait between activation and the first expiry is nobody's cost.
+    let cpuAtFirstExpiry = cpuAtActive;
+    let windowStart = performance.now();
+    const firstExpiryTimer = setTimeout(
+      () => {
+        cpuAtFirstExpiry = product.cpuSeconds();
+        windowStart = performance.now();
+      },
+      Math.max(0, firstExpiry - Date.now()),
+    );
     const activeBeforeExpiry = actives.filter((r) => r.status?.phase === 'Active').length;
     console.log(`${activeBeforeExpiry}/${options.requests} Active after ${round(activationSeconds)} s`);
     const admin = new Redis(redis.url);
@@ -268,7 +312,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       endedSeen.set(r.metadata.name!, seen);
       endedAt.set(r.metadata.name!, Date.parse(r.status.endedAt ?? ''));
     };
-    const watched = await watchRequests(stack.kubeConfig, note);
+    const watched = await watchRequests(product.kubeConfig, note);
     // A list as well, at the end and as a fallback should the watch have missed one.
     let endedSeenByList = 0;
     const noteEnded = async (): Promise<void> => {
@@ -316,6 +360,12 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     watched.stop();
     clearInterval(loadTimer);
     await noteEnded();
+    clearTimeout(firstExpiryTimer);
+    const cpuAtEnded = product.cpuSeconds();
+    const revocationWindowSeconds = (performance.now() - windowStart) / 1000;
+    // Read before the services stop: a process's figures go with it.
+    const peakRssMiB = product.peakRssMiB();
+    const revocationCpuSeconds = cpuDelta(cpuAtFirstExpiry, cpuAtEnded);
     const endedLags = revoked
       .filter((e) => endedSeen.has(e.request))
       .map((e) => Math.max(0, endedSeen.get(e.request)! - e.expiresAt));
@@ -327,44 +377,12 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     const decidedLags = revoked
       .filter((e) => Number.isFinite(endedAt.get(e.request)))
       .map((e) => endedAt.get(e.request)! - e.expiresAt);
-    const scheduler = stack.services.find((s) => s.name === 'access-scheduler')!;
-    const metrics = await (await fetch(`${scheduler.url}/metrics`)).text();
-    const lagSum = Number(
-      /rolepolicy_ephemeral_revocation_lag_seconds_sum\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
-    );
-    const lagCount = Number(
-      /rolepolicy_ephemeral_revocation_lag_seconds_count\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
-    );
-    const dispatchSum = Number(
-      /rolepolicy_ephemeral_revoke_dispatch_seconds_sum\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
-    );
-    const dispatchCount = Number(
-      /rolepolicy_ephemeral_revoke_dispatch_seconds_count\S* (\S+)/.exec(metrics)?.[1] ?? NaN,
-    );
-    const executor = stack.services.find((s) => s.name === 'executor')!;
-    const executorMetrics = await (await fetch(`${executor.url}/metrics`)).text();
-    // Where a revocation's time goes, hop by hop (docs/ephemeral-access.md, "Where the time goes").
-    const revokeHopsMeanMs = {
-      timerLate: histogramMeanMs(metrics, 'rolepolicy_ephemeral_timer_latency_seconds', 'queue="expiry"'),
-      dispatch: round((dispatchSum / dispatchCount) * 1000),
-      ...Object.fromEntries(
-        ['queued', 'visible', 'connect', 'database_wait', 'lock_wait', 'decide', 'commit', 'report'].map(
-          (stage) => [
-            stage,
-            histogramMeanMs(
-              executorMetrics,
-              'rolepolicy_ephemeral_scoped_stage_seconds',
-              `operation="Revoke",stage="${stage}"`,
-            ),
-          ],
-        ),
-      ),
-    };
+    const hops = await revocationMetrics(product);
 
     // Floor: the same REVOKEs run directly, one statement at a time, after granting the edges again, with the
     // services stopped: a running planner removes the re-granted (now undeclared) edges itself, and its
     // REVOKE racing ours failed the whole run ("tuple concurrently deleted").
-    await stack.stopServices();
+    await product.stopServices();
     const floor: number[] = [];
     for (let d = 0; d < options.databases; d++) {
       const subjects = edges.filter((e) => e.db === d).map((e) => e.subject);
@@ -401,8 +419,14 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
         'N Automatic EphemeralAccessRequests over D databases (one access policy and one target PostgresPolicy per database, ' +
         'one bundle role, distinct subjects), all activated first, expiresAt spread evenly over the window. Revocation lag = ' +
         `first poll (every ${POLL_MS} ms) that no longer sees the membership in pg_auth_members minus expiresAt. Floor = the ` +
-        'same REVOKE statements run directly, one at a time, on the same databases. Every service in-process (e2e stack), ' +
-        'one executor, a private redis-server, rebuild interval at its default.',
+        'same REVOKE statements run directly, one at a time, on the same databases. ' +
+        (options.layout === 'processes'
+          ? 'Each service a Node process of its own (dist/), the API emulator in the bench process, '
+          : 'Every service in the bench process (e2e stack) with the API emulator, ') +
+        'one executor, a private redis-server, rebuild interval at its default. serviceCpuSeconds: CPU seconds of ' +
+        'each service process (bench: the bench process, with the emulator) from the first request created until ' +
+        'all were Active (activation) and from the first expiry until the last Ended was seen (revocation, ' +
+        'revocationCpuWindowSeconds long).',
       machine: {
         cpus: os.cpus().length,
         cpuModel: os.cpus()[0]?.model ?? 'unknown',
@@ -410,6 +434,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
         loadAverage1mAtStart: round(os.loadavg()[0]!),
       },
       node: process.version,
+      layout: options.layout,
       measuredAt: new Date().toISOString(),
       fullScale: options.requests === 1000 && options.databases === 50 && options.windowSeconds === 60,
       leadSeconds: options.leadSeconds,
@@ -430,9 +455,13 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
       loadAverage1mMax: round(loadMax),
       endedAtLagMs: decidedLags.length === 0 ? null : summary(decidedLags),
       revocationLagMs: lagSummary,
-      schedulerReportedLagMeanMs: round((lagSum / lagCount) * 1000),
-      revokeDispatchMeanMs: round((dispatchSum / dispatchCount) * 1000),
-      revokeHopsMeanMs,
+      ...hops,
+      revocationCpuWindowSeconds: round(revocationWindowSeconds),
+      serviceCpuSeconds: { activation: cpuDelta(cpuAtCreate, cpuAtActive), revocation: revocationCpuSeconds },
+      serviceCpuMsPerRevocation: Object.fromEntries(
+        Object.entries(revocationCpuSeconds).map(([k, v]) => [k, round((v * 1000) / revoked.length)]),
+      ),
+      servicePeakRssMiB: peakRssMiB,
       pollIntervalMs: POLL_MS,
       redisUsedMemoryBytes,
       redisKeys,
@@ -453,7 +482,7 @@ export async function runEphemeralBench(_script: string, args: readonly string[]
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     for (const pool of pools) await pool.end().catch(() => undefined);
-    await stack.stop();
+    await product.stop();
     await redis.stop();
   }
 }

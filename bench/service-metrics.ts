@@ -1,11 +1,12 @@
-// Counters scraped from the product's /metrics, summed over its service processes.
+// Counters scraped from the product's /metrics, summed over its service processes, and histogram means.
+import { round } from './pg-bench-support.js';
 import type { ProductProcesses } from './service-processes.js';
 
 /**
  * A service's /metrics text. Asked again once when the connection fails: on the shared machine under load a
  * poll can come after the server closed the idle keep-alive connection (ECONNRESET), which ended a run.
  */
-async function metricsText(url: string): Promise<string> {
+export async function metricsText(url: string): Promise<string> {
   try {
     return await (await fetch(`${url}/metrics`)).text();
   } catch {
@@ -42,4 +43,21 @@ export async function byLabel(
     }
   }
   return totals;
+}
+
+/**
+ * Mean of a histogram's observations in milliseconds (rounded to 0.1 ms), from the first series of `name` whose
+ * labels contain `labels` (any series when empty); NaN when there is none.
+ */
+export function histogramMeanMs(metrics: string, name: string, labels = ''): number {
+  const pick = (suffix: string): number => {
+    const line = metrics
+      .split('\n')
+      .find(
+        (l) =>
+          (l.startsWith(`${name}_${suffix}{`) || l.startsWith(`${name}_${suffix} `)) && l.includes(labels),
+      );
+    return Number(line?.split(' ').pop() ?? NaN);
+  };
+  return round((pick('sum') / pick('count')) * 1000);
 }

@@ -1,6 +1,7 @@
-// The product as separate processes for the fleet benchmark: a private nats-server, the API emulator
-// in this process, and each service (inspector, executors, planner, k8s-gateway) as its own Node
-// process from dist/, so each one's peak RSS (VmHWM) is its own and they share the cores as in a cluster.
+// The product as separate processes for the fleet and ephemeral benchmarks: a private nats-server, the API
+// emulator in this process, and each service (inspector, executors, planner, k8s-gateway, and on request the
+// access-scheduler) as its own Node process from dist/, so each one's peak RSS (VmHWM) and CPU time are its
+// own and they share the cores as in a cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +36,15 @@ export type ProductProcesses = {
   peakRssMiB(): Record<string, number>;
   /** CPU seconds of each service process so far, keyed as {@link ProductProcesses.peakRssMiB}. */
   cpuSeconds(): Record<string, number>;
+  /** Stops the service processes only (the k8s-gateway last), keeping NATS and the emulator. */
+  stopServices(): Promise<void>;
   stop(): Promise<void>;
+};
+
+/** The access-scheduler's own settings: its BullMQ timers' Redis and key prefix. */
+export type AccessSchedulerSettings = {
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
 };
 
 function peakRss(pid: number | undefined): number {
@@ -84,6 +93,11 @@ export async function startProductProcesses(options: {
   readonly logDir?: string;
   /** Only these services (default: all of them, in start order). */
   readonly only?: readonly string[];
+  /**
+   * Also starts the access-scheduler, last, with these settings (the fleet benchmarks run without it: no
+   * Redis, and no ephemeral access to schedule).
+   */
+  readonly accessScheduler?: AccessSchedulerSettings;
 }): Promise<ProductProcesses> {
   const nats = await startPrivateNatsServer();
   const emulator = await startEmulator({ crdDir: CRD_DIR });
@@ -93,20 +107,33 @@ export async function startProductProcesses(options: {
     ...Array.from({ length: options.executors }, () => 'executor'),
     'planner',
     'k8s-gateway',
+    ...(options.accessScheduler === undefined ? [] : ['access-scheduler']),
   ].filter((name) => options.only === undefined || options.only.includes(name));
-  const stop = async (): Promise<void> => {
+  // Only the access-scheduler reads these, as in deploy/base/access-scheduler.yaml.
+  const ownEnv = (name: string): Record<string, string> =>
+    name === 'access-scheduler' && options.accessScheduler !== undefined
+      ? {
+          REDIS_URL: options.accessScheduler.redisUrl,
+          ACCESS_SCHEDULER_REDIS_PREFIX: options.accessScheduler.redisPrefix,
+        }
+      : {};
+  const stopServices = async (): Promise<void> => {
     // The k8s-gateway last: the others hand over through it when they stop (the planner's last commands,
     // lease release); stopped first, it left the planner waiting past the grace period (no CPU profile).
     const gatewayLast = [...services]
       .reverse()
       .sort((a, b) => Number(a.name === 'k8s-gateway') - Number(b.name === 'k8s-gateway'));
     for (const s of gatewayLast) {
-      if (s.child.exitCode !== null) continue;
+      // Gone already (an earlier stopServices, a crash): its exit event will not come again.
+      if (s.child.exitCode !== null || s.child.signalCode !== null) continue;
       const exited = new Promise((resolve) => s.child.once('exit', resolve));
       s.child.kill('SIGTERM');
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
       if (s.child.exitCode === null) s.child.kill('SIGKILL');
     }
+  };
+  const stop = async (): Promise<void> => {
+    await stopServices();
     await nats.dispose();
     await emulator.stop();
   };
@@ -138,6 +165,7 @@ export async function startProductProcesses(options: {
             KUBECONFIG: emulator.kubeconfigPath,
             LEASE_NAMESPACE: options.namespace,
             ...inspectSealEnv(),
+            ...ownEnv(name),
             ...options.env,
           },
         },
@@ -163,6 +191,7 @@ export async function startProductProcesses(options: {
     services,
     peakRssMiB: () => byService(services, (s) => peakRss(s.child.pid)),
     cpuSeconds: () => byService(services, (s) => processCpuSeconds(s.child.pid)),
+    stopServices,
     stop,
   };
 }

@@ -28,7 +28,7 @@ import { executorService } from '../apps/executor/src/service.js';
 import { inspectorService } from '../apps/inspector/src/service.js';
 import { k8sGatewayService } from '../apps/k8s-gateway/src/service.js';
 import { plannerService } from '../apps/planner/src/service.js';
-import { condition, PolicyResources } from './support/resources.js';
+import { PolicyResources, reconciledPolicy } from './support/resources.js';
 import { TargetDatabases, type TargetDatabase } from './support/targets.js';
 import { waitFor } from './support/wait.js';
 
@@ -341,24 +341,4 @@ async function readyz(base: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-async function reconciledPolicy(
-  resources: PolicyResources,
-  name: string,
-  timeoutMs: number,
-): Promise<PostgresPolicy> {
-  return waitFor(
-    `${name}: Ready=True/Reconciled at its generation`,
-    async () => {
-      const p = await resources.policy(name);
-      const ready = condition(p?.status?.conditions, 'Ready');
-      return ready?.status === 'True' &&
-        ready.reason === 'Reconciled' &&
-        p?.status?.observed_generation === p?.metadata.generation
-        ? p
-        : undefined;
-    },
-    { timeoutMs, describe: () => resources.policy(name).then((p) => p?.status) },
-  );
 }

@@ -1,5 +1,6 @@
 // What a person does with kubectl, through client-node: create and edit PostgresPolicies, read their
-// plans (owned by policy UID), and approve or deny a plan by writing its decision to the /status subresource.
+// plans (owned by policy UID), approve or deny a plan by writing its decision to the /status subresource, and
+// wait for a policy to be reconciled.
 import {
   ApiException,
   CustomObjectsApi,
@@ -15,6 +16,7 @@ import {
   type PostgresPolicyPlan,
   type PostgresPolicySpec,
 } from '@rolepolicy/kube';
+import { waitFor } from './wait.js';
 
 /** Merge patch (`application/merge-patch+json`), what `kubectl patch --type merge` sends. */
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -187,4 +189,28 @@ async function notFoundAsUndefined<T>(call: Promise<T>): Promise<T | undefined> 
     if (err instanceof ApiException && err.code === 404) return undefined;
     throw err;
   }
+}
+
+/**
+ * Waits until policy `name` reports `Ready=True/Reconciled` at its current generation, and returns it (the
+ * e2e stack's `reconciled`; the benchmarks that run the services as processes wait the same way).
+ */
+export async function reconciledPolicy(
+  resources: PolicyResources,
+  name: string,
+  timeoutMs: number,
+): Promise<PostgresPolicy> {
+  return waitFor(
+    `${name}: Ready=True/Reconciled at its generation`,
+    async () => {
+      const p = await resources.policy(name);
+      const ready = condition(p?.status?.conditions, 'Ready');
+      return ready?.status === 'True' &&
+        ready.reason === 'Reconciled' &&
+        p?.status?.observed_generation === p?.metadata.generation
+        ? p
+        : undefined;
+    },
+    { timeoutMs, describe: () => resources.policy(name).then((p) => p?.status) },
+  );
 }
