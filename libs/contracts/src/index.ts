@@ -31,7 +31,7 @@ export {
 export * from './cache/decision-admission-watch.js';
 export * from './cache/resync.js';
 export * from './cache/shared-request.js';
-export { type SequencesToApply } from './cache/applied-sequences.js';
+export { seenOf, type SequencesToApply } from './cache/applied-sequences.js';
 export * from './cache/own-writes.js';
 export * from './cache/cached-kinds.js';
 export * from './transport/backoff.js';

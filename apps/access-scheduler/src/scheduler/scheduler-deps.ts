@@ -6,7 +6,7 @@ import type { TimerJob } from './queues.js';
 
 /** What the loop needs. */
 export interface SchedulerDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange' | 'appliedSequence'>;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
   readonly secrets: SecretReader;
   readonly limits: ClusterLimits;

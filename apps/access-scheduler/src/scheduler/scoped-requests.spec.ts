@@ -2,7 +2,7 @@
 // shows it) the plan's uid, keyed by request uid, operation and bundle hash.
 import type { Cached } from '@rolepolicy/contracts';
 import { request } from '../lifecycle/test-support/fixtures.js';
-import { scopedRequestMessage } from './scoped-requests.js';
+import { ScopedRequests, scopedRequestMessage } from './scoped-requests.js';
 
 const resolved = request({
   phase: 'Applying',
@@ -40,5 +40,33 @@ describe('scopedRequestMessage', () => {
       scopedRequestMessage(resolved, 'Activate', 'orders', undefined).plan.name,
     );
     expect(message.idempotencyKey).toBe(`${resolved.metadata.uid}/Revoke/sha256:${'a'.repeat(64)}`);
+  });
+});
+
+describe('ScopedRequests.send', () => {
+  it('says how far the cache had read what the executor verifies against, leaving out kinds not seen yet', async () => {
+    const applied: Record<string, number> = {
+      postgrespolicy: 7,
+      postgrespolicyplan: 40,
+      ephemeralaccessrequest: 39,
+    };
+    const sent: unknown[] = [];
+    const scoped = new ScopedRequests({
+      cache: { get: () => undefined, appliedSequence: (kind) => applied[kind] ?? 0 },
+      publisher: {
+        publish: async (_contract, _subject, message) => {
+          sent.push(message);
+          return { stream: 'RP', seq: sent.length, duplicate: false };
+        },
+      },
+      log: { warn: () => undefined },
+    });
+    await scoped.send(resolved, 'Revoke', 1_000, 'orders');
+    expect(sent).toEqual([
+      expect.objectContaining({
+        operation: 'Revoke',
+        resourceSequences: { postgrespolicy: 7, postgrespolicyplan: 40, ephemeralaccessrequest: 39 },
+      }),
+    ]);
   });
 });

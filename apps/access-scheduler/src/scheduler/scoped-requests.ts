@@ -5,10 +5,12 @@ import {
   scopedExecuteRequestContract,
   scopedRequestSubject,
   scopedRevokeRequestContract,
+  seenOf,
   type Cached,
   type JetStreamPublisher,
   type ResourceCache,
   type ScopedExecuteRequestV1,
+  type ScopedResourceSequences,
 } from '@rolepolicy/contracts';
 import { API_VERSION } from '@rolepolicy/kube';
 import type { ScopeOperation } from '@rolepolicy/policy';
@@ -22,9 +24,27 @@ export const RESEND_MS = 120_000;
 /** A Blocked scoped request is asked again after this long. */
 export const BLOCKED_RETRY_MS = 30_000;
 
+/** The kinds the executor verifies a scoped plan against, before its lock and under it (scoped-verify.ts). */
+const VERIFIED_KINDS = [
+  'postgrespolicy',
+  'postgrespolicyplan',
+  'ephemeralaccessrequest',
+  'ephemeralaccesspolicy',
+] as const;
+
+/**
+ * What the cache had applied of the kinds the executor verifies against when a request is sent: the executor's
+ * reads before its lock wait until its own cache has applied as much, without asking the server (ADR 0030,
+ * amended). A kind not seen yet is left out (sequences start at 1).
+ */
+export function scopedSeenBy(cache: Pick<ResourceCache, 'appliedSequence'>): ScopedResourceSequences {
+  return seenOf(cache, VERIFIED_KINDS);
+}
+
 /** What sending reads and where it goes. */
 export interface ScopedRequestDeps {
-  readonly cache: Pick<ResourceCache, 'get'>;
+  /** The scheduler's cache: a request says how far it had read what the executor verifies against. */
+  readonly cache: Pick<ResourceCache, 'get' | 'appliedSequence'>;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
   readonly log: { warn(m: string): void };
   /** How long a request waits for its result before it is sent again (default {@link RESEND_MS}). */
@@ -105,7 +125,10 @@ export class ScopedRequests {
     if (last !== undefined && now - last < this.resendMs) return;
     const policyName = createdFor ?? plan!.spec.policyRef.name;
     const uid = plan === undefined || createdFor !== undefined ? undefined : plan.metadata.uid;
-    const message = scopedRequestMessage(request, operation, policyName, uid);
+    const message = {
+      ...scopedRequestMessage(request, operation, policyName, uid),
+      resourceSequences: scopedSeenBy(this.deps.cache),
+    };
     // A resend needs its own message id: JetStream drops a repeated id inside its duplicate window.
     // Revocations on their own subject: the executor consumes them ahead of activations (ADR 0013).
     await this.deps.publisher.publish(

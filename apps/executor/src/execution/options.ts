@@ -61,8 +61,9 @@ export interface ClusterOptions {
    */
   readonly visibilityWaitMs?: number;
   /**
-   * How long a request that says what the planner's cache had seen (`resourceSequences`) waits for this
-   * replica's cache to apply as much before it asks the server instead (`sync()`; default
+   * How long a request that says what its sender's cache had seen (`resourceSequences`: the planner's, or the
+   * access-scheduler's for a scoped one) waits for this replica's cache to apply as much before it asks the
+   * server instead (`sync()`; default
    * {@link DEFAULT_SEQUENCE_WAIT_MS}). The events are stored already: only this cache's own lag is waited for.
    */
   readonly sequenceWaitMs?: number;

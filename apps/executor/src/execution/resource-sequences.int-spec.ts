@@ -5,7 +5,7 @@
 import type { INestApplication } from '@nestjs/common';
 import pg from 'pg';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ResourceCache, type ExecuteRequestV2, type ExecuteResultV1 } from '@rolepolicy/contracts';
 import type { PolicyContent } from '@rolepolicy/policy';
 import {
@@ -27,6 +27,7 @@ import {
   startClusterExecutor,
   type ClusterNames,
 } from './test-support/cluster.js';
+import { ApiTraffic } from './test-support/api-traffic.js';
 import {
   NAMESPACE,
   approvedRequest,
@@ -40,50 +41,6 @@ import {
 const run = sandboxId();
 const LABELS = ['late_old', 'late_seen', 'count_old', 'count_seen'] as const;
 const roleOf = (label: string): string => `rps_${run}_${label}`;
-
-/** JetStream API requests and acks about this file's streams, as any subscriber sees them. */
-class ApiTraffic {
-  readonly api: string[] = [];
-  readonly naks: string[] = [];
-  private readonly subs: Subscription[] = [];
-
-  constructor(
-    nc: NatsConnection,
-    private readonly resourceStream: string,
-    executeStream: string,
-  ) {
-    this.subs.push(
-      nc.subscribe('$JS.API.>', {
-        callback: (_error, msg) => {
-          // Pull renewals of every consumer tick on their own clock: not a cost of one execution.
-          if (msg.subject.includes(resourceStream) && !msg.subject.includes('.MSG.NEXT.')) {
-            this.api.push(msg.subject);
-          }
-        },
-      }),
-      nc.subscribe('$JS.ACK.>', {
-        callback: (_error, msg) => {
-          if (msg.subject.includes(executeStream) && msg.string().startsWith('-NAK'))
-            this.naks.push(msg.subject);
-        },
-      }),
-    );
-  }
-
-  /** Requests about the resource stream since `from` (an index into {@link api}), by kind of request. */
-  since(from: number): { total: number; streamInfo: number; consumerInfo: number } {
-    const seen = this.api.slice(from);
-    return {
-      total: seen.length,
-      streamInfo: seen.filter((s) => s.startsWith('$JS.API.STREAM.INFO.')).length,
-      consumerInfo: seen.filter((s) => s.startsWith('$JS.API.CONSUMER.INFO.')).length,
-    };
-  }
-
-  stop(): void {
-    for (const sub of this.subs) sub.unsubscribe();
-  }
-}
 
 describe('execution requests and the resource stream: what the planner saw, waited for locally', () => {
   let sandbox: NatsSandbox;

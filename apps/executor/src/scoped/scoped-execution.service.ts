@@ -27,7 +27,6 @@ import {
 } from '@rolepolicy/contracts';
 import type { Connection } from '@rolepolicy/kube';
 import {
-  activationPlanName,
   anchoredRequests,
   escapeCheck,
   NO_PRIVILEGED_NAMESPACES,
@@ -42,6 +41,7 @@ import { EXECUTION_CLUSTER, type ExecutionCluster } from '../execution/execution
 import { classifyFailure } from '../execution/failures.js';
 import {
   DATABASE_TLS,
+  DEFAULT_SEQUENCE_WAIT_MS,
   EXECUTION_OPTIONS,
   WORKLOAD_IDENTITY,
   type ExecutionOptions,
@@ -54,14 +54,9 @@ import { scopedResultFor, scopedResultMessageId, type ScopedFacts } from './scop
 import { appliedFacts, bundleScope, declaredMemberships, refusalFacts, targetMoved } from './scoped-steps.js';
 import { camel, stopwatch, type Hops } from './scoped-hops.js';
 import { runSweep } from './sweep-execution.js';
+import { scopedState, visibleState } from './scoped-state.js';
 import { auditScoped } from './scoped-audit.js';
-import {
-  isPlanRequest,
-  verifyScoped,
-  type PlanRequest,
-  type ScopedState,
-  type ScopedVerdict,
-} from './scoped-verify.js';
+import { isPlanRequest, verifyScoped, type PlanRequest, type ScopedVerdict } from './scoped-verify.js';
 
 /**
  * Seam for an in-process per-database mutex (the dispatch layer's): when provided, every scoped execution
@@ -178,53 +173,6 @@ export class ScopedExecutionService {
   }
 
   /**
-   * The plan, request, policy and activation plan as the cache holds them after catching up (`synced`,
-   * the default), or as it holds them now.
-   */
-  private async state(request: PlanRequest, cluster: ExecutionCluster, synced = true): Promise<ScopedState> {
-    if (synced) await cluster.cache.sync();
-    const ns = request.plan.namespace;
-    const object = cluster.cache.get('ephemeralaccessrequest', ns, request.request.name);
-    const activation = object === undefined ? undefined : activationPlanName(object);
-    const policy = cluster.cache.get('postgrespolicy', ns, request.policy.name);
-    return {
-      plan: cluster.cache.get('postgrespolicyplan', ns, request.plan.name),
-      request: object,
-      policy,
-      activationPlan:
-        activation === undefined ? undefined : cluster.cache.get('postgrespolicyplan', ns, activation),
-    };
-  }
-
-  /** The state, waiting up to `visibilityWaitMs` for the plan (created just before the request) to appear. */
-  private async visibleState(request: PlanRequest, cluster: ExecutionCluster): Promise<ScopedState> {
-    // A Revoke's first read skips the sync (two round trips, more under load). This is safe because:
-    // - only a `proceed` is taken from it: any other verdict (a stop, Applied) is decided again on a synced
-    //   read below, so no revoke is refused or skipped on a stale view;
-    // - a `proceed` lends the steps before the lock only the policy's connection and the mutex key. The
-    //   connection is checked against the fingerprint of the request's resolvedAccess, which the bundle hash
-    //   of the message pins, so the statements can only run on the database the access was granted in; the
-    //   mutex key only orders work in this replica (the advisory lock serializes databases);
-    // - everything that decides what is revoked (plan, request, anchor, bundle, subject, the memberships the
-    //   policy declares) is read again under the lock after a sync (`underLock`).
-    // An Activate waits for its plan, and reads synced from the start.
-    if (request.operation === 'Revoke' && cluster.cache.isReady) {
-      const early = await this.state(request, cluster, false);
-      if (verifyScoped(request, early).kind === 'proceed') return early;
-    }
-    const deadline = Date.now() + (this.options.cluster?.visibilityWaitMs ?? 5_000);
-    // One sync, then the cache as it moves on (no round trip per wake); the last look is synced again.
-    let state = await this.state(request, cluster);
-    for (;;) {
-      if (verifyScoped(request, state).kind !== 'not_visible') return state;
-      if (Date.now() >= deadline) return this.state(request, cluster);
-      // The scheduler sends right after publishing the plan's create: woken by the next cache change.
-      await cluster.view.changed(100);
-      state = await this.state(request, cluster, false);
-    }
-  }
-
-  /**
    * A Sweep of the target policy (ADR 0020), deciding everything under the lock. Not urgent in the mutex: it is
    * a backstop and never goes ahead of a revocation waiting for the same database.
    */
@@ -265,7 +213,10 @@ export class ScopedExecutionService {
         message: 'this executor has no cluster view: scoped plans cannot be verified',
       };
     }
-    const state = await this.visibleState(request, cluster);
+    const state = await visibleState(request, cluster, {
+      sequenceWaitMs: this.options.cluster?.sequenceWaitMs ?? DEFAULT_SEQUENCE_WAIT_MS,
+      visibilityWaitMs: this.options.cluster?.visibilityWaitMs ?? 5_000,
+    });
     lap('visible');
     const verdict = verifyScoped(request, state);
     if (verdict.kind === 'not_visible') {
@@ -367,13 +318,16 @@ export class ScopedExecutionService {
   /**
    * Re-verifies from a synced cache (a revocation, deletion or recreate while this replica waited stops it
    * here), reads the memberships the policy declares, checks the bundle itself and guards an Activate.
+   * A full sync, not the request's `resourceSequences` (ADR 0030, amended): those say what the scheduler saw
+   * when it sent, and a denial, deletion or recreate stored since, or another replica's activation of the same
+   * edge whose anchor a Revoke must keep, is newer than that. Only "everything stored before the lock" covers it.
    */
   private async gather(
     request: PlanRequest,
     cluster: ExecutionCluster,
     connection: CatalogConnection,
   ): Promise<Gathered> {
-    const state = await this.state(request, cluster);
+    const state = await scopedState(request, cluster, true);
     const verdict = verifyScoped(request, state);
     if (verdict.kind === 'applied') {
       return stop({ outcome: 'Applied', reason: 'AlreadyApplied', message: 'the plan is already Applied' });

@@ -1,87 +1,8 @@
 // The checks a scoped execution request must pass before any database work (ADR 0008), one per row.
-import { BUNDLE_ENCODING, bundleHash, scopedPlanName } from '@rolepolicy/policy';
 import { bundleScope, refusalFacts } from './scoped-steps.js';
 import { scopedResultFor, scopedResultMessageId } from './scoped-result.js';
-import {
-  verifyScoped,
-  type PlanRequest,
-  type ScopedPlanObject,
-  type ScopedRequestObject,
-  type ScopedState,
-} from './scoped-verify.js';
-
-const NS = 'team-a';
-const FP = 'sha256:fp';
-const memberships = [{ role: 'reader', member: 'alice', inherit: true }];
-const HASH = bundleHash({ targetDatabaseFingerprint: FP, memberships });
-const REQ = { name: 'alice-read', uid: 'a1b2c3d4-0000' };
-const POLICY_UID = 'policy-uid';
-
-const ref = (kind: string, name: string, uid?: string) => ({
-  apiVersion: 'rolepolicy.io/v1alpha1',
-  kind,
-  namespace: NS,
-  name,
-  ...(uid ? { uid } : {}),
-});
-
-function message(operation: 'Activate' | 'Revoke' = 'Activate'): PlanRequest {
-  return {
-    v: 1,
-    plan: ref('PostgresPolicyPlan', scopedPlanName(REQ, operation, HASH)),
-    request: ref('EphemeralAccessRequest', REQ.name, REQ.uid),
-    policy: ref('PostgresPolicy', 'orders', POLICY_UID),
-    operation,
-    bundleHash: HASH,
-    idempotencyKey: `${REQ.uid}/${operation}/${HASH}`,
-  };
-}
-
-function plan(operation: 'Activate' | 'Revoke', phase = 'Applying'): ScopedPlanObject {
-  return {
-    metadata: {
-      name: scopedPlanName(REQ, operation, HASH),
-      ownerReferences: [{ kind: 'EphemeralAccessRequest', uid: REQ.uid, controller: true }],
-    },
-    spec: {
-      policyRef: { name: 'orders' },
-      origin: { kind: 'EphemeralAccessRequest', uid: REQ.uid },
-      scope: { kind: 'MembershipBundle', operation, bundleHash: HASH },
-    },
-    status: { phase },
-  };
-}
-
-function request(
-  phase = 'Applying',
-  over: Partial<NonNullable<ScopedRequestObject['status']>['resolvedAccess']> = {},
-): ScopedRequestObject {
-  return {
-    metadata: { name: REQ.name, uid: REQ.uid },
-    spec: { subject: { role: 'alice' } },
-    status: {
-      phase,
-      resolvedAccess: {
-        bundleEncoding: BUNDLE_ENCODING,
-        bundleHash: HASH,
-        targetDatabaseFingerprint: FP,
-        memberships,
-        targetPolicyUid: POLICY_UID,
-        ...over,
-      },
-    },
-  };
-}
-
-function state(over: Partial<ScopedState> = {}, operation: 'Activate' | 'Revoke' = 'Activate'): ScopedState {
-  return {
-    plan: plan(operation),
-    request: request(operation === 'Activate' ? 'Applying' : 'Revoking'),
-    policy: { metadata: { uid: POLICY_UID } },
-    activationPlan: plan('Activate', operation === 'Activate' ? 'Applying' : 'Applied'),
-    ...over,
-  };
-}
+import { verifyScoped, type PlanRequest, type ScopedState } from './scoped-verify.js';
+import { FP, REQ, memberships, message, plan, ref, request, state } from './test-support/scoped-fixtures.js';
 
 const reasonOf = (m: PlanRequest, s: ScopedState): string => {
   const v = verifyScoped(m, s);

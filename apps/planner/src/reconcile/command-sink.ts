@@ -8,6 +8,7 @@ import {
   k8sCommandSubject,
   policyOrderingKey,
   recordEvent,
+  seenOf,
   type JetStreamPublisher,
   type K8sCommandV1,
   type ResourceCache,
@@ -112,10 +113,5 @@ export class CommandSink {
  * is left out (sequences start at 1).
  */
 export function seenBy(cache: Pick<ResourceCache, 'appliedSequence'>): ResourceSequences {
-  const seen: { postgrespolicy?: number; postgrespolicyplan?: number } = {};
-  for (const kind of ['postgrespolicy', 'postgrespolicyplan'] as const) {
-    const seq = cache.appliedSequence(kind);
-    if (seq > 0) seen[kind] = seq;
-  }
-  return seen;
+  return seenOf(cache, ['postgrespolicy', 'postgrespolicyplan']);
 }

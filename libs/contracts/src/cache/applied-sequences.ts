@@ -6,6 +6,24 @@ import type { ResourceKindToken } from '../subjects.js';
 export type SequencesToApply = Readonly<Partial<Record<ResourceKindToken, number>>>;
 
 /**
+ * Per kind of `kinds`, the highest sequence `cache` has applied, leaving out a kind it has not applied any event
+ * of (the contracts refuse sequence 0): what a request tells its receiver the sender had seen.
+ * @example
+ * seenOf(cache, ['postgrespolicyplan']); // { postgrespolicyplan: 42 } once the plan event stored at 42 is applied
+ */
+export function seenOf<K extends ResourceKindToken>(
+  cache: { appliedSequence(kind: ResourceKindToken): number },
+  kinds: readonly K[],
+): Partial<Record<K, number>> {
+  const seen: Partial<Record<K, number>> = {};
+  for (const kind of kinds) {
+    const seq = cache.appliedSequence(kind);
+    if (seq > 0) seen[kind] = seq;
+  }
+  return seen;
+}
+
+/**
  * Sequences only grow: a kind followed again after a reconnect starts over from the last message per
  * subject, but what it applied before stays in the view until newer events replace it, so a reached
  * sequence stays reached. Waiting asks the server nothing.

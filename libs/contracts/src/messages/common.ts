@@ -33,3 +33,6 @@ export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 512 });
 
 /** RFC 3339 timestamp set by the sender. */
 export const Timestamp = Type.String({ format: 'date-time' });
+
+/** A stream sequence of `RP_RESOURCES`: a positive integer (what a sender's cache had applied of a kind). */
+export const StreamSequence = Type.Integer({ minimum: 1 });

@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { RECONCILIATION_MODES, type ReconciliationMode } from '@rolepolicy/policy';
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
-import { IdempotencyKey, ObjectRef } from './common.js';
+import { IdempotencyKey, ObjectRef, StreamSequence } from './common.js';
 
 const Digest = Type.String({ minLength: 1, maxLength: 128 });
 
@@ -29,9 +29,6 @@ const SourceVersions = Type.Record(
   Type.String({ minLength: 1, maxLength: 63 }),
   Type.String({ minLength: 1, maxLength: 512 }),
 );
-
-/** A stream sequence of `RP_RESOURCES`: a positive integer. */
-const StreamSequence = Type.Integer({ minimum: 1 });
 
 /**
  * Per kind, the last `RP_RESOURCES` sequence of that kind the sender's cache had applied when it sent the

@@ -4,6 +4,7 @@ import { decodePayload, encodePayload, validatePayload } from '../contract.js';
 import {
   scopedExecuteRequestContract,
   scopedExecuteResultContract,
+  scopedRevokeRequestContract,
   type ScopedExecuteRequestV1,
   type ScopedExecuteResultV1,
 } from './scoped-execute.js';
@@ -63,6 +64,39 @@ describe('scoped execution contracts', () => {
     const refused = validatePayload(scopedExecuteRequestContract, { ...request, connection: url });
     expect(refused).toMatchObject({ ok: false, reason: 'schema_mismatch' });
     expect(refused.ok ? '' : refused.detail).not.toContain('hunter2');
+  });
+
+  it('a request carrying the resource sequences the scheduler saw round-trips; one without them still decodes', () => {
+    const resourceSequences = {
+      postgrespolicy: 3,
+      postgrespolicyplan: 97,
+      ephemeralaccessrequest: 96,
+      ephemeralaccesspolicy: 4,
+    };
+    for (const contract of [scopedExecuteRequestContract, scopedRevokeRequestContract]) {
+      const seen = { ...request, resourceSequences };
+      expect(decodePayload(contract, encodePayload(contract, seen))).toEqual({
+        ok: true,
+        value: seen,
+        version: 1,
+      });
+      expect(validatePayload(contract, { ...request, resourceSequences: {} })).toMatchObject({ ok: true });
+      expect(validatePayload(contract, request)).toMatchObject({ ok: true, version: 1 });
+    }
+  });
+
+  it('resource sequences are positive integers of the kinds the executor verifies against', () => {
+    for (const resourceSequences of [
+      { postgrespolicy: 0 },
+      { ephemeralaccessrequest: 1.5 },
+      { postgrespolicyplan: -3 },
+      { secret: 4 },
+    ]) {
+      expect(validatePayload(scopedExecuteRequestContract, { ...request, resourceSequences })).toMatchObject({
+        ok: false,
+        reason: 'schema_mismatch',
+      });
+    }
   });
 
   it('refuses an unknown outcome', () => {

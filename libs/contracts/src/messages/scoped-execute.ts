@@ -4,7 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineContract } from '../contract.js';
 import { SUBJECTS } from '../subjects.js';
-import { IdempotencyKey, ObjectRef, Timestamp } from './common.js';
+import { IdempotencyKey, ObjectRef, StreamSequence, Timestamp } from './common.js';
 
 const RoleName = Type.String({ minLength: 1, maxLength: 63 });
 const Digest = Type.String({ minLength: 1, maxLength: 71 });
@@ -30,6 +30,24 @@ export const ScopedMembership = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Per kind the executor's scoped verification reads, the last `RP_RESOURCES` sequence of that kind the
+ * sender's cache had applied when it sent the request (ADR 0030, amended): the executor's cache holds at least what
+ * the sender saw once it has applied as much.
+ */
+export const ScopedResourceSequences = Type.Object(
+  {
+    postgrespolicy: Type.Optional(StreamSequence),
+    postgrespolicyplan: Type.Optional(StreamSequence),
+    ephemeralaccessrequest: Type.Optional(StreamSequence),
+    ephemeralaccesspolicy: Type.Optional(StreamSequence),
+  },
+  { additionalProperties: false },
+);
+
+/** Typed payload of {@link ScopedResourceSequences}. */
+export type ScopedResourceSequences = Static<typeof ScopedResourceSequences>;
+
 /** Version 1 of a scoped execution request. */
 export const ScopedExecuteRequestV1 = Type.Object(
   {
@@ -44,6 +62,13 @@ export const ScopedExecuteRequestV1 = Type.Object(
     bundleHash: Digest,
     /** `<request uid>/<operation>/<bundleHash>`. */
     idempotencyKey: IdempotencyKey,
+    /**
+     * What the access-scheduler's cache had applied of the kinds the executor verifies against when it sent
+     * the request (optional: older schedulers send none, and the executor syncs instead). The executor's
+     * reads before its lock wait, without a round trip, until its own cache has applied as much. An older
+     * executor refuses a request that carries it: upgrade the executor before the access-scheduler.
+     */
+    resourceSequences: Type.Optional(ScopedResourceSequences),
   },
   { additionalProperties: false },
 );
