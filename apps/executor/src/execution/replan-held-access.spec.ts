@@ -47,7 +47,8 @@ function reader(): HeldAccessReader {
   } as unknown as CachedObject;
   // A fake of the typed cache over partial fixtures, cast once here.
   return {
-    list: (kind: string) => (kind === 'ephemeralaccessrequest' ? [request] : []),
+    withField: (kind: string, _ns: string, field: string, uid: string) =>
+      kind === 'ephemeralaccessrequest' && field === 'targetPolicyUid' && uid === 'p-uid' ? [request] : [],
     get: (kind: string, _ns: string, name: string) =>
       kind === 'postgrespolicyplan' && name === plan.metadata.name ? plan : undefined,
   } as unknown as HeldAccessReader;

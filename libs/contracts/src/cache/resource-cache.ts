@@ -164,7 +164,7 @@ export class ResourceCache {
     field: IndexedField<K>,
     value: string,
   ): readonly Cached<K>[] {
-    return (this.objects.get(kind)?.withField(field, namespace, value) ?? []) as readonly Cached<K>[];
+    return (this.objects.get(kind)?.withField(field, namespace, value) ?? []) as unknown as Cached<K>[];
   }
 
   /**
