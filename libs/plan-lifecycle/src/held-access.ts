@@ -29,7 +29,7 @@ export type PolicyHeldAccess =
   | { readonly ok: false; readonly conflicts: readonly HeldAccessConflict[]; readonly message: string };
 
 /** The cache reads this needs (the planner's and the executor's caches follow both kinds). */
-export type HeldAccessReader = Pick<ResourceCache, 'get' | 'withField'>;
+export type HeldAccessReader = Pick<ResourceCache, 'get' | 'withFields'>;
 
 /**
  * Composes held access of the requests holding access on the policy (`namespace`, `uid`) into `desired`.
@@ -48,12 +48,9 @@ export function policyHeldAccess(
   live?: readonly Pick<MembershipEdge, 'role' | 'member'>[],
 ): PolicyHeldAccess {
   // Only a request resolved to this policy can hold access on it: the index, not the namespace's every request.
-  const requests = reader.withField(
-    'ephemeralaccessrequest',
-    policy.namespace,
-    'targetPolicyUid',
-    policy.uid,
-  );
+  const requests = reader.withFields('ephemeralaccessrequest', policy.namespace, {
+    targetPolicyUid: policy.uid,
+  });
   const holders = anchoredRequests({
     policyUid: policy.uid,
     requests,

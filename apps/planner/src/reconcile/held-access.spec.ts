@@ -69,8 +69,8 @@ function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): H
   // A fake of the typed cache: these fixtures are partial objects, so the reader is cast once here.
   return {
     // The cache's index of requests by the policy they resolved to (libs/contracts indexed-fields.ts).
-    withField: (kind: string, ns: string, field: string, uid: string) =>
-      kind === 'ephemeralaccessrequest' && field === 'targetPolicyUid'
+    withFields: (kind: string, ns: string, { targetPolicyUid: uid }: { targetPolicyUid?: string }) =>
+      kind === 'ephemeralaccessrequest' && uid !== undefined
         ? objects.requests.filter(
             (r) =>
               r.metadata.namespace === ns &&

@@ -16,6 +16,9 @@ export const INDEXED_FIELDS = {
   ephemeralaccessrequest: {
     /** `status.resolvedAccess.targetPolicyUid`: the requests that may hold access on a PostgresPolicy. */
     targetPolicyUid: (r) => r.status?.resolvedAccess?.targetPolicyUid,
+    /** `spec.accessPolicyRef.name` and `status.resolvedAccess.accessPolicyUid`: an access policy's requests. */
+    accessPolicyName: (r) => r.spec?.accessPolicyRef?.name,
+    accessPolicyUid: (r) => r.status?.resolvedAccess?.accessPolicyUid,
   },
 } as const satisfies { readonly [K in ResourceKindToken]?: Readonly<Record<string, FieldReader<K>>> };
 
@@ -24,6 +27,9 @@ export type IndexedKind = keyof typeof INDEXED_FIELDS;
 
 /** The indexed fields of kind `K`. */
 export type IndexedField<K extends IndexedKind> = keyof (typeof INDEXED_FIELDS)[K] & string;
+
+/** Values wanted of some indexed fields of kind `K` (undefined: that field matches nothing). */
+export type FieldValues<K extends IndexedKind> = { readonly [F in IndexedField<K>]?: string | undefined };
 
 /** A kind's field readers over untyped objects, as {@link IndexedObjects} calls them (none for most kinds). */
 export function fieldReadersOf(kind: ResourceKindToken): FieldReaders {

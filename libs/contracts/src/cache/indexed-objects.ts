@@ -34,6 +34,9 @@ export class IndexedObjects extends Map<string, CachedObject> {
   private readonly uids = new Map<string, Set<string>>();
   /** By {@link fieldKey}: the keys of a namespace's objects whose field has that value. */
   private readonly fieldValues = new Map<string, Set<string>>();
+  /** When each key was last written (a count of writes): orders a union of field indexes as the namespace's. */
+  private readonly written = new Map<string, number>();
+  private writes = 0;
 
   /** `fields`: the fields to index by (read on every write, so keep them cheap). */
   constructor(private readonly fields: FieldReaders = {}) {
@@ -48,6 +51,7 @@ export class IndexedObjects extends Map<string, CachedObject> {
     const uid = uidOf(object);
     if (uid !== undefined) addTo(this.uids, uid, key);
     for (const k of this.fieldKeys(object)) addTo(this.fieldValues, k, key);
+    this.written.set(key, ++this.writes);
     return this;
   }
 
@@ -62,6 +66,7 @@ export class IndexedObjects extends Map<string, CachedObject> {
     this.owners.clear();
     this.uids.clear();
     this.fieldValues.clear();
+    this.written.clear();
   }
 
   /** The objects of one namespace. */
@@ -87,11 +92,19 @@ export class IndexedObjects extends Map<string, CachedObject> {
   }
 
   /**
-   * The objects of `namespace` whose `field` is `value`, as `inNamespace(namespace).filter` on the field
-   * would answer, in the same order (both indexes keep keys in the order they were last written).
+   * The objects of `namespace` one of whose fields has the value `wanted` gives it (fields given undefined
+   * match nothing), as `inNamespace(namespace).filter` on those fields would answer, in the same order: each
+   * index keeps keys in the order they were last written, and a union is sorted by that order.
    */
-  withField(field: string, namespace: string, value: string): CachedObject[] {
-    return this.resolve(this.fieldValues.get(fieldKey(field, namespace, value)));
+  withFields(namespace: string, wanted: Readonly<Record<string, string | undefined>>): CachedObject[] {
+    const sets: ReadonlySet<string>[] = [];
+    for (const [field, value] of Object.entries(wanted)) {
+      const keys = value === undefined ? undefined : this.fieldValues.get(fieldKey(field, namespace, value));
+      if (keys !== undefined) sets.push(keys);
+    }
+    if (sets.length <= 1) return this.resolve(sets[0]);
+    const union = new Set(sets.flatMap((keys) => [...keys]));
+    return [...union].sort((a, b) => this.written.get(a)! - this.written.get(b)!).map((k) => this.get(k)!);
   }
 
   private fieldKeys(object: CachedObject): string[] {
@@ -115,6 +128,7 @@ export class IndexedObjects extends Map<string, CachedObject> {
     const uid = uidOf(old);
     if (uid !== undefined) removeFrom(this.uids, uid, key);
     for (const k of this.fieldKeys(old)) removeFrom(this.fieldValues, k, key);
+    this.written.delete(key);
   }
 }
 

@@ -21,7 +21,7 @@ import { SharedRequest } from './shared-request.js';
 import { AppliedSequences, type SequencesToApply } from './applied-sequences.js';
 import { refreshMarkers } from './refresh.js';
 import { IndexedObjects } from './indexed-objects.js';
-import { fieldReadersOf, type IndexedField, type IndexedKind } from './indexed-fields.js';
+import { fieldReadersOf, type FieldValues, type IndexedKind } from './indexed-fields.js';
 import { carrierOf } from '../tracing/trace-context.js';
 import {
   caughtUpWith,
@@ -157,14 +157,13 @@ export class ResourceCache {
   withUid<K extends ResourceKindToken>(kind: K, namespace: string, uid: string): Cached<K> | undefined {
     return this.objects.get(kind)?.withUid(uid, namespace) as Cached<K> | undefined;
   }
-  /** The cached objects of a kind in `namespace` whose indexed `field` (indexed-fields.ts) is `value`. */
-  withField<K extends IndexedKind>(
+  /** The cached objects of a kind in `namespace` with any wanted value of an indexed field (indexed-fields.ts). */
+  withFields<K extends IndexedKind>(
     kind: K,
     namespace: string,
-    field: IndexedField<K>,
-    value: string,
+    wanted: FieldValues<K>,
   ): readonly Cached<K>[] {
-    return (this.objects.get(kind)?.withField(field, namespace, value) ?? []) as unknown as Cached<K>[];
+    return (this.objects.get(kind)?.withFields(namespace, wanted) ?? []) as unknown as Cached<K>[];
   }
 
   /**
