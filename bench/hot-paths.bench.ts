@@ -1,7 +1,8 @@
 // `npm run bench -- hot-paths`: the per-message costs the fleet profiles showed in every service, today and
 // as before the sixth session, interleaved in rounds; median microseconds -> bench/results/hot-paths.json.
 // A sealed Secret read's crypto (requester's key pair, responder's seal, requester's open) and the reply-key
-// import alone; the contract check of a k8s command (a union) and of a resource event.
+// import alone; the contract check of a k8s command (a union) and of a resource event; the read of one
+// policy's holders among 1,000 requests (held-access-paths.ts).
 import { createPublicKey } from 'node:crypto';
 
 import {
@@ -17,12 +18,15 @@ import {
 } from '@rolepolicy/contracts';
 import type { TSchema } from '@sinclair/typebox';
 
+import { heldAccessVariants } from './held-access-paths.js';
 import { legacyOpen, legacyReplyKeyPair, legacySchemaCheck, legacySeal } from './legacy-hot-paths.js';
 import { writeResult } from './pg-bench-support.js';
 import { compareCpuPerCall } from './timing.js';
 
 const ROUNDS = 20;
 const PER_ROUND = 300;
+/** A holders read walks up to 1,000 requests (about a millisecond before the index): fewer calls a round. */
+const HELD_ACCESS_PER_ROUND = 30;
 // A Secret bundle's size in the fleet (a connection URL and a password, as JSON).
 const PLAINTEXT = Buffer.from(
   JSON.stringify({ url: 'postgres://app@db:5432/app', password: 'x'.repeat(32) }),
@@ -85,6 +89,7 @@ export function runHotPathsBench(): void {
       spec: {},
     },
   });
+  const heldAccess = compareCpuPerCall(heldAccessVariants(), ROUNDS, HELD_ACCESS_PER_ROUND);
   const report = {
     benchmark: 'hot-paths',
     description:
@@ -92,7 +97,10 @@ export function runHotPathsBench(): void {
       'as requester and responder do it); replyKeyImportUs: x25519PublicKey alone; legacy = SPKI DER through ' +
       'OpenSSL as before the sixth session, today = the fixed X25519 prefix with the key through JWK. ' +
       'recordEventCheckUs / resourceEventCheckUs: validatePayload of a valid record-event command (a union) and ' +
-      'resource event; legacy = one all-errors ajv validator, today = a first-error one decides',
+      'resource event; legacy = one all-errors ajv validator, today = a first-error one decides. ' +
+      "heldAccessUs: one policy's holders among 1,000 requests of a namespace over 50 policies; today = the " +
+      "cache's index by targetPolicyUid, reordered = every request with the target checked first, legacy = " +
+      'every request with its plan named and looked up first',
     node: process.version,
     rounds: ROUNDS,
     callsPerRound: PER_ROUND,
@@ -100,12 +108,14 @@ export function runHotPathsBench(): void {
     replyKeyImportUs: importKey,
     recordEventCheckUs: recordEvent,
     resourceEventCheckUs: resourceEvent,
+    heldAccessUs: heldAccess,
   };
   console.table({
     sealedRead: read,
     replyKeyImport: importKey,
     recordEventCheck: recordEvent,
     resourceEventCheck: resourceEvent,
+    heldAccess,
   });
   writeResult('hot-paths', report);
 }

@@ -34,6 +34,7 @@ export * from './cache/shared-request.js';
 export { seenOf, type SequencesToApply } from './cache/applied-sequences.js';
 export * from './cache/own-writes.js';
 export * from './cache/cached-kinds.js';
+export * from './cache/indexed-fields.js';
 export * from './transport/backoff.js';
 export * from './transport/outcome.js';
 export * from './transport/jetstream.context.js';

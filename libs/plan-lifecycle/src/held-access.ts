@@ -29,7 +29,7 @@ export type PolicyHeldAccess =
   | { readonly ok: false; readonly conflicts: readonly HeldAccessConflict[]; readonly message: string };
 
 /** The cache reads this needs (the planner's and the executor's caches follow both kinds). */
-export type HeldAccessReader = Pick<ResourceCache, 'get' | 'list'>;
+export type HeldAccessReader = Pick<ResourceCache, 'get' | 'withFields'>;
 
 /**
  * Composes held access of the requests holding access on the policy (`namespace`, `uid`) into `desired`.
@@ -47,7 +47,10 @@ export function policyHeldAccess(
   targetFingerprint: string | null,
   live?: readonly Pick<MembershipEdge, 'role' | 'member'>[],
 ): PolicyHeldAccess {
-  const requests = reader.list('ephemeralaccessrequest', policy.namespace);
+  // Only a request resolved to this policy can hold access on it: the index, not the namespace's every request.
+  const requests = reader.withFields('ephemeralaccessrequest', policy.namespace, {
+    targetPolicyUid: policy.uid,
+  });
   const holders = anchoredRequests({
     policyUid: policy.uid,
     requests,

@@ -33,7 +33,7 @@ export interface AccessPolicyPassContext {
   /** The namespace's policies (the target is named by name). */
   policies(ns: string): readonly Cached<'postgrespolicy'>[];
   /** The requests that name the access policy (or resolved against its uid). */
-  requestsOf(ns: string, name: string, uid: string | undefined): AccessRequest[];
+  requestsOf(ns: string, name: string, uid: string | undefined): readonly AccessRequest[];
   plan(ns: string, name: string): Cached<'postgrespolicyplan'> | undefined;
   send(command: UnkeyedCommand, owner: Ref): Promise<void>;
   /** Our status write on the access policy, read until the cache shows it. */

@@ -1,5 +1,5 @@
 // Which passes a cache change wakes, and what a rebuild runs: the access-scheduler's event-to-key mapping.
-import type { Cached, ResourceCache, ResourceChange } from '@rolepolicy/contracts';
+import { fieldReadersOf, type Cached, type ResourceCache, type ResourceChange } from '@rolepolicy/contracts';
 import { EPHEMERAL_REQUEST_ORIGIN } from '@rolepolicy/policy';
 import { accessPolicy, request, targetPolicy } from '../lifecycle/test-support/fixtures.js';
 import { rebuildWakes, requestsOf, wakesOf, type Wake } from './change-keys.js';
@@ -10,13 +10,26 @@ type Kinds = {
   postgrespolicy?: readonly Cached<'postgrespolicy'>[];
 };
 
-/** The cache's list, over fixed objects (the cache itself is tested against NATS in libs/contracts). */
-function cacheOf(kinds: Kinds): Pick<ResourceCache, 'list'> {
+/**
+ * The cache's list and field lookups, over fixed objects, the lookups as filtering the list (what the
+ * cache's indexes answer: indexed-objects.spec.ts; the cache itself is tested against NATS in libs/contracts).
+ */
+function cacheOf(kinds: Kinds): Pick<ResourceCache, 'list' | 'withFields'> {
   const list = (kind: string, ns?: string) =>
     ((kinds as Record<string, readonly Cached<'postgrespolicy'>[] | undefined>)[kind] ?? []).filter(
       (o) => ns === undefined || o.metadata.namespace === ns,
     );
-  return { list } as Pick<ResourceCache, 'list'>;
+  const withFields = (
+    kind: 'ephemeralaccessrequest',
+    ns: string,
+    wanted: Record<string, string | undefined>,
+  ) =>
+    list(kind, ns).filter((o) =>
+      Object.entries(wanted).some(
+        ([field, value]) => value !== undefined && fieldReadersOf(kind)[field]?.(o as never) === value,
+      ),
+    );
+  return { list, withFields } as Pick<ResourceCache, 'list' | 'withFields'>;
 }
 
 const named = <T>(o: unknown): T => o as T;

@@ -15,25 +15,23 @@ export const requestKey = (ns: string, name: string): string => `request/${ns}/$
 export const accessPolicyKey = (ns: string, name: string): string => `accesspolicy/${ns}/${name}`;
 export const targetKey = (ns: string, uid: string): string => `target/${ns}/${uid}`;
 
-type Cache = Pick<ResourceCache, 'list'>;
+type Cache = Pick<ResourceCache, 'list' | 'withFields'>;
 
 const request = (namespace: string, name: string): Wake => ({ kind: 'request', namespace, name });
 const accessPolicy = (namespace: string, name: string): Wake => ({ kind: 'accessPolicy', namespace, name });
 
-/** Requests that name the access policy, or resolved to its uid. */
+/**
+ * Requests that name the access policy, or resolved to its uid, in the namespace's order. From the cache's
+ * indexes: every access policy pass and every target change asked this, and walking the namespace's
+ * requests each time grew with all of them (issue 28).
+ */
 export function requestsOf(
   cache: Cache,
   ns: string,
   name: string,
   uid: string | undefined,
-): Cached<'ephemeralaccessrequest'>[] {
-  return cache
-    .list('ephemeralaccessrequest', ns)
-    .filter(
-      (r) =>
-        r.spec.accessPolicyRef.name === name ||
-        (uid !== undefined && r.status?.resolvedAccess?.accessPolicyUid === uid),
-    );
+): readonly Cached<'ephemeralaccessrequest'>[] {
+  return cache.withFields('ephemeralaccessrequest', ns, { accessPolicyName: name, accessPolicyUid: uid });
 }
 
 /** The passes one cache change wakes. */

@@ -6,7 +6,10 @@ import type { TimerJob } from './queues.js';
 
 /** What the loop needs. */
 export interface SchedulerDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'onChange' | 'appliedSequence'>;
+  readonly cache: Pick<
+    ResourceCache,
+    'get' | 'list' | 'withUid' | 'withFields' | 'onChange' | 'appliedSequence'
+  >;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;
   readonly secrets: SecretReader;
   readonly limits: ClusterLimits;

@@ -11,7 +11,7 @@ const RESEND_MS = 10_000;
 
 /** What the sync reads and how it writes. */
 export interface TargetFinalizerDeps {
-  readonly cache: Pick<ResourceCache, 'list'>;
+  readonly cache: Pick<ResourceCache, 'withUid' | 'withFields'>;
   /** A scoped plan as the scheduler sees it (its own result overlay included). */
   readonly plan: (namespace: string, name: string) => PostgresPolicyPlan | undefined;
   readonly send: (command: UnkeyedCommand, owner: Ref) => Promise<void>;
@@ -26,10 +26,11 @@ export class TargetFinalizers {
 
   /** Adds or removes the finalizer of the policy with `uid` in `namespace` as its holders need. */
   async sync(namespace: string, uid: string): Promise<void> {
-    const policy = this.deps.cache.list('postgrespolicy', namespace).find((p) => p.metadata.uid === uid);
+    const policy = this.deps.cache.withUid('postgrespolicy', namespace, uid);
     if (policy === undefined) return;
+    // Only a request resolved to the policy can hold it (holdsTarget): the index, not the namespace's walk.
     const held = this.deps.cache
-      .list('ephemeralaccessrequest', namespace)
+      .withFields('ephemeralaccessrequest', namespace, { targetPolicyUid: uid })
       .some(
         (r) =>
           r.status?.resolvedAccess != null &&

@@ -27,7 +27,7 @@ import { gatewayPlanStatus, type PlanStatusWriter } from './plan-status.js';
 export interface ExecutionCluster {
   readonly view: ClusterView;
   /** The cache behind the view (policies, plans, ephemeral access requests); call `sync()` before reads. */
-  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'sync' | 'reach' | 'isReady'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'withFields' | 'sync' | 'reach' | 'isReady'>;
   readonly status: PlanStatusWriter;
   /**
    * Sends a post-apply snapshot to the planners (core NATS, ADR 0017); false when it was too large to send

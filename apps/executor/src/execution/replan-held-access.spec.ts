@@ -47,7 +47,8 @@ function reader(): HeldAccessReader {
   } as unknown as CachedObject;
   // A fake of the typed cache over partial fixtures, cast once here.
   return {
-    list: (kind: string) => (kind === 'ephemeralaccessrequest' ? [request] : []),
+    withFields: (kind: string, _ns: string, wanted: { targetPolicyUid?: string }) =>
+      kind === 'ephemeralaccessrequest' && wanted.targetPolicyUid === 'p-uid' ? [request] : [],
     get: (kind: string, _ns: string, name: string) =>
       kind === 'postgrespolicyplan' && name === plan.metadata.name ? plan : undefined,
   } as unknown as HeldAccessReader;

@@ -389,7 +389,10 @@ export class ScopedExecutionService {
     const requestUid = request.request.uid!;
     const others = anchoredRequests({
       policyUid: request.policy.uid!,
-      requests: cluster.cache.list('ephemeralaccessrequest', request.request.namespace),
+      // Only requests resolved to the policy can hold on it (indexed: a revoke burst was O(n^2) listing all).
+      requests: cluster.cache.withFields('ephemeralaccessrequest', request.request.namespace, {
+        targetPolicyUid: request.policy.uid!,
+      }),
       planNamed: (name) => cluster.cache.get('postgrespolicyplan', request.plan.namespace, name),
     }).filter((holder) => holder.uid !== requestUid);
     const computed = scopedChanges({

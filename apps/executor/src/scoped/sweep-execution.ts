@@ -99,7 +99,7 @@ function sweepPlan(message: ScopedExecuteRequestV1, cluster: ExecutionCluster): 
   if (bundleRoles.length === 0) return nothing('NoBundleRoles', `no access policy names a role of ${name}`);
   const holders = anchoredRequests({
     policyUid: message.policy.uid,
-    requests: cluster.cache.list('ephemeralaccessrequest', ns),
+    requests: cluster.cache.withFields('ephemeralaccessrequest', ns, { targetPolicyUid: message.policy.uid }),
     planNamed: (planName) => cluster.cache.get('postgrespolicyplan', ns, planName),
   });
   return {

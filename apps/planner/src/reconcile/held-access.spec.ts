@@ -68,12 +68,16 @@ function request(name: string, phase: string, roles: string[], policyUid = POLIC
 function reader(objects: { requests: CachedObject[]; plans: CachedObject[] }): HeldAccessReader {
   // A fake of the typed cache: these fixtures are partial objects, so the reader is cast once here.
   return {
-    list: (kind: string) =>
-      kind === 'ephemeralaccessrequest'
-        ? objects.requests
-        : kind === 'postgrespolicyplan'
-          ? objects.plans
-          : [],
+    // The cache's index of requests by the policy they resolved to (libs/contracts indexed-fields.ts).
+    withFields: (kind: string, ns: string, { targetPolicyUid: uid }: { targetPolicyUid?: string }) =>
+      kind === 'ephemeralaccessrequest' && uid !== undefined
+        ? objects.requests.filter(
+            (r) =>
+              r.metadata.namespace === ns &&
+              (r.status as { resolvedAccess?: { targetPolicyUid?: string } }).resolvedAccess
+                ?.targetPolicyUid === uid,
+          )
+        : [],
     get: (kind: string, _ns: string, name: string) =>
       kind === 'postgrespolicyplan' ? objects.plans.find((p) => p.metadata.name === name) : undefined,
   } as unknown as HeldAccessReader;

@@ -19,7 +19,7 @@ const policyKey = (namespace: string, name: string): string => `${namespace}/${n
 
 /** What inspection reads and records besides the policy. */
 export interface InspectionDeps {
-  readonly cache: Pick<ResourceCache, 'get' | 'list'>;
+  readonly cache: Pick<ResourceCache, 'get' | 'list' | 'withFields'>;
   readonly nats: NatsConnection;
   readonly inspectTimeoutMs: number;
   readonly inspectSealKey: string;

@@ -74,6 +74,7 @@ function viewOf(status: PostgresPolicyStatus | undefined) {
     cache: {
       get: () => cached as unknown as CachedObject,
       list: () => [],
+      withFields: () => [],
     } as never,
     sink: {
       send: async (command) => {
@@ -192,7 +193,7 @@ it('reads our status write over the cache until the cache shows the same status,
   let cached: PostgresPolicy = policy;
   const state = newPolicyState('', policy.metadata.uid);
   const view = new PolicyView({
-    cache: { get: () => cached as unknown as CachedObject, list: () => [] } as never,
+    cache: { get: () => cached as unknown as CachedObject, list: () => [], withFields: () => [] } as never,
     sink: { send: async () => undefined, recordEvent: async () => undefined },
     state: () => state,
     now: () => 0,

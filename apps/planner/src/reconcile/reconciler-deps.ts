@@ -11,7 +11,7 @@ import type { ConvergedMemo, ConvergedMemoSettings } from './converged-memo.js';
 export interface ReconcilerDeps {
   readonly cache: Pick<
     ResourceCache,
-    'get' | 'list' | 'owned' | 'withUid' | 'onChange' | 'sync' | 'appliedSequence'
+    'get' | 'list' | 'owned' | 'withUid' | 'withFields' | 'onChange' | 'sync' | 'appliedSequence'
   >;
   readonly nats: NatsConnection;
   readonly publisher: Pick<JetStreamPublisher, 'publish'>;

@@ -42,7 +42,7 @@ function announcerOf(spec: Partial<PostgresPolicy['spec']> = {}, status?: Postgr
   };
   const state = newPolicyState('', policy.metadata.uid);
   const view = new PolicyView({
-    cache: { get: () => policy as unknown as CachedObject, list: () => [] } as never,
+    cache: { get: () => policy as unknown as CachedObject, list: () => [], withFields: () => [] } as never,
     sink: {
       send: async (command) => {
         const { status } = command as { status?: Record<string, unknown> };

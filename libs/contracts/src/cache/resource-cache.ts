@@ -15,12 +15,13 @@ import { decodePayload } from '../contract.js';
 import { resourceEventContract } from '../messages/resource-event.js';
 import { resyncMarkerContract, type ResyncMarkerV1 } from '../messages/resync-marker.js';
 import { RESYNC_TOKEN, SUBJECT_ROOT, parseResourceSubject, type ResourceKindToken } from '../subjects.js';
-import { applyMarker, collectChunk, olderThanMarker } from './resync.js';
+import { applyMarker, collectChunk, staleUpsert } from './resync.js';
 import { STREAMS } from '../topology.js';
 import { SharedRequest } from './shared-request.js';
 import { AppliedSequences, type SequencesToApply } from './applied-sequences.js';
 import { refreshMarkers } from './refresh.js';
 import { IndexedObjects } from './indexed-objects.js';
+import { fieldReadersOf, type FieldValues, type IndexedKind } from './indexed-fields.js';
 import { carrierOf } from '../tracing/trace-context.js';
 import {
   caughtUpWith,
@@ -75,7 +76,7 @@ export class ResourceCache {
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
     kindsReady: readonly Readiness[],
   ) {
-    for (const kind of options.kinds) this.objects.set(kind, new IndexedObjects());
+    for (const kind of options.kinds) this.objects.set(kind, new IndexedObjects(fieldReadersOf(kind)));
     this.lastSeq = new SharedRequest(async () => (await jsm.streams.info(options.stream)).state.last_seq);
     this.ready = Promise.all(kindsReady.map((r) => r.promise)).then(() => {
       this.readyNow = true;
@@ -148,7 +149,6 @@ export class ResourceCache {
     if (objects === undefined) return [];
     return (namespace === undefined ? [...objects.values()] : objects.inNamespace(namespace)) as Cached<K>[];
   }
-
   /** The cached objects of a kind that an ownerReference names `ownerUid` (a policy's plans, say). */
   owned<K extends ResourceKindToken>(kind: K, ownerUid: string): readonly Cached<K>[] {
     return (this.objects.get(kind)?.ownedBy(ownerUid) ?? []) as Cached<K>[];
@@ -156,6 +156,14 @@ export class ResourceCache {
   /** The cached object of a kind in `namespace` whose own uid is `uid` (a plan's owner policy, say). */
   withUid<K extends ResourceKindToken>(kind: K, namespace: string, uid: string): Cached<K> | undefined {
     return this.objects.get(kind)?.withUid(uid, namespace) as Cached<K> | undefined;
+  }
+  /** The cached objects of a kind in `namespace` with any wanted value of an indexed field (indexed-fields.ts). */
+  withFields<K extends IndexedKind>(
+    kind: K,
+    namespace: string,
+    wanted: FieldValues<K>,
+  ): readonly Cached<K>[] {
+    return (this.objects.get(kind)?.withFields(namespace, wanted) ?? []) as unknown as Cached<K>[];
   }
 
   /**
@@ -415,7 +423,7 @@ export class ResourceCache {
     const event = decoded.value;
     const byName = this.objects.get(kind)!;
     const state = this.followed.get(kind);
-    if (event.type === 'upsert' && this.stale(kind, event.object.metadata)) {
+    if (event.type === 'upsert' && staleUpsert(state, event.object.metadata)) {
       // Older than the last marker, which did not list it (e.g. a publish held up past a re-list).
       state?.held.set(key(namespace, name), event.object);
       return key(namespace, name);
@@ -433,15 +441,6 @@ export class ResourceCache {
         : { type: 'upsert', kind, namespace, name, object: event.object };
     this.notify(trace === undefined ? change : { ...change, trace });
     return key(namespace, name);
-  }
-
-  /** True when an upsert is about an object the last marker dropped, or is older than that marker. */
-  private stale(kind: ResourceKindToken, metadata: object): boolean {
-    const state = this.followed.get(kind);
-    const meta = metadata as { uid?: unknown; resourceVersion?: unknown; namespace?: unknown };
-    if (state === undefined || state.lastMarker === undefined) return false;
-    if (typeof meta.uid === 'string' && state.dropped.has(meta.uid)) return true;
-    return olderThanMarker(state.lastMarker, meta);
   }
 
   /** Collects one chunk of a kind's resync marker; a complete marker drops what the API no longer has. */

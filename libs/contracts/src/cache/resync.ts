@@ -98,6 +98,18 @@ export function olderThanMarker(
   return BigInt(rv) <= BigInt(listRv);
 }
 
+/** True when an upsert is about an object the last marker dropped, or is older than that marker. */
+export function staleUpsert(
+  state:
+    { readonly dropped: ReadonlySet<string>; readonly lastMarker: CompleteMarker | undefined } | undefined,
+  metadata: object,
+): boolean {
+  const meta = metadata as { uid?: unknown; resourceVersion?: unknown; namespace?: unknown };
+  if (state === undefined || state.lastMarker === undefined) return false;
+  if (typeof meta.uid === 'string' && state.dropped.has(meta.uid)) return true;
+  return olderThanMarker(state.lastMarker, meta);
+}
+
 /** Bytes of one listed entry in JSON at most (uid 128 + resourceVersion 64 + keys and quotes). */
 const ENTRY_BYTES = 220;
 /** Room for the rest of a chunk (kind, ids, timestamps, JSON keys). */

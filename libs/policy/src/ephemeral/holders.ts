@@ -42,6 +42,9 @@ export function anchoredRequests(sources: HolderSources): AnchoredRequest[] {
     const resolved = request.status?.resolvedAccess;
     const uid = request.metadata.uid;
     if (resolved == null || uid === undefined || !phases.includes(request.status?.phase ?? '')) continue;
+    // hasActivationAnchor refuses any other target; checked here first, before hashing a plan name and
+    // looking the plan up, since most requests a caller passes (a namespace's) target other policies.
+    if (resolved.targetPolicyUid !== sources.policyUid) continue;
     const planName = activationPlanName(request);
     const plan = planName === undefined ? undefined : sources.planNamed(planName);
     if (!hasActivationAnchor(request, plan, sources.policyUid)) continue;
