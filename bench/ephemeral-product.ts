@@ -11,6 +11,7 @@ import { startStack, type TargetDatabase } from '../e2e/stack.js';
 import { PolicyResources, reconciledPolicy } from '../e2e/support/resources.js';
 import { TargetDatabases } from '../e2e/support/targets.js';
 import { benchCpuSeconds } from './cpu-time.js';
+import { ApiWriteCounter } from './fleet-health.js';
 import { startProductProcesses, type AccessSchedulerSettings } from './service-processes.js';
 
 /** Where the services run. */
@@ -37,6 +38,8 @@ export type EphemeralProduct = {
   cpuSeconds(): Record<string, number>;
   /** Peak RSS (MiB) so far of each service process and of the bench process, keyed as {@link cpuSeconds}. */
   peakRssMiB(): Record<string, number>;
+  /** API writes so far by `<VERB> <resource>[/<sub>]` (the emulator's count, refused ones apart: fleet-health.ts). */
+  apiWrites(): ReadonlyMap<string, number>;
   /** Stops the services, keeping the databases (the floor runs on them without a planner undoing it). */
   stopServices(): Promise<void>;
   /** Stops everything, drops the databases and the run's roles. */
@@ -66,6 +69,8 @@ async function startAsProcesses(
 ): Promise<EphemeralProduct> {
   // One executor, as the in-process stack; every service with its defaults otherwise, as deploy/base has them.
   const product = await startProductProcesses({ executors: 1, namespace, accessScheduler: scheduler });
+  const writes = new ApiWriteCounter();
+  product.emulator.setRequestHook(writes.hook);
   const kubeConfig = product.emulator.kubeConfig(namespace);
   const targets = new TargetDatabases(kubeConfig, namespace, `rp_eph_${sandboxId()}_`);
   const resources = new PolicyResources(kubeConfig, namespace);
@@ -80,6 +85,7 @@ async function startAsProcesses(
     url,
     cpuSeconds: () => ({ ...product.cpuSeconds(), ...benchFigures().cpu }),
     peakRssMiB: () => ({ ...product.peakRssMiB(), ...benchFigures().rss }),
+    apiWrites: () => writes.snapshot(),
     stopServices: () => product.stopServices(),
     stop: async () => {
       await product.stopServices();
@@ -103,6 +109,8 @@ async function startInProcess(
     await stack.stop();
     throw error;
   }
+  const writes = new ApiWriteCounter();
+  stack.emulator.setRequestHook(writes.hook);
   return {
     layout: 'in-process',
     kubeConfig: stack.kubeConfig,
@@ -113,6 +121,7 @@ async function startInProcess(
     url: (service) => stack.services.find((s) => s.name === service)!.url,
     cpuSeconds: () => benchFigures().cpu,
     peakRssMiB: () => benchFigures().rss,
+    apiWrites: () => writes.snapshot(),
     stopServices: () => stack.stopServices(),
     stop: () => stack.stop(),
   };
