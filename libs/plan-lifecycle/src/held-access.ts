@@ -5,7 +5,6 @@ import type { ResourceCache } from '@rolepolicy/contracts';
 import {
   anchoredRequests,
   composeHeldAccess,
-  COMPOSED_PHASES,
   heldAccessConflictMessage,
   withHeldAccess,
   type DesiredState,
@@ -55,7 +54,7 @@ export function policyHeldAccess(
     policyUid: policy.uid,
     requests,
     planNamed: (name) => reader.get('postgrespolicyplan', policy.namespace, name),
-    phases: COMPOSED_PHASES,
+    phases: 'held-access',
   });
   if (holders.length === 0) return { ok: true, desired, edges: [] };
   const heldAccess = composeHeldAccess({

@@ -116,21 +116,36 @@ describe('policyHeldAccess', () => {
     ]);
   });
 
-  it('a forged request (no activation plan), a Revoking one and one for another policy add nothing', () => {
+  it('a forged request (no activation plan), one whose revocation failed and one for another policy add nothing', () => {
     const forged = request('forged', 'Active', ['writer']);
-    const revoking = request('revoking', 'Revoking', ['writer']);
+    const failed = request('failed', 'Revoking', ['writer']);
+    const failedObject = {
+      ...failed.object,
+      status: { ...(failed.object as { status: object }).status, lastError: 'Blocked: database unreachable' },
+    } as unknown as CachedObject;
     const other = request('other', 'Active', ['writer'], 'another-policy');
     const base = desired();
     const overlay = policyHeldAccess(
       reader({
-        requests: [forged.object, revoking.object, other.object],
-        plans: [revoking.plan, other.plan],
+        requests: [forged.object, failedObject, other.object],
+        plans: [failed.plan, other.plan],
       }),
       POLICY,
       base,
       FP,
+      [{ role: 'writer', member: 'alice' }],
     );
+    // The base pass removes a failed revocation's edge itself (the backstop).
     expect(overlay).toEqual({ ok: true, desired: base, edges: [] });
+  });
+
+  it("leaves a Revoking request's live edge to its own revocation, and grants nothing once it is gone", () => {
+    const revoking = request('revoking', 'Revoking', ['writer']);
+    const sources = reader({ requests: [revoking.object], plans: [revoking.plan] });
+    const live = policyHeldAccess(sources, POLICY, desired(), FP, [{ role: 'writer', member: 'alice' }]);
+    expect(live.ok && live.edges.map((e) => `${e.role}/${e.member}`)).toEqual(['writer/alice']);
+    const gone = policyHeldAccess(sources, POLICY, desired(), FP, []);
+    expect(gone).toEqual({ ok: true, desired: desired(), edges: [] });
   });
 
   it('a changed fingerprint, or an unknown one, blocks with a message naming the request and its uid', () => {

@@ -58,6 +58,7 @@ const requestArb = fc
     target: fc.constantFrom(...POLICIES),
     memberships: fc.array(membership, { minLength: 1, maxLength: 2 }),
     verifies: mostly,
+    lastError: fc.constantFrom(undefined, undefined, null, '', 'Blocked: database unreachable'),
   })
   .map((r): HolderRequest => {
     const memberships: BundleMembership[] = r.memberships;
@@ -67,6 +68,7 @@ const requestArb = fc
       spec: r.subject === undefined ? {} : { subject: { role: r.subject } },
       status: {
         ...(r.phase === undefined ? {} : { phase: r.phase }),
+        ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
         resolvedAccess: r.resolved
           ? {
               bundleEncoding: BUNDLE_ENCODING,
@@ -154,6 +156,40 @@ describe('anchoredRequests (properties)', () => {
         },
       ),
       // About one run in ten finds a holder: enough runs that the holding cases are tried, not only refusals.
+      { numRuns: 300 },
+    );
+  });
+
+  test('held access: the owners, less the Revoking requests whose revocation failed (a lastError)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(requestArb, { maxLength: 8 }),
+        fc.array(pickArb, { minLength: 1, maxLength: 8 }),
+        fc.constantFrom(...POLICIES),
+        (generated, picks, policyUid) => {
+          // Names of their own, so a failed request and an unfailed one never share a key; every other one
+          // Revoking, so failed revocations among the holders are common, not one run in a hundred.
+          const requests = generated.map((r, i) => ({
+            ...r,
+            metadata: { ...r.metadata, name: `r${i}` },
+            status: { ...r.status, ...(i % 2 === 0 ? { phase: 'Revoking' } : {}) },
+          }));
+          const plans = plansFor(requests, picks);
+          const read = (phases: 'held-access' | 'owners') =>
+            anchoredRequests({
+              policyUid,
+              requests,
+              planNamed: (name) => plans.find((p) => p.metadata.name === name),
+              phases,
+            }).map((h) => `${h.name}/${h.uid}`);
+          const failed = new Set(
+            requests
+              .filter((r) => r.status?.phase === 'Revoking' && (r.status.lastError ?? '') !== '')
+              .map((r) => `${r.metadata.name}/${r.metadata.uid}`),
+          );
+          expect(read('held-access')).toEqual(read('owners').filter((key) => !failed.has(key)));
+        },
+      ),
       { numRuns: 300 },
     );
   });

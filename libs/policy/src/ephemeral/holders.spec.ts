@@ -46,7 +46,11 @@ function activationPlan(
   };
 }
 
-const holders = (requests: ReturnType<typeof request>[], plans: AnchorPlan[], phases?: readonly string[]) =>
+const holders = (
+  requests: ReturnType<typeof request>[],
+  plans: AnchorPlan[],
+  phases?: readonly string[] | 'held-access',
+) =>
   anchoredRequests({
     policyUid: POLICY_UID,
     requests,
@@ -123,12 +127,21 @@ describe('anchoredRequests (the provenance anchor)', () => {
     expect(holders([unnamed], [activationPlan(unnamed, 'Applied')])).toEqual([]);
   });
 
-  it('Revoking requests are other owners but not part of the overlay; ended requests are neither', () => {
+  it('a Revoking request is in the held access while its revocation is under way, not once it failed', () => {
     const revoking = request('r', 'Revoking');
+    const failed = {
+      ...request('f', 'Revoking'),
+      status: { ...request('f', 'Revoking').status, lastError: 'x' },
+    };
     const ended = request('e', 'Ended');
-    const plans = [activationPlan(revoking, 'Applied'), activationPlan(ended, 'Applied')];
-    expect(holders([revoking, ended], plans)).toEqual(['r']);
-    expect(holders([revoking, ended], plans, COMPOSED_PHASES)).toEqual([]);
+    const plans = [revoking, failed, ended].map((r) => activationPlan(r, 'Applied'));
+    // As other owners (and for its own revocation) a Revoking request counts whatever its last error.
+    expect(holders([revoking, failed, ended], plans)).toEqual(['f', 'r']);
+    expect(holders([revoking, failed, ended], plans, 'held-access')).toEqual(['r']);
+    // Cleared (the next attempt is under way again, or the phase moved on): composed again.
+    const retried = { ...failed, status: { ...failed.status, lastError: null } };
+    expect(holders([retried], [activationPlan(retried, 'Applied')], 'held-access')).toEqual(['f']);
+    expect(holders([ended], [activationPlan(ended, 'Applied')], COMPOSED_PHASES)).toEqual([]);
   });
 
   it('carries the verified memberships and fingerprint of each holder', () => {
