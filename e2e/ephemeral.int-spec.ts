@@ -3,6 +3,7 @@
 // approval bound to the bundle hash (a wrong one refused), ApprovalExpired, Denied as a kill switch,
 // deletion of an active request, suspension, retained memberships, and the admission rules of requests.
 import type { EphemeralAccessRequest } from '@rolepolicy/kube';
+import pg from 'pg';
 import { condition, startStack, waitFor, type Stack, type TargetDatabase } from './stack.js';
 import { EphemeralResources } from './support/ephemeral.js';
 
@@ -124,6 +125,35 @@ test('Automatic: the membership exists while Active and is gone after expiry (En
   // The durable policy converges with the request gone: the overlay ended with it, nothing is granted again.
   await stack.reconciled('orders');
   expect(await isMember(reader, alice)).toBe(false);
+}, 90_000);
+
+test('a revocation under way is its own: the base policy plans no REVOKE of it beside it (ADR 0008, amended)', async () => {
+  await eph.create('EphemeralAccessRequest', 'held-1', request('auto'));
+  await eph.phase('held-1', 'Active');
+  const plansBefore = (await stack.resources.plans('orders')).map((p) => p.metadata.name);
+  // The executor's per-database lock, held here: the revocation waits for it, `Revoking`, edge still live.
+  const holder = new pg.Client({ connectionString: db.url });
+  await holder.connect();
+  try {
+    await holder.query(
+      `SELECT pg_catalog.pg_advisory_lock(pg_catalog.hashtextextended('rolepolicy:' || pg_catalog.current_database(), 0))`,
+    );
+    await eph.phase('held-1', 'Revoking', 30_000);
+    // A base pass while the revocation waits: before the amendment it saw a live edge nobody held and planned
+    // its REVOKE beside the scoped one.
+    const asked = await stack.resources.requestReconcile('orders');
+    await waitFor(
+      'the forced pass handled',
+      async () => (await stack.resources.policy('orders'))?.status?.lastHandledReconcileAt === asked,
+    );
+    expect(await isMember(reader, alice)).toBe(true);
+    expect((await stack.resources.plans('orders')).map((p) => p.metadata.name)).toEqual(plansBefore);
+  } finally {
+    await holder.end();
+  }
+  await eph.phase('held-1', 'Ended', 30_000);
+  expect(await isMember(reader, alice)).toBe(false);
+  expect((await stack.resources.plans('orders')).map((p) => p.metadata.name)).toEqual(plansBefore);
 }, 90_000);
 
 test('Required: an approval bound to bundleHash and grantedDuration activates; a wrong hash or duration is refused', async () => {
